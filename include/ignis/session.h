@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// Session: a loaded, planned model. Creation does the expensive work (parse, verify, infer,
+// choose kernels, plan memory); run() is thread-safe and may be called from many threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ignis/status.h"
+#include "ignis/tensor.h"
+
+namespace ignis {
+
+enum class OptLevel { None, Basic, Extended, All };
+enum class LogLevel { Error, Warning, Info, Debug };
+
+struct SessionOptions {
+  int threads = 0;  // intra-op threads; 0 = one per physical core
+  OptLevel optimization = OptLevel::All;
+  LogLevel log_level = LogLevel::Warning;
+};
+
+// One graph input or output as the model declares it. A dim < 0 is symbolic; its name (if the
+// model gives one, e.g. "batch") is in dim_names at the same position.
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::Undefined;
+  std::vector<int64_t> dims;
+  std::vector<std::string> dim_names;
+  bool has_shape = false;  // false when the model declares no shape at all
+
+  std::string shape_string() const;  // "[batch, 3, 224, 224]"
+};
+
+// Facts about the loaded model, for `ignis inspect` and tooling.
+struct ModelInfo {
+  int64_t ir_version = 0;
+  std::string producer;
+  std::vector<std::pair<std::string, int64_t>> opsets;  // (domain, version); "" = ai.onnx
+  std::map<std::string, int> op_histogram;               // op type -> node count
+  int64_t node_count = 0;
+  int64_t parameter_count = 0;  // elements in initializers
+  int64_t parameter_bytes = 0;
+  // Multiply-adds counted as 2 FLOPs, for one run with symbolic dims set to 1; -1 if unknown.
+  int64_t flops = -1;
+};
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Session {
+ public:
+  static Result<Session> open(const std::string& path, const SessionOptions& options = {});
+  static Result<Session> open_bytes(std::span<const std::byte> model, const SessionOptions& options = {},
+                                    const std::string& base_dir = "");
+
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+  ~Session();
+
+  const std::vector<ValueInfo>& inputs() const;
+  const std::vector<ValueInfo>& outputs() const;
+  const ModelInfo& model_info() const;
+
+  // Runs the model. Inputs are matched by name; every graph input without a default must be
+  // given. `output_names` empty means all outputs, in model order. Thread-safe.
+  Result<std::vector<Tensor>> run(const NamedTensors& inputs,
+                                  const std::vector<std::string>& output_names = {}) const;
+
+  struct Impl;
+
+ private:
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ignis

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+// The kernel contract. A kernel sees attributes, shapes and buffers, never the graph.
+// Outputs arrive allocated with the shapes shape inference computed; the kernel fills them.
+// Kernels return a Status only for data-dependent failures the planner cannot see (e.g. a
+// Gather index out of range); everything shape- or attribute-related was validated by
+// shape inference before the kernel runs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "core/attribute.h"
+#include "core/thread_pool.h"
+#include "ignis/status.h"
+#include "ignis/tensor.h"
+
+namespace ignis::kernels {
+
+// Per-run scratch memory; grows on first use and is reused by later runs of the same plan.
+class Scratch {
+ public:
+  void* get(size_t bytes);
+
+ private:
+  std::unique_ptr<std::byte[], void (*)(std::byte*)> buf_{nullptr, nullptr};
+  size_t size_ = 0;
+};
+
+class KernelContext {
+ public:
+  KernelContext(const AttrMap& attrs, int64_t opset, std::span<const Tensor* const> inputs,
+                std::span<Tensor* const> outputs, ThreadPool* pool, Scratch* scratch)
+      : attrs_(attrs), opset_(opset), inputs_(inputs), outputs_(outputs), pool_(pool), scratch_(scratch) {}
+
+  const AttrMap& attrs() const { return attrs_; }
+  int64_t opset() const { return opset_; }
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  bool has_input(int i) const { return i < num_inputs() && inputs_[i] != nullptr; }
+  const Tensor& input(int i) const { return *inputs_[i]; }
+  int num_outputs() const { return static_cast<int>(outputs_.size()); }
+  bool has_output(int i) const { return i < num_outputs() && outputs_[i] != nullptr; }
+  Tensor& output(int i) const { return *outputs_[i]; }
+  ThreadPool* pool() const { return pool_; }
+  // Scratch valid until the kernel returns; contents unspecified. 64-byte aligned.
+  void* scratch(size_t bytes) const { return scratch_->get(bytes); }
+
+ private:
+  const AttrMap& attrs_;
+  int64_t opset_;
+  std::span<const Tensor* const> inputs_;
+  std::span<Tensor* const> outputs_;
+  ThreadPool* pool_;
+  Scratch* scratch_;
+};
+
+// What a kernel factory may look at when the plan instantiates it: constant inputs (for
+// weight prepacking) are given, other entries of `constants` are null.
+struct KernelInit {
+  const AttrMap& attrs;
+  int64_t opset;
+  std::span<const DType> input_dtypes;  // Undefined for omitted inputs
+  std::span<const Tensor* const> constants;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Must be safe to call concurrently: per-run state lives in ctx, not in the kernel.
+  virtual Status run(KernelContext& ctx) const = 0;
+};
+
+using KernelFn = Status (*)(KernelContext& ctx);
+using KernelFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelInit& init);
+
+enum class Backend { Cpu, Cuda };
+enum class Isa { None, Avx2, Avx512 };
+
+struct KernelDef {
+  std::string_view domain;  // "" = ai.onnx
+  std::string_view op_type;
+  int since_opset = 1;
+  int until_opset = 21;
+  // The dtype of input `type_input` must be in `types` (the op's main type constraint).
+  DTypeSet types = DTypeSet::numeric();
+  int type_input = 0;
+  Backend backend = Backend::Cpu;
+  Isa isa = Isa::None;
+  int priority = 0;     // higher wins among kernels that match
+  std::string_view id;  // "<backend>/<op>_<dtype>[_<tile>]", e.g. "ref/conv"
+  // Exactly one of these is set: a stateless function or a factory for prepacking kernels.
+  KernelFn fn = nullptr;
+  KernelFactory factory = nullptr;
+};
+
+}  // namespace ignis::kernels

@@ -1,0 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "kernels/registry.h"
+
+namespace ignis::kernels::ref {
+void register_nn(KernelRegistry&) {}
+}  // namespace ignis::kernels::ref

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// The kernel registry: every kernel ignis has, keyed by (domain, op, opset range, dtype,
+// backend/ISA) with a priority. Built once from an explicit list of family functions.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "kernels/kernel.h"
+
+namespace ignis::kernels {
+
+class KernelRegistry {
+ public:
+  static const KernelRegistry& global();
+  void add(const KernelDef& def);
+
+  // Best kernel for the node, or nullptr. `input_dtypes` has one entry per node input.
+  const KernelDef* find(std::string_view domain, std::string_view op_type, int64_t opset,
+                        std::span<const DType> input_dtypes) const;
+  // True when some kernel exists for (domain, op) at this opset, whatever the dtype.
+  bool has_op(std::string_view domain, std::string_view op_type, int64_t opset) const;
+  const std::vector<KernelDef>& all() const { return defs_; }
+
+ private:
+  std::vector<KernelDef> defs_;
+};
+
+// Instantiates the chosen kernel (wrapping plain functions).
+Result<std::unique_ptr<Kernel>> make_kernel(const KernelDef& def, const KernelInit& init);
+
+// One function per family file; registry.cc calls each from a single list.
+namespace ref {
+void register_elementwise(KernelRegistry& r);
+void register_tensor(KernelRegistry& r);
+void register_nn(KernelRegistry& r);
+void register_reduce(KernelRegistry& r);
+}  // namespace ref
+
+}  // namespace ignis::kernels

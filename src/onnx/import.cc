@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: Apache-2.0
+// Converts onnx.ModelProto into ir::Graph, validating what the IR relies on (known dtypes,
+// element counts matching dims, external data inside the model folder) so later stages can
+// trust it. Protobuf exceptions and parse failures become Status values here.
+#include "onnx/import.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "core/strings.h"
+
+namespace ignis::onnx_io {
+namespace {
+
+std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? std::string() : d; }
+
+Result<Shape> convert_dims(const google::protobuf::RepeatedField<int64_t>& dims, const std::string& what) {
+  if (dims.size() > Shape::kMaxRank)
+    return unsupported(str_cat(what, ": rank ", dims.size(), " exceeds the supported maximum of ", Shape::kMaxRank));
+  Shape s;
+  int64_t numel = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return invalid_model(str_cat(what, ": negative dimension ", d));
+    if (d > 0 && numel > std::numeric_limits<int64_t>::max() / d)
+      return invalid_model(str_cat(what, ": element count overflows"));
+    numel *= d;
+    s.push_back(d);
+  }
+  return s;
+}
+
+Result<std::vector<char>> read_external(const onnx::TensorProto& tp, const std::string& base_dir,
+                                        const std::string& what) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : tp.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = std::atoll(kv.value().c_str());
+    else if (kv.key() == "length") length = std::atoll(kv.value().c_str());
+  }
+  if (base_dir.empty()) return invalid_model(str_cat(what, ": external data needs the model's folder; load from a file path"));
+  if (location.empty()) return invalid_model(str_cat(what, ": external data without a location"));
+  std::filesystem::path rel(location);
+  if (rel.is_absolute() || rel.lexically_normal().string().rfind("..", 0) == 0)
+    return invalid_model(str_cat(what, ": external data location '", location, "' leaves the model folder"));
+  const auto path = std::filesystem::path(base_dir) / rel;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return not_found(str_cat(what, ": external data file '", path.string(), "' cannot be opened"));
+  in.seekg(0, std::ios::end);
+  const int64_t size = static_cast<int64_t>(in.tellg());
+  if (offset < 0 || offset > size) return invalid_model(str_cat(what, ": external data offset ", offset, " is past the end of '", location, "'"));
+  if (length < 0) length = size - offset;
+  if (offset + length > size) return invalid_model(str_cat(what, ": external data range exceeds file '", location, "'"));
+  std::vector<char> buf(static_cast<size_t>(length));
+  in.seekg(offset);
+  in.read(buf.data(), length);
+  return buf;
+}
+
+template <class Field>
+Status check_count(const Field& f, int64_t numel, const std::string& what) {
+  if (static_cast<int64_t>(f.size()) != numel)
+    return invalid_model(str_cat(what, ": has ", f.size(), " values for ", numel, " elements"));
+  return Status::ok();
+}
+
+Result<Tensor> convert_tensor(const onnx::TensorProto& tp, const std::string& base_dir) {
+  const std::string what = str_cat("tensor '", tp.name(), "'");
+  if (tp.data_type() == onnx::TensorProto::STRING) return unsupported(str_cat(what, ": string tensors are not supported"));
+  auto dt = dtype_from_onnx(tp.data_type());
+  if (!dt) return unsupported(str_cat(what, ": element type ", tp.data_type(), " is not supported"));
+  if (tp.has_segment()) return unsupported(str_cat(what, ": segmented tensors are not supported"));
+  IGNIS_ASSIGN_OR_RETURN(Shape shape, convert_dims(tp.dims(), what));
+  const int64_t numel = shape.numel();
+  const size_t esize = dtype_size(*dt);
+  if (numel > (int64_t{1} << 40)) return invalid_model(str_cat(what, ": implausibly large (", numel, " elements)"));
+  Tensor t = Tensor::zeros(*dt, shape);
+  char* dst = static_cast<char*>(t.data());
+
+  if (tp.data_location() == onnx::TensorProto::EXTERNAL) {
+    IGNIS_ASSIGN_OR_RETURN(auto buf, read_external(tp, base_dir, what));
+    if (buf.size() != numel * esize)
+      return invalid_model(str_cat(what, ": external data has ", buf.size(), " bytes, expected ", numel * esize));
+    if (!buf.empty()) std::memcpy(dst, buf.data(), buf.size());
+    return t;
+  }
+  if (tp.has_raw_data()) {
+    const std::string& raw = tp.raw_data();
+    if (raw.size() != numel * esize)
+      return invalid_model(str_cat(what, ": raw_data has ", raw.size(), " bytes, expected ", numel * esize));
+    if (!raw.empty()) std::memcpy(dst, raw.data(), raw.size());
+    return t;
+  }
+  switch (*dt) {
+    case DType::F32:
+      IGNIS_RETURN_IF_ERROR(check_count(tp.float_data(), numel, what));
+      if (numel) std::memcpy(dst, tp.float_data().data(), numel * 4);
+      break;
+    case DType::F64:
+      IGNIS_RETURN_IF_ERROR(check_count(tp.double_data(), numel, what));
+      if (numel) std::memcpy(dst, tp.double_data().data(), numel * 8);
+      break;
+    case DType::I64:
+      IGNIS_RETURN_IF_ERROR(check_count(tp.int64_data(), numel, what));
+      if (numel) std::memcpy(dst, tp.int64_data().data(), numel * 8);
+      break;
+    case DType::U32:
+    case DType::U64:
+      IGNIS_RETURN_IF_ERROR(check_count(tp.uint64_data(), numel, what));
+      for (int64_t i = 0; i < numel; ++i) {
+        if (*dt == DType::U32) reinterpret_cast<uint32_t*>(dst)[i] = static_cast<uint32_t>(tp.uint64_data(i));
+        else reinterpret_cast<uint64_t*>(dst)[i] = tp.uint64_data(i);
+      }
+      break;
+    default: {
+      // int32_data carries every type narrower than 32 bits (fp16/bf16 as their bit patterns).
+      IGNIS_RETURN_IF_ERROR(check_count(tp.int32_data(), numel, what));
+      for (int64_t i = 0; i < numel; ++i) {
+        const int32_t v = tp.int32_data(i);
+        switch (esize) {
+          case 1: reinterpret_cast<uint8_t*>(dst)[i] = static_cast<uint8_t>(v); break;
+          case 2: reinterpret_cast<uint16_t*>(dst)[i] = static_cast<uint16_t>(v); break;
+          default: reinterpret_cast<int32_t*>(dst)[i] = v; break;
+        }
+      }
+      if (*dt == DType::Bool)
+        for (int64_t i = 0; i < numel; ++i) dst[i] = dst[i] != 0;
+    }
+  }
+  return t;
+}
+
+Result<ValueInfo> convert_value_info(const onnx::ValueInfoProto& vi) {
+  ValueInfo out;
+  out.name = vi.name();
+  if (!vi.has_type() || !vi.type().has_tensor_type()) {
+    if (vi.has_type() && vi.type().value_case() != onnx::TypeProto::VALUE_NOT_SET)
+      return unsupported(str_cat("value '", vi.name(), "': only tensor types are supported (sequences, maps and optionals are not)"));
+    return out;  // type unknown: validated at run time
+  }
+  const auto& tt = vi.type().tensor_type();
+  if (tt.elem_type() == onnx::TensorProto::STRING)
+    return unsupported(str_cat("value '", vi.name(), "': string tensors are not supported"));
+  auto dt = dtype_from_onnx(tt.elem_type());
+  if (!dt) return unsupported(str_cat("value '", vi.name(), "': element type ", tt.elem_type(), " is not supported"));
+  out.dtype = *dt;
+  if (tt.has_shape()) {
+    out.has_shape = true;
+    if (tt.shape().dim_size() > Shape::kMaxRank)
+      return unsupported(str_cat("value '", vi.name(), "': rank ", tt.shape().dim_size(), " exceeds ", Shape::kMaxRank));
+    for (const auto& d : tt.shape().dim()) {
+      if (d.has_dim_value() && d.dim_value() >= 0) {
+        out.dims.push_back(d.dim_value());
+        out.dim_names.emplace_back();
+      } else {
+        out.dims.push_back(-1);
+        out.dim_names.push_back(d.has_dim_param() ? d.dim_param() : "");
+      }
+    }
+  }
+  return out;
+}
+
+Result<Attribute> convert_attribute(const onnx::AttributeProto& ap, const std::string& base_dir) {
+  Attribute a;
+  auto type = ap.type();
+  if (type == onnx::AttributeProto::UNDEFINED) {  // very old models omit the type
+    if (ap.has_f()) type = onnx::AttributeProto::FLOAT;
+    else if (ap.has_i()) type = onnx::AttributeProto::INT;
+    else if (ap.has_s()) type = onnx::AttributeProto::STRING;
+    else if (ap.has_t()) type = onnx::AttributeProto::TENSOR;
+    else if (ap.floats_size()) type = onnx::AttributeProto::FLOATS;
+    else if (ap.ints_size()) type = onnx::AttributeProto::INTS;
+    else if (ap.strings_size()) type = onnx::AttributeProto::STRINGS;
+  }
+  switch (type) {
+    case onnx::AttributeProto::FLOAT: a.kind = Attribute::Kind::Float; a.f = ap.f(); break;
+    case onnx::AttributeProto::INT: a.kind = Attribute::Kind::Int; a.i = ap.i(); break;
+    case onnx::AttributeProto::STRING: a.kind = Attribute::Kind::String; a.s = ap.s(); break;
+    case onnx::AttributeProto::FLOATS: a.kind = Attribute::Kind::Floats; a.floats.assign(ap.floats().begin(), ap.floats().end()); break;
+    case onnx::AttributeProto::INTS: a.kind = Attribute::Kind::Ints; a.ints.assign(ap.ints().begin(), ap.ints().end()); break;
+    case onnx::AttributeProto::STRINGS: a.kind = Attribute::Kind::Strings; a.strings.assign(ap.strings().begin(), ap.strings().end()); break;
+    case onnx::AttributeProto::TENSOR: {
+      a.kind = Attribute::Kind::Tensor;
+      auto t = convert_tensor(ap.t(), base_dir);
+      if (!t) {
+        // A tensor attribute we cannot represent (e.g. a string value) is only fatal for ops that read it.
+        if (t.error().code() != StatusCode::Unsupported) return t.error();
+        a.kind = Attribute::Kind::Other;
+        break;
+      }
+      a.t = std::move(*t);
+      break;
+    }
+    case onnx::AttributeProto::GRAPH:
+    case onnx::AttributeProto::GRAPHS: a.kind = Attribute::Kind::Graph; break;
+    default: a.kind = Attribute::Kind::Other; break;
+  }
+  return a;
+}
+
+// Constant nodes become initializers so the planner sees their values directly.
+Result<Tensor> constant_value(const ir::Node& n) {
+  if (const Tensor* t = n.attrs.get_tensor("value")) return *t;
+  auto scalar_or_list = [](DType dt, auto values, bool scalar) {
+    Shape s = scalar ? Shape{} : Shape{static_cast<int64_t>(values.size())};
+    Tensor t = Tensor::zeros(dt, s);
+    using V = typename decltype(values)::value_type;
+    if (!values.empty()) std::memcpy(t.data(), values.data(), values.size() * sizeof(V));
+    return t;
+  };
+  if (const Attribute* a = n.attrs.find("value_float"))
+    return scalar_or_list(DType::F32, std::vector<float>{a->f}, true);
+  if (const Attribute* a = n.attrs.find("value_floats")) return scalar_or_list(DType::F32, a->floats, false);
+  if (const Attribute* a = n.attrs.find("value_int")) return scalar_or_list(DType::I64, std::vector<int64_t>{a->i}, true);
+  if (const Attribute* a = n.attrs.find("value_ints")) return scalar_or_list(DType::I64, a->ints, false);
+  if (n.attrs.has("value_string") || n.attrs.has("value_strings") || n.attrs.has("value"))
+    return unsupported(str_cat(n.label(), ": string constants are not supported"));
+  if (n.attrs.has("sparse_value")) return unsupported(str_cat(n.label(), ": sparse constants are not supported"));
+  return invalid_model(str_cat(n.label(), ": Constant without a value attribute"));
+}
+
+Result<ir::Graph> convert_model(const onnx::ModelProto& mp, const std::string& base_dir) {
+  ir::Graph g;
+  g.ir_version = mp.ir_version();
+  g.producer = mp.producer_name();
+  for (const auto& os : mp.opset_import()) g.opsets[normalize_domain(os.domain())] = os.version();
+  if (!g.opsets.count("")) g.opsets[""] = 1;  // IR 1-2 models predate opset_import
+  if (!mp.has_graph()) return invalid_model("model has no graph");
+  const auto& gp = mp.graph();
+  g.name = gp.name();
+
+  for (const auto& init : gp.initializer()) {
+    IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(init, base_dir));
+    g.initializers[init.name()] = std::move(t);
+  }
+  if (gp.sparse_initializer_size() > 0) return unsupported("sparse initializers are not supported");
+  for (const auto& vi : gp.input()) {
+    if (g.initializers.count(vi.name())) continue;  // an initializer with a default: treated as constant
+    IGNIS_ASSIGN_OR_RETURN(ValueInfo info, convert_value_info(vi));
+    g.inputs.push_back(std::move(info));
+  }
+  for (const auto& vi : gp.output()) {
+    IGNIS_ASSIGN_OR_RETURN(ValueInfo info, convert_value_info(vi));
+    g.outputs.push_back(std::move(info));
+  }
+
+  int unnamed = 0;
+  for (const auto& np : gp.node()) {
+    ir::Node n;
+    n.name = np.name().empty() ? str_cat(np.op_type(), "_", unnamed++) : np.name();
+    n.op_type = np.op_type();
+    n.domain = normalize_domain(np.domain());
+    n.inputs.assign(np.input().begin(), np.input().end());
+    n.outputs.assign(np.output().begin(), np.output().end());
+    for (const auto& ap : np.attribute()) {
+      IGNIS_ASSIGN_OR_RETURN(Attribute a, convert_attribute(ap, base_dir));
+      n.attrs.set(ap.name(), std::move(a));
+    }
+    if (n.op_type == "Constant" && n.domain.empty() && n.outputs.size() == 1) {
+      IGNIS_ASSIGN_OR_RETURN(Tensor t, constant_value(n));
+      g.initializers[n.outputs[0]] = std::move(t);
+      continue;
+    }
+    g.nodes.push_back(std::move(n));
+  }
+  return g;
+}
+
+}  // namespace
+
+Result<ir::Graph> import_model(std::span<const std::byte> bytes, const std::string& base_dir) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    return unsupported("models over 2 GiB must keep their weights as external data");
+  try {
+    onnx::ModelProto mp;
+    if (!mp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      return invalid_model("not a valid ONNX model: protobuf parsing failed (truncated or not an ONNX file)");
+    if (!mp.has_graph() && mp.opset_import_size() == 0)
+      return invalid_model("not a valid ONNX model: no graph and no opset imports");
+    return convert_model(mp, base_dir);
+  } catch (const std::exception& e) {
+    return invalid_model(str_cat("not a valid ONNX model: ", e.what()));
+  }
+}
+
+Result<Tensor> import_tensor_proto(std::span<const std::byte> bytes, std::string* name) {
+  try {
+    onnx::TensorProto tp;
+    if (!tp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      return invalid_argument("not a valid ONNX TensorProto: protobuf parsing failed");
+    if (name) *name = tp.name();
+    return convert_tensor(tp, "");
+  } catch (const std::exception& e) {
+    return invalid_argument(str_cat("not a valid ONNX TensorProto: ", e.what()));
+  }
+}
+
+}  // namespace ignis::onnx_io

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+// ONNX protobuf -> ir::Graph. The only code (with tensor_proto.cc) that sees protobuf types.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "ignis/status.h"
+#include "ignis/tensor.h"
+#include "ir/graph.h"
+
+namespace ignis::onnx_io {
+
+// Parses a serialized onnx.ModelProto. `base_dir` resolves external-data files; empty means
+// external data is refused. Constant nodes become initializers.
+Result<ir::Graph> import_model(std::span<const std::byte> bytes, const std::string& base_dir);
+
+// Parses a serialized onnx.TensorProto (as in ONNX test-data folders).
+Result<Tensor> import_tensor_proto(std::span<const std::byte> bytes, std::string* name);
+
+}  // namespace ignis::onnx_io

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// FLOP estimates for inspect/bench reports. Dense ops count 2 per multiply-add; everything
+// else counts one per output element, which is what it costs within a small factor.
+#include "runtime/plan.h"
+
+namespace ignis::runtime {
+
+int64_t estimate_flops(const ir::Node& node, const std::vector<const ir::ValueType*>& inputs,
+                       const std::vector<ir::ValueType>& outputs) {
+  if (outputs.empty()) return 0;
+  const Shape& out = outputs[0].shape;
+  const std::string& op = node.op_type;
+  auto in_shape = [&](size_t i) -> const Shape* { return i < inputs.size() && inputs[i] ? &inputs[i]->shape : nullptr; };
+  if ((op == "Conv" || op == "ConvInteger" || op == "QLinearConv") && in_shape(1)) {
+    const Shape& w = op == "QLinearConv" ? *in_shape(3) : *in_shape(1);
+    return 2 * out.numel() * w.numel(1, w.rank());  // per output: Cin/group * prod(kernel)
+  }
+  if (op == "ConvTranspose" && in_shape(0) && in_shape(1)) {
+    const Shape& x = *in_shape(0);
+    const Shape& w = *in_shape(1);
+    return 2 * x.numel() * w.numel(1, w.rank());
+  }
+  if ((op == "MatMul" || op == "MatMulInteger") && in_shape(0) && in_shape(0)->rank() > 0) {
+    return 2 * out.numel() * in_shape(0)->back();
+  }
+  if (op == "Gemm" && in_shape(0)) {
+    const Shape& a = *in_shape(0);
+    const int64_t k = node.attrs.get_int("transA", 0) ? a[0] : a[a.rank() - 1];
+    return 2 * out.numel() * k;
+  }
+  return out.numel();
+}
+
+}  // namespace ignis::runtime

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/plan.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "core/aligned_alloc.h"
+#include "core/strings.h"
+#include "runtime/memory_plan.h"
+
+namespace ignis::runtime {
+
+// Per-run mutable state, pooled by the plan so steady-state runs allocate only outputs.
+struct Plan::RunState {
+  std::shared_ptr<void> arena;
+  std::vector<Tensor> slots;          // arena views and per-run outputs, by value id
+  std::vector<const Tensor*> values;  // what each value id reads from this run
+  std::vector<const Tensor*> in_ptrs;
+  std::vector<Tensor*> out_ptrs;
+  kernels::Scratch scratch;
+};
+
+namespace {
+
+// Ops whose result is not a pure function of their inputs are never folded.
+bool is_foldable(const ir::Node& n) {
+  static const char* kNonDeterministic[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                            "RandomUniformLike", "Multinomial", "Bernoulli"};
+  for (const char* op : kNonDeterministic)
+    if (n.op_type == op) return false;
+  return true;
+}
+
+// Ops whose output value follows from the input's shape alone.
+bool reads_only_shape(const ir::Node& n) { return n.domain.empty() && (n.op_type == "Shape" || n.op_type == "Size"); }
+
+Status with_node(const ir::Node& n, int64_t opset, const Status& s) {
+  const std::string prefix = str_cat("node '", n.name, "'");
+  if (s.message().rfind(prefix, 0) == 0) return s;
+  return Status(s.code(), str_cat("node '", n.name, "' (", n.op_type, ", opset ", opset, "): ", s.message()));
+}
+
+const kernels::KernelDef* choose_kernel(const NodeInfo& info, const std::vector<DType>& dtypes, Status* err) {
+  const auto* def = kernels::KernelRegistry::global().find(info.node->domain, info.node->op_type, info.opset, dtypes);
+  if (!def) {
+    std::vector<std::string> names;
+    for (DType d : dtypes) names.emplace_back(d == DType::Undefined ? "-" : dtype_name(d));
+    *err = unsupported(str_cat("node '", info.node->name, "' (", info.node->op_type, ", opset ", info.opset,
+                               "): no kernel for input types ", str_list(names)));
+  }
+  return def;
+}
+
+// Runs shape inference for one node; `types`/`values` are indexed by value id.
+Result<std::vector<ir::ValueType>> infer_node(const NodeInfo& info, const std::vector<ir::ValueType>& types,
+                                              const std::vector<const Tensor*>& values) {
+  std::vector<const ir::ValueType*> in_types(info.inputs.size(), nullptr);
+  std::vector<const Tensor*> in_values(info.inputs.size(), nullptr);
+  for (size_t i = 0; i < info.inputs.size(); ++i) {
+    const int v = info.inputs[i];
+    if (v < 0) continue;
+    in_types[i] = &types[v];
+    in_values[i] = values[v];
+  }
+  ir::InferContext ctx(info.node->name, info.node->op_type, info.opset, info.node->attrs, in_types, in_values,
+                       static_cast<int>(info.outputs.size()));
+  Status s = info.schema->infer(ctx);
+  if (!s) return with_node(*info.node, info.opset, s);
+  for (size_t i = 0; i < ctx.outputs().size(); ++i)
+    if (ctx.outputs()[i].dtype == DType::Undefined && info.outputs[i] >= 0)
+      return internal_error(str_cat(info.node->label(), ": shape inference left output ", i, " unset"));
+  return ctx.outputs();
+}
+
+std::vector<DType> input_dtypes(const NodeInfo& info, const std::vector<ir::ValueType>& types) {
+  std::vector<DType> d(info.inputs.size(), DType::Undefined);
+  for (size_t i = 0; i < info.inputs.size(); ++i)
+    if (info.inputs[i] >= 0) d[i] = types[info.inputs[i]].dtype;
+  return d;
+}
+
+// Executes one node's kernel on tensors given by pointer (used for folding and dynamic runs).
+Status run_kernel(const NodeInfo& info, const kernels::Kernel& kernel, const std::vector<const Tensor*>& ins,
+                  const std::vector<Tensor*>& outs, ThreadPool* pool, kernels::Scratch* scratch) {
+  kernels::KernelContext ctx(info.node->attrs, info.opset, ins, outs, pool, scratch);
+  Status s = kernel.run(ctx);
+  return s ? s : with_node(*info.node, info.opset, s);
+}
+
+}  // namespace
+
+Plan::~Plan() = default;
+
+Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, const std::vector<ir::ValueType>& inputs) {
+  std::unique_ptr<Plan> plan(new Plan());
+  plan->model_ = model;
+  const Model& m = *model;
+  const size_t nv = m.value_names.size();
+  plan->values_.resize(nv);
+  plan->folded_.resize(nv);
+
+  std::vector<ir::ValueType> types(nv);
+  std::vector<const Tensor*> known(nv, nullptr);  // values known at plan time
+  for (size_t v = 0; v < nv; ++v) {
+    if (const Tensor* t = m.initializers[v]) {
+      types[v] = {t->dtype(), t->shape()};
+      known[v] = t;
+      plan->values_[v].kind = Kind::Constant;
+      plan->values_[v].constant = t;
+    }
+  }
+  for (size_t i = 0; i < m.graph_inputs.size(); ++i) {
+    const int v = m.graph_inputs[i];
+    types[v] = inputs[i];
+    plan->values_[v].kind = Kind::Input;
+  }
+
+  kernels::Scratch scratch;
+  std::vector<int> step_of_value(nv, -1);
+  for (int ni = 0; ni < static_cast<int>(m.nodes.size()); ++ni) {
+    const NodeInfo& info = m.nodes[ni];
+    auto inferred = infer_node(info, types, known);
+    if (!inferred) {
+      if (inferred.error().code() == StatusCode::ValueRequired) {
+        plan->dynamic_ = true;  // a shape depends on run-time data
+        plan->steps_.clear();
+        return plan;
+      }
+      return inferred.error();
+    }
+    const auto& outs = *inferred;
+    for (size_t o = 0; o < outs.size(); ++o)
+      if (info.outputs[o] >= 0) types[info.outputs[o]] = outs[o];
+
+    const auto dtypes = input_dtypes(info, types);
+    Status err;
+    const kernels::KernelDef* def = choose_kernel(info, dtypes, &err);
+    if (!def) return err;
+
+    bool all_known = is_foldable(*info.node);
+    for (int v : info.inputs)
+      if (v >= 0 && !known[v]) all_known = false;
+    const bool shape_only = reads_only_shape(*info.node) && info.inputs.size() == 1 && info.inputs[0] >= 0;
+
+    std::vector<const Tensor*> in_values(info.inputs.size(), nullptr);
+    for (size_t i = 0; i < info.inputs.size(); ++i)
+      if (info.inputs[i] >= 0) in_values[i] = known[info.inputs[i]];
+    kernels::KernelInit init{info.node->attrs, info.opset, dtypes, in_values};
+    IGNIS_ASSIGN_OR_RETURN(auto kernel, kernels::make_kernel(*def, init));
+
+    if (all_known || shape_only) {
+      // Evaluate now; the results become constants of this plan.
+      Tensor shape_probe;
+      if (shape_only && !all_known) {
+        const auto& t = types[info.inputs[0]];
+        shape_probe = Tensor::view(t.dtype, t.shape, static_cast<const void*>(nullptr));
+        in_values[0] = &shape_probe;
+      }
+      std::vector<Tensor*> out_ptrs(info.outputs.size(), nullptr);
+      for (size_t o = 0; o < info.outputs.size(); ++o) {
+        const int v = info.outputs[o];
+        if (v < 0) continue;
+        plan->folded_[v] = Tensor::zeros(outs[o].dtype, outs[o].shape);
+        out_ptrs[o] = &plan->folded_[v];
+      }
+      IGNIS_RETURN_IF_ERROR(run_kernel(info, *kernel, in_values, out_ptrs, nullptr, &scratch));
+      for (int v : info.outputs) {
+        if (v < 0) continue;
+        known[v] = &plan->folded_[v];
+        plan->values_[v].kind = Kind::Constant;
+        plan->values_[v].constant = &plan->folded_[v];
+      }
+      continue;
+    }
+
+    Step step;
+    step.node = ni;
+    step.def = def;
+    step.kernel = std::move(kernel);
+    std::vector<const ir::ValueType*> in_types;
+    for (int v : info.inputs) in_types.push_back(v >= 0 ? &types[v] : nullptr);
+    step.flops = estimate_flops(*info.node, in_types, outs);
+    plan->flops_ += step.flops;
+    for (int v : info.outputs)
+      if (v >= 0) step_of_value[v] = static_cast<int>(plan->steps_.size());
+    plan->steps_.push_back(std::move(step));
+  }
+
+  // Memory plan over step indices: a value lives from its producing step to its last reader.
+  std::vector<int> last_step(nv, -1);
+  for (int s = 0; s < static_cast<int>(plan->steps_.size()); ++s)
+    for (int v : m.nodes[plan->steps_[s].node].inputs)
+      if (v >= 0) last_step[v] = s;
+  std::vector<bool> is_output(nv, false);
+  for (int v : m.graph_outputs) is_output[v] = true;
+
+  std::vector<BufferRequest> requests;
+  std::vector<int> request_value;
+  for (size_t v = 0; v < nv; ++v) {
+    plan->values_[v].type = types[v];
+    if (step_of_value[v] < 0) continue;
+    if (is_output[v]) {
+      plan->values_[v].kind = Kind::Output;
+      continue;
+    }
+    plan->values_[v].kind = Kind::Arena;
+    const size_t bytes = static_cast<size_t>(types[v].shape.numel()) * dtype_size(types[v].dtype);
+    requests.push_back({bytes, step_of_value[v], std::max(last_step[v], step_of_value[v])});
+    request_value.push_back(static_cast<int>(v));
+  }
+  const MemoryPlan mp = plan_memory(requests);
+  for (size_t r = 0; r < requests.size(); ++r) plan->values_[request_value[r]].offset = mp.offsets[r];
+  plan->arena_bytes_ = mp.arena_bytes;
+  for (int v : m.graph_outputs)
+    if (plan->values_[v].kind == Kind::Unset) plan->values_[v].type = types[v];
+  return plan;
+}
+
+std::unique_ptr<Plan::RunState> Plan::acquire_state() const {
+  {
+    std::lock_guard<std::mutex> lock(states_mu_);
+    if (!free_states_.empty()) {
+      auto s = std::move(free_states_.back());
+      free_states_.pop_back();
+      return s;
+    }
+  }
+  auto s = std::make_unique<RunState>();
+  const size_t nv = values_.size();
+  s->arena = make_aligned_buffer(arena_bytes_);
+  s->slots.resize(nv);
+  s->values.assign(nv, nullptr);
+  for (size_t v = 0; v < nv; ++v) {
+    const Value& val = values_[v];
+    if (val.kind == Kind::Arena) {
+      s->slots[v] = Tensor::view(val.type.dtype, val.type.shape, static_cast<char*>(s->arena.get()) + val.offset);
+      s->values[v] = &s->slots[v];
+    } else if (val.kind == Kind::Constant) {
+      s->values[v] = val.constant;
+    }
+  }
+  return s;
+}
+
+void Plan::release_state(std::unique_ptr<RunState> s) const {
+  std::lock_guard<std::mutex> lock(states_mu_);
+  free_states_.push_back(std::move(s));
+}
+
+Result<std::vector<Tensor>> Plan::run(const std::vector<const Tensor*>& inputs, const std::vector<int>& output_ids,
+                                      ThreadPool* pool, std::vector<StepTiming>* timings) const {
+  if (dynamic_) return run_dynamic(inputs, output_ids, pool, timings);
+  const Model& m = *model_;
+  auto state = acquire_state();
+  RunState& s = *state;
+  for (size_t i = 0; i < m.graph_inputs.size(); ++i) s.values[m.graph_inputs[i]] = inputs[i];
+  for (size_t v = 0; v < values_.size(); ++v) {
+    if (values_[v].kind != Kind::Output) continue;
+    s.slots[v] = Tensor::empty(values_[v].type.dtype, values_[v].type.shape);
+    s.values[v] = &s.slots[v];
+  }
+
+  using Clock = std::chrono::steady_clock;
+  Status status;
+  for (const Step& step : steps_) {
+    const NodeInfo& info = m.nodes[step.node];
+    s.in_ptrs.assign(info.inputs.size(), nullptr);
+    s.out_ptrs.assign(info.outputs.size(), nullptr);
+    for (size_t i = 0; i < info.inputs.size(); ++i)
+      if (info.inputs[i] >= 0) s.in_ptrs[i] = s.values[info.inputs[i]];
+    for (size_t o = 0; o < info.outputs.size(); ++o)
+      if (info.outputs[o] >= 0) s.out_ptrs[o] = &s.slots[info.outputs[o]];
+    const auto t0 = timings ? Clock::now() : Clock::time_point{};
+    status = run_kernel(info, *step.kernel, s.in_ptrs, s.out_ptrs, pool, &s.scratch);
+    if (timings) {
+      const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+      timings->push_back({step.node, std::string(step.def->id), us, step.flops});
+    }
+    if (!status) break;
+  }
+
+  std::vector<Tensor> results;
+  if (status) {
+    for (int v : output_ids) {
+      if (values_[v].kind == Kind::Output) results.push_back(std::move(s.slots[v]));
+      else results.push_back(s.values[v]->clone());  // an input or constant passed straight through
+    }
+  }
+  for (size_t v = 0; v < values_.size(); ++v)
+    if (values_[v].kind == Kind::Output) s.slots[v] = Tensor();
+  for (int v : m.graph_inputs) s.values[v] = nullptr;
+  release_state(std::move(state));
+  if (!status) return status;
+  return results;
+}
+
+Result<std::vector<Tensor>> Plan::run_dynamic(const std::vector<const Tensor*>& inputs,
+                                              const std::vector<int>& output_ids, ThreadPool* pool,
+                                              std::vector<StepTiming>* timings) const {
+  const Model& m = *model_;
+  const size_t nv = m.value_names.size();
+  std::vector<Tensor> owned(nv);
+  std::vector<const Tensor*> values(nv, nullptr);
+  std::vector<ir::ValueType> types(nv);
+  for (size_t v = 0; v < nv; ++v)
+    if (m.initializers[v]) values[v] = m.initializers[v];
+  for (size_t i = 0; i < m.graph_inputs.size(); ++i) values[m.graph_inputs[i]] = inputs[i];
+  for (size_t v = 0; v < nv; ++v)
+    if (values[v]) types[v] = {values[v]->dtype(), values[v]->shape()};
+  std::vector<bool> keep(nv, false);
+  for (int v : output_ids) keep[v] = true;
+
+  kernels::Scratch scratch;
+  using Clock = std::chrono::steady_clock;
+  for (int ni = 0; ni < static_cast<int>(m.nodes.size()); ++ni) {
+    const NodeInfo& info = m.nodes[ni];
+    IGNIS_ASSIGN_OR_RETURN(auto outs, infer_node(info, types, values));
+    for (size_t o = 0; o < outs.size(); ++o)
+      if (info.outputs[o] >= 0) types[info.outputs[o]] = outs[o];
+    const auto dtypes = input_dtypes(info, types);
+    Status err;
+    const kernels::KernelDef* def = choose_kernel(info, dtypes, &err);
+    if (!def) return err;
+    std::vector<const Tensor*> in_values(info.inputs.size(), nullptr);
+    for (size_t i = 0; i < info.inputs.size(); ++i)
+      if (info.inputs[i] >= 0) in_values[i] = values[info.inputs[i]];
+    kernels::KernelInit init{info.node->attrs, info.opset, dtypes, in_values};
+    IGNIS_ASSIGN_OR_RETURN(auto kernel, kernels::make_kernel(*def, init));
+    std::vector<Tensor*> out_ptrs(info.outputs.size(), nullptr);
+    for (size_t o = 0; o < info.outputs.size(); ++o) {
+      const int v = info.outputs[o];
+      if (v < 0) continue;
+      owned[v] = Tensor::empty(outs[o].dtype, outs[o].shape);
+      out_ptrs[o] = &owned[v];
+      values[v] = &owned[v];
+    }
+    const auto t0 = timings ? Clock::now() : Clock::time_point{};
+    IGNIS_RETURN_IF_ERROR(run_kernel(info, *kernel, in_values, out_ptrs, pool, &scratch));
+    if (timings) {
+      const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+      std::vector<const ir::ValueType*> in_types;
+      for (int v : info.inputs) in_types.push_back(v >= 0 ? &types[v] : nullptr);
+      timings->push_back({ni, std::string(def->id), us, estimate_flops(*info.node, in_types, outs)});
+    }
+    // Free intermediates after their last reader.
+    for (int v : info.inputs)
+      if (v >= 0 && m.last_use[v] == ni && !keep[v] && owned[v].defined()) {
+        owned[v] = Tensor();
+        values[v] = nullptr;
+      }
+  }
+  std::vector<Tensor> results;
+  for (int v : output_ids) {
+    if (!values[v]) return internal_error(str_cat("output '", m.value_names[v], "' was not computed"));
+    results.push_back(owned[v].defined() ? owned[v] : values[v]->clone());
+  }
+  return results;
+}
+
+}  // namespace ignis::runtime

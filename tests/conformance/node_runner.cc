@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs ONNX backend node test cases (<dir>/<case>/model.onnx + test_data_set_*/) through the
+// public API and compares with the stored expected outputs, using the tolerances of ONNX's
+// own backend runner (rtol 1e-3, atol 1e-7). Each case runs in a child process so a crash is
+// reported as a failure of that case instead of ending the run.
+//
+// A case is PASS, FAIL (wrong answer, crash, or a valid model rejected as invalid), or
+// UNSUPPORTED (ignis said so with an Unsupported status). Exit status is non-zero when any
+// case fails or the pass rate is below --min-pass-rate.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/dtype_dispatch.h"
+#include "core/strings.h"
+#include "ignis/ignis.h"
+#include "kernels/registry.h"
+#include "onnx/import.h"
+
+namespace fs = std::filesystem;
+using namespace ignis;
+
+namespace {
+
+enum class Outcome { Pass, Fail, Unsupported };
+
+struct CaseResult {
+  Outcome outcome = Outcome::Fail;
+  std::string detail;
+};
+
+std::string compare(const Tensor& got, const Tensor& want, double rtol, double atol) {
+  if (got.dtype() != want.dtype())
+    return str_cat("dtype ", dtype_name(got.dtype()), " != expected ", dtype_name(want.dtype()));
+  if (!(got.shape() == want.shape())) return str_cat("shape ", got.shape().str(), " != expected ", want.shape().str());
+  const bool is_float = dtype_is_float(want.dtype());
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double g = load_as_double(got.dtype(), got.data(), i);
+    const double w = load_as_double(want.dtype(), want.data(), i);
+    bool ok;
+    if (!is_float) ok = load_as_int64(got.dtype(), got.data(), i) == load_as_int64(want.dtype(), want.data(), i);
+    else if (std::isnan(w)) ok = std::isnan(g);
+    else if (std::isinf(w)) ok = g == w;
+    else ok = std::fabs(g - w) <= atol + rtol * std::fabs(w);
+    if (!ok) return str_cat("element ", i, ": got ", g, ", expected ", w);
+  }
+  return "";
+}
+
+CaseResult run_case(const fs::path& dir) {
+  auto session = Session::open((dir / "model.onnx").string());
+  if (!session) {
+    const auto& e = session.error();
+    return {e.code() == StatusCode::Unsupported ? Outcome::Unsupported : Outcome::Fail, e.to_string()};
+  }
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty()) return {Outcome::Fail, "no test_data_set_* folder"};
+  for (const auto& set : sets) {
+    NamedTensors inputs;
+    for (size_t i = 0; i < session->inputs().size(); ++i) {
+      const auto path = set / str_cat("input_", i, ".pb");
+      if (!fs::exists(path)) break;  // optional trailing inputs may be left out
+      auto t = read_tensor_proto(path.string());
+      if (!t) return {t.error().code() == StatusCode::Unsupported ? Outcome::Unsupported : Outcome::Fail,
+                      t.error().to_string()};
+      inputs.emplace_back(session->inputs()[i].name, std::move(*t));
+    }
+    auto outputs = session->run(inputs);
+    if (!outputs) {
+      const auto& e = outputs.error();
+      return {e.code() == StatusCode::Unsupported ? Outcome::Unsupported : Outcome::Fail, e.to_string()};
+    }
+    for (size_t o = 0; o < outputs->size(); ++o) {
+      const auto path = set / str_cat("output_", o, ".pb");
+      auto want = read_tensor_proto(path.string());
+      if (!want) return {Outcome::Unsupported, "expected output: " + want.error().to_string()};
+      std::string diff = compare((*outputs)[o], *want, 1e-3, 1e-7);
+      if (!diff.empty())
+        return {Outcome::Fail, str_cat("output ", o, " ('", session->outputs()[o].name, "'): ", diff)};
+    }
+  }
+  return {Outcome::Pass, ""};
+}
+
+// Runs one case in a child process; the child reports "<outcome>\n<detail>" through a pipe.
+CaseResult run_isolated(const fs::path& dir, int timeout_s) {
+  int fds[2];
+  if (pipe(fds) != 0) return {Outcome::Fail, "pipe failed"};
+  std::fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    alarm(static_cast<unsigned>(timeout_s));
+    CaseResult r = run_case(dir);
+    std::string msg = str_cat(static_cast<int>(r.outcome), "\n", r.detail);
+    ssize_t unused = write(fds[1], msg.data(), msg.size());
+    (void)unused;
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string msg;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) msg.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return {Outcome::Fail, sig == SIGALRM ? str_cat("timed out after ", timeout_s, " s") : str_cat("crashed with signal ", sig, " (", strsignal(sig), ")")};
+  }
+  if (msg.empty()) return {Outcome::Fail, str_cat("child exited with status ", WEXITSTATUS(status), " and no report")};
+  const size_t nl = msg.find('\n');
+  return {static_cast<Outcome>(std::stoi(msg.substr(0, nl))), msg.substr(nl + 1)};
+}
+
+// Op types of a case, read from its model (best effort: a model we cannot parse has none).
+std::set<std::string> case_ops(const fs::path& dir) {
+  std::set<std::string> ops;
+  std::ifstream in(dir / "model.onnx", std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto g = onnx_io::import_model(std::as_bytes(std::span<const char>(bytes)), dir.string());
+  if (g)
+    for (const auto& n : g->nodes) ops.insert(n.op_type);
+  return ops;
+}
+
+// Op name guessed from the case name when the model cannot be opened: test_<op>_...
+std::string op_from_case_name(const std::string& name) {
+  std::string s = name.substr(5);
+  const size_t us = s.find('_');
+  return us == std::string::npos ? s : s.substr(0, us);
+}
+
+void usage() {
+  std::puts(
+      "usage: ignis_conformance NODE_DIR [--filter SUBSTR]... [--min-pass-rate R] [--ops-doc FILE]\n"
+      "                         [--verbose] [--timeout S]\n"
+      "Runs ONNX backend node test cases and prints passed / failed / unsupported counts.");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string root;
+  std::vector<std::string> filters;
+  double min_rate = 0.0;
+  std::string ops_doc;
+  bool verbose = false;
+  int timeout_s = 120;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "error: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      usage();
+      return 0;
+    } else if (a == "--filter") filters.push_back(next());
+    else if (a == "--min-pass-rate") min_rate = std::stod(next());
+    else if (a == "--ops-doc") ops_doc = next();
+    else if (a == "--verbose" || a == "-v") verbose = true;
+    else if (a == "--timeout") timeout_s = std::stoi(next());
+    else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "error: unknown option %s\n", a.c_str());
+      return 2;
+    } else root = a;
+  }
+  if (root.empty() || !fs::is_directory(root)) {
+    usage();
+    std::fprintf(stderr, "error: NODE_DIR '%s' is not a folder\n", root.c_str());
+    return 2;
+  }
+
+  std::vector<fs::path> cases;
+  for (const auto& e : fs::directory_iterator(root)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_directory() || !fs::exists(e.path() / "model.onnx")) continue;
+    bool keep = filters.empty();
+    for (const auto& f : filters) keep = keep || name.find(f) != std::string::npos;
+    if (keep) cases.push_back(e.path());
+  }
+  std::sort(cases.begin(), cases.end());
+
+  struct OpCount {
+    int pass = 0, fail = 0, unsupported = 0;
+  };
+  std::map<std::string, OpCount> per_op;
+  int pass = 0, fail = 0, unsup = 0;
+  std::map<std::string, int> unsupported_reasons;
+  for (const auto& dir : cases) {
+    const std::string name = dir.filename().string();
+    CaseResult r = run_isolated(dir, timeout_s);
+    auto ops = case_ops(dir);
+    if (ops.empty()) ops.insert(op_from_case_name(name));
+    // Expanded cases exercise a function body; count them under "<op> (expanded)".
+    if (name.find("_expanded") != std::string::npos) ops = {op_from_case_name(name) + " (expanded)"};
+    for (const auto& op : ops) {
+      auto& c = per_op[op];
+      if (r.outcome == Outcome::Pass) c.pass++;
+      else if (r.outcome == Outcome::Fail) c.fail++;
+      else c.unsupported++;
+    }
+    switch (r.outcome) {
+      case Outcome::Pass:
+        ++pass;
+        if (verbose) std::printf("PASS        %s\n", name.c_str());
+        break;
+      case Outcome::Fail:
+        ++fail;
+        std::printf("FAIL        %s: %s\n", name.c_str(), r.detail.c_str());
+        break;
+      case Outcome::Unsupported:
+        ++unsup;
+        if (verbose) std::printf("UNSUPPORTED %s: %s\n", name.c_str(), r.detail.c_str());
+        break;
+    }
+  }
+
+  std::printf("\n%-34s %6s %6s %12s\n", "op", "pass", "fail", "unsupported");
+  for (const auto& [op, c] : per_op) std::printf("%-34s %6d %6d %12d\n", op.c_str(), c.pass, c.fail, c.unsupported);
+  const int total = static_cast<int>(cases.size());
+  const double rate = total ? static_cast<double>(pass) / total : 0.0;
+  std::printf("\nconformance: %d cases, %d passed, %d failed, %d unsupported (pass rate %.1f%%)\n", total, pass, fail,
+              unsup, 100.0 * rate);
+
+  if (!ops_doc.empty()) {
+    std::ofstream doc(ops_doc);
+    doc << "# Supported operators\n\n"
+        << "Generated by `ignis_conformance` (tests/conformance/node_runner.cc) from the kernel registry and the\n"
+        << "ONNX backend node tests (`/usr/share/libonnx-testdata/data/node`, ONNX 1.12, opsets <= 17).\n"
+        << "Do not edit by hand; rerun the conformance test to refresh it.\n\n"
+        << str_cat("Conformance: ", total, " cases, ", pass, " passed, ", fail, " failed, ", unsup, " unsupported.\n\n")
+        << "| op | domain | opsets | kernel | dtypes (main input) | node tests pass / fail / unsupported |\n"
+        << "|---|---|---|---|---|---|\n";
+    std::vector<const kernels::KernelDef*> defs;
+    for (const auto& d : kernels::KernelRegistry::global().all()) defs.push_back(&d);
+    std::sort(defs.begin(), defs.end(), [](auto* a, auto* b) {
+      return std::tie(a->domain, a->op_type, a->id) < std::tie(b->domain, b->op_type, b->id);
+    });
+    const DType all_types[] = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I8,  DType::I16, DType::I32,
+                               DType::I64, DType::U8,  DType::U16, DType::U32,  DType::U64, DType::Bool};
+    for (const auto* d : defs) {
+      std::vector<std::string> types;
+      for (DType t : all_types)
+        if (d->types.contains(t)) types.emplace_back(dtype_name(t));
+      const OpCount c = per_op.count(std::string(d->op_type)) ? per_op[std::string(d->op_type)] : OpCount{};
+      doc << "| " << d->op_type << " | " << (d->domain.empty() ? "ai.onnx" : d->domain) << " | " << d->since_opset
+          << "-" << d->until_opset << " | " << d->id << " | " << str_join(types, " ") << " | " << c.pass << " / "
+          << c.fail << " / " << c.unsupported << " |\n";
+    }
+  }
+  if (fail > 0) return 1;
+  if (rate < min_rate) {
+    std::printf("pass rate %.1f%% is below the required %.1f%%\n", 100.0 * rate, 100.0 * min_rate);
+    return 1;
+  }
+  return 0;
+}
