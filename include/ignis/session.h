@@ -52,6 +52,15 @@ struct ModelInfo {
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
+// Time spent in one executed node during a profiled run.
+struct OpTiming {
+  std::string node;
+  std::string op_type;
+  std::string kernel;  // kernel id, e.g. "ref/conv"
+  double micros = 0;
+  int64_t flops = 0;  // estimated; 0 when unknown
+};
+
 class Session {
  public:
   static Result<Session> open(const std::string& path, const SessionOptions& options = {});
@@ -70,6 +79,14 @@ class Session {
   // given. `output_names` empty means all outputs, in model order. Thread-safe.
   Result<std::vector<Tensor>> run(const NamedTensors& inputs,
                                   const std::vector<std::string>& output_names = {}) const;
+
+  // As run(), also appending one OpTiming per executed node to `timings` (in run order).
+  Result<std::vector<Tensor>> run_profiled(const NamedTensors& inputs, std::vector<OpTiming>* timings,
+                                           const std::vector<std::string>& output_names = {}) const;
+
+  // Size in bytes of the activation arena for the plan of these input shapes (planning them
+  // if needed); 0 for plans whose shapes depend on data.
+  Result<size_t> arena_bytes(const NamedTensors& inputs) const;
 
   struct Impl;
 

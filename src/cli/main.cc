@@ -1,1 +1,61 @@
-int main(){return 0;}
+// SPDX-License-Identifier: Apache-2.0
+// The `ignis` command: parses the command line (CLI11 stays in this file) and dispatches.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+namespace {
+
+void add_input_options(CLI::App* cmd, ignis::cli::InputOptions& in) {
+  cmd->add_option("--input,-i", in.files, "NAME=FILE input tensor (.npy or ONNX TensorProto .pb); repeatable");
+  cmd->add_option("--inputs", in.dir, "ONNX test-data folder holding input_0.pb, input_1.pb, ...");
+  cmd->add_option("--dim", in.dim_specs, "NAME=VALUE for a symbolic dim of generated inputs, e.g. --dim seq=128");
+  cmd->add_option("--seed", in.seed, "seed for generated random inputs")->default_val(0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ignis::cli;
+  CLI::App app{"ignis: fast ONNX inference.\nWith no MODEL, commands use the built-in digits CNN."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ignis 0.1.0");
+
+  InspectOptions inspect;
+  auto* c_inspect = app.add_subcommand("inspect", "show inputs, outputs, opsets, op counts, parameters and FLOPs");
+  c_inspect->add_option("MODEL", inspect.model, "model.onnx (default: built-in digits CNN)");
+
+  RunOptions run;
+  auto* c_run = app.add_subcommand("run", "run the model once and summarize (and optionally save) its outputs");
+  c_run->add_option("MODEL", run.model, "model.onnx (default: built-in digits CNN)");
+  add_input_options(c_run, run.inputs);
+  c_run->add_option("--output-dir,-o", run.output_dir, "write each output as DIR/<output name>.npy");
+  c_run->add_option("--threads,-t", run.threads, "intra-op threads (0 = physical cores)")->default_val(0);
+  c_run->add_option("--batch", run.inputs.batch, "value for the leading symbolic dim of generated inputs");
+
+  BenchOptions bench;
+  auto* c_bench = app.add_subcommand("bench", "measure latency, throughput and memory");
+  c_bench->add_option("MODEL", bench.model, "model.onnx (default: built-in digits CNN)");
+  add_input_options(c_bench, bench.inputs);
+  c_bench->add_option("--batch", bench.inputs.batch, "batch size for generated inputs")->default_val(1);
+  c_bench->add_option("--threads,-t", bench.threads, "intra-op threads (0 = physical cores)")->default_val(0);
+  auto* runs = c_bench->add_option("--runs,-n", bench.runs, "number of timed runs");
+  c_bench->add_option("--seconds,-s", bench.seconds, "time budget for timed runs")->default_val(3.0)->excludes(runs);
+  c_bench->add_option("--warmup", bench.warmup, "untimed runs first")->default_val(3);
+  c_bench->add_flag("--json", bench.json, "print one JSON object");
+  c_bench->add_option("--profile", bench.profile, "write a Chrome/Perfetto trace of per-op times to this file");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (run.threads < 0 || bench.threads < 0) {
+    std::fprintf(stderr, "ignis: error: --threads must be >= 0\n");
+    return 2;
+  }
+  if (*c_inspect) return run_inspect(inspect);
+  if (*c_run) return run_run(run);
+  if (*c_bench) return run_bench(bench);
+  return 2;
+}

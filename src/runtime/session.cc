@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The public Session: owns the indexed model, the thread pool and a cache of plans keyed by
 // input-shape signature. run() validates inputs against the model's declarations first.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -126,6 +127,32 @@ Result<std::vector<Tensor>> Session::run(const NamedTensors& inputs, const std::
   return runtime::run_session(*impl_->model, inputs, output_names, nullptr,
                               [this](const std::vector<ir::ValueType>& t) { return impl_->plan_for(t); },
                               impl_->pool.get());
+}
+
+Result<std::vector<Tensor>> Session::run_profiled(const NamedTensors& inputs, std::vector<OpTiming>* timings,
+                                                  const std::vector<std::string>& output_names) const {
+  std::vector<runtime::StepTiming> steps;
+  auto result = runtime::run_session(*impl_->model, inputs, output_names, &steps,
+                                     [this](const std::vector<ir::ValueType>& t) { return impl_->plan_for(t); },
+                                     impl_->pool.get());
+  if (timings) {
+    for (const auto& s : steps) {
+      const ir::Node& n = *impl_->model->nodes[s.node].node;
+      timings->push_back({n.name, n.op_type, s.kernel_id, s.micros, s.flops});
+    }
+  }
+  return result;
+}
+
+Result<size_t> Session::arena_bytes(const NamedTensors& inputs) const {
+  std::vector<ir::ValueType> types;
+  for (const auto& in : impl_->model->graph.inputs) {
+    auto it = std::find_if(inputs.begin(), inputs.end(), [&](const auto& p) { return p.first == in.name; });
+    if (it == inputs.end()) return invalid_argument(str_cat("missing input '", in.name, "'"));
+    types.push_back({it->second.dtype(), it->second.shape()});
+  }
+  IGNIS_ASSIGN_OR_RETURN(auto plan, impl_->plan_for(types));
+  return plan->arena_bytes();
 }
 
 namespace runtime {

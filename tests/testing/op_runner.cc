@@ -50,13 +50,13 @@ Result<std::vector<Tensor>> run_op(const OpCall& call) {
 
 Tensor make_tensor_f32(const Shape& shape, const std::vector<float>& values) {
   Tensor t = Tensor::empty(DType::F32, shape);
-  std::memcpy(t.data(), values.data(), values.size() * sizeof(float));
+  if (!values.empty()) std::memcpy(t.data(), values.data(), values.size() * sizeof(float));
   return t;
 }
 
 Tensor make_tensor_i64(const Shape& shape, const std::vector<int64_t>& values) {
   Tensor t = Tensor::empty(DType::I64, shape);
-  std::memcpy(t.data(), values.data(), values.size() * sizeof(int64_t));
+  if (!values.empty()) std::memcpy(t.data(), values.data(), values.size() * sizeof(int64_t));
   return t;
 }
 

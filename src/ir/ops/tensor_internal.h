@@ -22,8 +22,7 @@ inline constexpr DTypeSet kIndexTypes = {DType::I32, DType::I64};
 // Validates dims computed from attributes or input values: rank <= Shape::kMaxRank, every dim
 // >= 0, and the element count (times the dtype size) within kMaxTensorBytes. `what` names the
 // output in messages.
-Result<Shape> checked_shape(const InferContext& ctx, std::span<const int64_t> dims, DType dtype,
-                            std::string_view what);
+Result<Shape> checked_shape(const InferContext& ctx, std::span<const int64_t> dims, DType dtype, std::string_view what);
 
 // a * b for extents, failing on overflow.
 Result<int64_t> checked_mul(const InferContext& ctx, int64_t a, int64_t b, std::string_view what);

@@ -164,6 +164,8 @@ inline T store_as(C v) {
     return float_to_int<T>(static_cast<double>(v));
   } else if constexpr (std::is_same_v<T, bool>) {
     return v != C{};
+  } else if constexpr (is_half_like_v<T> && std::is_same_v<C, double>) {
+    return double_to<T>(v);
   } else {
     return from_compute<T>(v);
   }

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// Options and entry points of the subcommands; main.cc parses the command line into these.
+#pragma once
+
+#include <string>
+
+#include "cli/common.h"
+
+namespace ignis::cli {
+
+struct InspectOptions {
+  std::string model = kDefaultModel;
+};
+int run_inspect(const InspectOptions& opts);
+
+struct RunOptions {
+  std::string model = kDefaultModel;
+  InputOptions inputs;
+  std::string output_dir;
+  int threads = 0;
+};
+int run_run(const RunOptions& opts);
+
+struct BenchOptions {
+  std::string model = kDefaultModel;
+  InputOptions inputs;
+  int threads = 0;
+  int runs = 0;          // > 0: exactly this many timed runs
+  double seconds = 3.0;  // otherwise: run for this long
+  int warmup = 3;
+  bool json = false;
+  std::string profile;   // Chrome trace output path
+};
+int run_bench(const BenchOptions& opts);
+
+}  // namespace ignis::cli

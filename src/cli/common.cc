@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/common.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <sstream>
+
+#include "cli/default_model.h"
+#include "core/dtype_dispatch.h"
+#include "core/strings.h"
+
+namespace ignis::cli {
+
+Result<Session> open_model(const std::string& path, const SessionOptions& options) {
+  if (path == kDefaultModel) {
+    auto bytes = default_model_bytes();
+    if (bytes.empty()) return not_found("this build has no built-in default model; pass a MODEL path");
+    return Session::open_bytes(bytes, options);
+  }
+  return Session::open(path, options);
+}
+
+namespace {
+
+Tensor random_tensor(DType dtype, const Shape& shape, std::mt19937_64& rng) {
+  Tensor t = Tensor::empty(dtype, shape);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int64_t> small(0, 99);  // safe as token ids and indices
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.data_as<T>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if constexpr (std::is_same_v<T, bool>) p[i] = (rng() & 1) != 0;
+      else if constexpr (std::is_floating_point_v<compute_t<T>>) p[i] = from_compute<T>(normal(rng));
+      else p[i] = static_cast<T>(small(rng));
+    }
+  });
+  return t;
+}
+
+}  // namespace
+
+Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opts) {
+  NamedTensors inputs;
+  auto given = [&](const std::string& name) {
+    return std::any_of(inputs.begin(), inputs.end(), [&](const auto& p) { return p.first == name; });
+  };
+  for (const auto& spec : opts.files) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return invalid_argument(str_cat("--input expects NAME=FILE, got '", spec, "'"));
+    const std::string name = spec.substr(0, eq);
+    IGNIS_ASSIGN_OR_RETURN(Tensor t, read_tensor_file(spec.substr(eq + 1)));
+    inputs.emplace_back(name, std::move(t));
+  }
+  if (!opts.dir.empty()) {
+    if (!std::filesystem::is_directory(opts.dir)) return not_found(str_cat("inputs folder '", opts.dir, "' does not exist"));
+    for (size_t i = 0; i < session.inputs().size(); ++i) {
+      const std::string path = str_cat(opts.dir, "/input_", i, ".pb");
+      if (!std::filesystem::exists(path)) break;
+      const std::string& name = session.inputs()[i].name;
+      if (given(name)) continue;
+      IGNIS_ASSIGN_OR_RETURN(Tensor t, read_tensor_proto(path));
+      inputs.emplace_back(name, std::move(t));
+    }
+  }
+  std::map<std::string, int64_t> dims;
+  for (const auto& spec : opts.dim_specs) {
+    const size_t eq = spec.find('=');
+    char* end = nullptr;
+    const long long v = eq == std::string::npos ? -1 : std::strtoll(spec.c_str() + eq + 1, &end, 10);
+    if (eq == std::string::npos || eq == 0 || v < 0 || (end && *end != '\0'))
+      return invalid_argument(str_cat("--dim expects NAME=VALUE with VALUE >= 0, got '", spec, "'"));
+    dims[spec.substr(0, eq)] = v;
+  }
+  std::mt19937_64 rng(opts.seed);
+  for (const auto& in : session.inputs()) {
+    if (given(in.name)) continue;
+    if (!in.has_shape || in.dtype == DType::Undefined)
+      return invalid_argument(str_cat("input '", in.name, "' declares no type/shape; give it with --input"));
+    Shape shape;
+    bool leading = true;
+    for (size_t d = 0; d < in.dims.size(); ++d) {
+      int64_t v = in.dims[d];
+      if (v < 0) {
+        auto it = dims.find(in.dim_names[d]);
+        if (it != dims.end()) v = it->second;
+        else if (leading && opts.batch > 0) v = opts.batch;
+        else v = 1;
+        leading = false;
+      }
+      shape.push_back(v);
+    }
+    if (opts.batch > 0 && !in.dims.empty() && in.dims[0] >= 0 && in.dims[0] != opts.batch && in.dims[0] != 1)
+      return invalid_argument(str_cat("input '", in.name, "' has a fixed batch of ", in.dims[0], "; --batch cannot change it"));
+    inputs.emplace_back(in.name, random_tensor(in.dtype, shape, rng));
+  }
+  return inputs;
+}
+
+std::string summarize(const Tensor& t) {
+  std::ostringstream os;
+  os << t.type_string();
+  if (t.numel() == 0 || t.dtype() == DType::String) return os.str();
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double v = load_as_double(t.dtype(), t.data(), i);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+  }
+  os << "  min " << lo << " max " << hi << " mean " << sum / static_cast<double>(t.numel()) << "  [";
+  const int64_t show = std::min<int64_t>(t.numel(), 6);
+  for (int64_t i = 0; i < show; ++i) os << (i ? ", " : "") << load_as_double(t.dtype(), t.data(), i);
+  os << (t.numel() > show ? ", ...]" : "]");
+  if (t.rank() == 2 && dtype_is_float(t.dtype()) && t.dim(1) > 1) {
+    os << "  argmax per row [";
+    const int64_t rows = std::min<int64_t>(t.dim(0), 16);
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t best = 0;
+      for (int64_t c = 1; c < t.dim(1); ++c)
+        if (load_as_double(t.dtype(), t.data(), r * t.dim(1) + c) > load_as_double(t.dtype(), t.data(), r * t.dim(1) + best))
+          best = c;
+      os << (r ? ", " : "") << best;
+    }
+    os << (t.dim(0) > rows ? ", ...]" : "]");
+  }
+  return os.str();
+}
+
+int64_t peak_rss_bytes() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<int64_t>(ru.ru_maxrss) * 1024;
+}
+
+int fail(const Status& s) {
+  std::fprintf(stderr, "ignis: error: %s\n", s.to_string().c_str());
+  return 1;
+}
+
+}  // namespace ignis::cli

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pieces shared by the ignis subcommands: model loading (file or the built-in default),
+// input assembly (files, ONNX test-data folders, random), and output summaries.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ignis/ignis.h"
+
+namespace ignis::cli {
+
+// The name that selects the built-in default model (the digits CNN) when no MODEL is given.
+inline constexpr const char* kDefaultModel = "@digits";
+
+Result<Session> open_model(const std::string& path, const SessionOptions& options);
+
+struct InputOptions {
+  std::vector<std::string> files;              // NAME=FILE (.npy or .pb)
+  std::string dir;                             // ONNX test-data folder with input_<i>.pb
+  std::vector<std::string> dim_specs;          // NAME=VALUE for symbolic dims
+  int64_t batch = 0;                           // > 0: value for the leading symbolic dim
+  uint64_t seed = 0;
+};
+
+// Inputs from files/folder; inputs not given are filled with seeded random values whose
+// shape comes from the declaration (symbolic dims from `dims`, `batch`, or 1).
+Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opts);
+
+// "float32[1, 10]  min -2.1 max 3.4 mean 0.1  [0.12, -0.5, ...]" (and argmax for 2-D scores).
+std::string summarize(const Tensor& t);
+
+// Peak resident set size of this process in bytes.
+int64_t peak_rss_bytes();
+
+// One-line error to stderr; returns the exit code for the caller to return.
+int fail(const Status& s);
+
+}  // namespace ignis::cli

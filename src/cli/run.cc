@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+// `ignis run`: one inference, outputs summarized and optionally saved as .npy.
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/commands.h"
+#include "core/strings.h"
+
+namespace ignis::cli {
+
+int run_run(const RunOptions& opts) {
+  SessionOptions so;
+  so.threads = opts.threads;
+  auto session = open_model(opts.model, so);
+  if (!session) return fail(session.error());
+  auto inputs = make_inputs(*session, opts.inputs);
+  if (!inputs) return fail(inputs.error());
+  for (const auto& [name, t] : *inputs) std::printf("input  %-20s %s\n", name.c_str(), t.type_string().c_str());
+  auto outputs = session->run(*inputs);
+  if (!outputs) return fail(outputs.error());
+  if (!opts.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(opts.output_dir, ec);
+    if (ec) return fail(invalid_argument(str_cat("cannot create output folder '", opts.output_dir, "': ", ec.message())));
+  }
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    const std::string& name = session->outputs()[i].name;
+    std::printf("output %-20s %s\n", name.c_str(), summarize((*outputs)[i]).c_str());
+    if (!opts.output_dir.empty()) {
+      std::string file = name;
+      for (char& c : file)
+        if (c == '/' || c == '\\' || c == ':') c = '_';
+      Status s = write_npy(opts.output_dir + "/" + file + ".npy", (*outputs)[i]);
+      if (!s) return fail(s);
+    }
+  }
+  return 0;
+}
+
+}  // namespace ignis::cli

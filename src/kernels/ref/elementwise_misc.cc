@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reference kernels for type conversion and pass-through ops: Cast, CastLike, Identity and
+// Dropout (inference: a copy plus an all-true mask).
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/ref/elementwise_internal.h"
+
+namespace ignis::kernels::ref {
+namespace {
+
+using namespace ew;
+
+// One element of Cast, following the spec's rules: floats to integers truncate toward zero
+// (out-of-range values are undefined in the spec; float_to_int gives a defined result),
+// integers narrow modulo 2^n, anything to bool is "nonzero", and each float conversion rounds
+// to nearest even exactly once.
+template <class TO, class TI>
+inline TO cast_value(TI v) {
+  if constexpr (std::is_same_v<TI, TO>) {
+    return v;
+  } else if constexpr (std::is_same_v<TO, bool>) {
+    return to_compute(v) != 0;
+  } else if constexpr (std::is_same_v<TI, bool>) {
+    return double_to<TO>(v ? 1.0 : 0.0);
+  } else if constexpr (std::is_floating_point_v<TO>) {
+    return static_cast<TO>(to_compute(v));
+  } else if constexpr (is_half_like_v<TO>) {
+    if constexpr (is_half_like_v<TI> || std::is_same_v<TI, float>) return from_compute<TO>(to_compute(v));
+    else return double_to<TO>(static_cast<double>(v));
+  } else if constexpr (std::is_integral_v<TI>) {
+    return static_cast<TO>(v);
+  } else {
+    return float_to_int<TO>(static_cast<double>(to_compute(v)));
+  }
+}
+
+// Converts input 0 to the dtype output 0 was allocated with (Cast and CastLike).
+Status cast_kernel(KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  Tensor& out = ctx.output(0);
+  if (in.dtype() == out.dtype()) {
+    if (in.data() != out.data()) std::memmove(out.data(), in.data(), in.nbytes());
+    return Status::ok();
+  }
+  if (out.dtype() == DType::String || out.dtype() == DType::Undefined) return dtype_unsupported("Cast", out.dtype());
+  visit_dtype(in.dtype(), [&](auto ti) {
+    using TI = decltype(ti);
+    visit_dtype(out.dtype(), [&](auto to) {
+      using TO = decltype(to);
+      const TI* x = static_cast<const TI*>(in.data());
+      TO* y = out.data_as<TO>();
+      parallel_for(ctx.pool(), in.numel(), kGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) y[i] = cast_value<TO>(x[i]);
+      });
+    });
+  });
+  return Status::ok();
+}
+
+Status identity_kernel(KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  Tensor& out = ctx.output(0);
+  if (in.data() != out.data() && in.nbytes() > 0) std::memmove(out.data(), in.data(), in.nbytes());
+  return Status::ok();
+}
+
+// Inference Dropout (and training mode with ratio 0, which shape inference lets through).
+// The mask is bool from opset 10, and of the data type before.
+Status dropout_kernel(KernelContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(identity_kernel(ctx));
+  if (!ctx.has_output(1)) return Status::ok();
+  Tensor& mask = ctx.output(1);
+  if (mask.dtype() == DType::Bool) {
+    if (mask.nbytes() > 0) std::memset(mask.data(), 1, mask.nbytes());
+    return Status::ok();
+  }
+  visit_dtype(mask.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* m = mask.data_as<T>();
+    const T one = cast_value<T>(true);
+    for (int64_t i = 0; i < mask.numel(); ++i) m[i] = one;
+  });
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_elementwise_misc(KernelRegistry& r) {
+  KernelDef cast;
+  cast.op_type = "Cast";
+  cast.since_opset = 1;
+  cast.types = DTypeSet::all();
+  cast.id = "ref/cast";
+  cast.fn = cast_kernel;
+  r.add(cast);
+
+  KernelDef castlike = cast;
+  castlike.op_type = "CastLike";
+  castlike.since_opset = 15;
+  castlike.id = "ref/castlike";
+  r.add(castlike);
+
+  KernelDef identity;
+  identity.op_type = "Identity";
+  identity.types = DTypeSet::all();
+  identity.id = "ref/identity";
+  identity.fn = identity_kernel;
+  r.add(identity);
+
+  KernelDef dropout;
+  dropout.op_type = "Dropout";
+  dropout.types = DTypeSet::floats();
+  dropout.id = "ref/dropout";
+  dropout.fn = dropout_kernel;
+  r.add(dropout);
+}
+
+}  // namespace ignis::kernels::ref

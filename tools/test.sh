@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The full test suite, as CI runs it:
+#   1. Release build (warnings are errors), unit tests and ONNX node conformance via ctest;
+#   2. unit + conformance tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. the model-loader fuzzer for a bounded time (IGNIS_FUZZ_SECONDS, default 60);
+#   4. parity with onnxruntime on the model zoo (generated on first use into models/).
+# Set IGNIS_QUICK=1 to run only step 1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=$(nproc)
+NODE_DATA=/usr/share/libonnx-testdata/data/node
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+summary=()
+
+echo "== 1. release build + unit tests + conformance"
+tools/build.sh
+(cd build && ctest --output-on-failure -j "$JOBS" -LE conformance)
+./build/tests/ignis_conformance "$NODE_DATA" --min-pass-rate 0.65 --ops-doc docs/supported_ops.md | tee build/conformance.txt | tail -n 1
+summary+=("$(tail -n 1 build/conformance.txt)")
+[ "${IGNIS_QUICK:-0}" = 1 ] && { printf '%s\n' "${summary[@]}"; exit 0; }
+
+echo "== 2. AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIGNIS_SANITIZE=ON "${launcher[@]}" > /dev/null
+cmake --build build-asan -j "$JOBS"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+./build-asan/tests/ignis_unit_tests --gtest_brief=1
+./build-asan/tests/ignis_conformance "$NODE_DATA" --timeout 300 | tail -n 1
+summary+=("sanitizers: unit tests and conformance clean under ASan+UBSan")
+
+echo "== 3. fuzzing the model loader"
+FUZZ_SECONDS=${IGNIS_FUZZ_SECONDS:-60}
+CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIGNIS_FUZZ=ON -DIGNIS_SANITIZE=ON \
+  -DIGNIS_BUILD_TESTS=OFF "${launcher[@]}" > /dev/null
+cmake --build build-fuzz -j "$JOBS" --target fuzz_model_loader
+corpus=build-fuzz/corpus
+mkdir -p "$corpus"
+cp assets/digits_cnn.onnx "$corpus/" 2>/dev/null || true
+for c in test_abs test_add_bcast test_conv_with_strides_padding test_reshape_extended_dims test_gather_0 test_slice; do
+  [ -f "$NODE_DATA/$c/model.onnx" ] && cp "$NODE_DATA/$c/model.onnx" "$corpus/$c.onnx"
+done
+./build-fuzz/tools/fuzz/fuzz_model_loader "$corpus" -max_total_time="$FUZZ_SECONDS" -max_len=65536 -rss_limit_mb=4096 \
+  -print_final_stats=1 2>&1 | tail -n 5
+summary+=("fuzz: model loader ran ${FUZZ_SECONDS}s without a crash")
+
+echo "== 4. parity with onnxruntime on the model zoo"
+if [ ! -f models/.complete ]; then
+  /usr/bin/python3 tools/make_zoo.py --out models
+  touch models/.complete
+fi
+IGNIS_BIN=build/ignis python3 -m pytest -q tests/models 2>&1 | tee build/parity.txt | tail -n 20
+summary+=("$(grep -E '^parity' build/parity.txt || true)")
+
+echo
+echo "== summary"
+printf '%s\n' "${summary[@]}"
