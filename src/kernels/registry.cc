@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kernels/registry.h"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "core/aligned_alloc.h"
+#include "core/cpu_features.h"
 
 namespace ignis::kernels {
 
@@ -15,6 +19,28 @@ void* Scratch::get(size_t bytes) {
 
 void KernelRegistry::add(const KernelDef& def) { defs_.push_back(def); }
 
+bool reference_kernels_only() {
+  static const bool only_ref = [] {
+    const char* v = std::getenv("IGNIS_KERNELS");
+    return v != nullptr && std::strcmp(v, "ref") == 0;
+  }();
+  return only_ref;
+}
+
+bool isa_available(Isa isa) {
+  switch (isa) {
+    case Isa::None: return true;
+    case Isa::Avx2: return cpu_features().has_avx2_fma() && cpu_features().f16c;
+    case Isa::Avx512: return cpu_features().avx512f;
+  }
+  return false;
+}
+
+bool kernel_usable(const KernelDef& d) {
+  if (d.isa == Isa::None && d.backend == Backend::Cpu) return true;
+  return !reference_kernels_only() && d.backend == Backend::Cpu && isa_available(d.isa);
+}
+
 const KernelDef* KernelRegistry::find(std::string_view domain, std::string_view op_type, int64_t opset,
                                       std::span<const DType> input_dtypes) const {
   const KernelDef* best = nullptr;
@@ -22,6 +48,7 @@ const KernelDef* KernelRegistry::find(std::string_view domain, std::string_view 
     if (d.domain != domain || d.op_type != op_type || opset < d.since_opset || opset > d.until_opset) continue;
     if (d.type_input >= static_cast<int>(input_dtypes.size())) continue;
     if (!d.types.contains(input_dtypes[d.type_input])) continue;
+    if (!kernel_usable(d)) continue;
     if (!best || d.priority > best->priority) best = &d;
   }
   return best;
@@ -56,6 +83,9 @@ const KernelRegistry& KernelRegistry::global() {
     ref::register_tensor(r);
     ref::register_nn(r);
     ref::register_reduce(r);
+#ifdef IGNIS_HAVE_X86_KERNELS
+    x86::register_all(r);
+#endif
     return r;
   }();
   return registry;

@@ -27,6 +27,14 @@ class KernelRegistry {
   std::vector<KernelDef> defs_;
 };
 
+// True when the CPU can run kernels of `isa`.
+bool isa_available(Isa isa);
+// True when IGNIS_KERNELS=ref is set: only reference kernels are chosen (CI runs the
+// conformance and parity suites once this way so the reference path keeps its coverage).
+bool reference_kernels_only();
+// True when `find` may choose this kernel on this machine in this process.
+bool kernel_usable(const KernelDef& def);
+
 // Instantiates the chosen kernel (wrapping plain functions).
 Result<std::unique_ptr<Kernel>> make_kernel(const KernelDef& def, const KernelInit& init);
 
@@ -37,5 +45,9 @@ void register_tensor(KernelRegistry& r);
 void register_nn(KernelRegistry& r);
 void register_reduce(KernelRegistry& r);
 }  // namespace ref
+namespace x86 {
+// Optimized x86 kernels (AVX2/FMA); registered only in builds with IGNIS_HAVE_X86_KERNELS.
+void register_all(KernelRegistry& r);
+}  // namespace x86
 
 }  // namespace ignis::kernels

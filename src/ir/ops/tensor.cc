@@ -499,6 +499,8 @@ Status infer_pad(InferContext& ctx) {
   std::vector<int64_t> dims = in.to_vector();
   for (size_t i = 0; i < n; ++i) {
     const int a = axes[i];
+    if (pads[i] < -in[a] || pads[i + n] < -in[a])
+      return ctx.fail("pads ", str_list(pads), " remove more than the ", in[a], " elements of axis ", a);
     int64_t d = 0;
     if (__builtin_add_overflow(in[a], pads[i], &d) || __builtin_add_overflow(d, pads[i + n], &d) || d < 0)
       return ctx.fail("pads ", str_list(pads), " give axis ", a, " of ", in.str(), " a negative or huge size");

@@ -12,8 +12,9 @@
 
 namespace ignis::ir::tensor_ops {
 
-// Outputs larger than this are rejected as absurd rather than attempted.
-inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
+// Outputs larger than this (64 GiB) are rejected as absurd rather than attempted: the
+// allocator aborts when memory runs out, so a bad shape value must fail here instead.
+inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 36;
 
 // Dtypes the data-movement ops accept (everything ignis represents except strings).
 inline constexpr DTypeSet kAnyType = DTypeSet::all();

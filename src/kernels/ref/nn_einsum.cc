@@ -4,6 +4,9 @@
 // operand broadcasts a size-1 ellipsis axis). Each output element sums the operands' product
 // over all values of the labels absent from the output. Floats accumulate in double,
 // integers in wrapping 64-bit arithmetic.
+// Two-operand float equations that are batched matrix products (every label is a batch,
+// row, column or contracted label, no diagonals or broadcasting) are instead gathered into
+// [batch, M, K] and [batch, K, N] buffers and run through the shared GEMM.
 #include <type_traits>
 #include <vector>
 
@@ -98,12 +101,104 @@ void einsum_compute(const EinsumLoops& l, const std::vector<const T*>& xs, T* y,
   });
 }
 
+// Copies the elements of `src` addressed by the labels `order` (row-major over their
+// extents, per-label strides into src) into dense `dst`, or back when `to_src` is set.
+template <class T>
+void copy_by_labels(const std::vector<int>& order, const std::vector<int64_t>& dims,
+                    const std::vector<int64_t>& strides, T* src, T* dst, bool to_src) {
+  int64_t total = 1;
+  for (int l : order) total *= dims[l];
+  std::vector<int64_t> idx(order.size(), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    if (to_src) src[off] = dst[i];
+    else dst[i] = src[off];
+    for (int a = static_cast<int>(order.size()) - 1; a >= 0; --a) {
+      const int l = order[a];
+      off += strides[l];
+      if (++idx[a] < dims[l]) break;
+      off -= strides[l] * dims[l];
+      idx[a] = 0;
+    }
+  }
+}
+
+// Per-label strides of an operand, or empty when it repeats a label or broadcasts an axis.
+std::vector<int64_t> label_strides(const EinsumEquation& e, const std::vector<int>& labels, const Shape& shape) {
+  std::vector<int64_t> st(e.num_labels, 0);
+  std::vector<bool> seen(e.num_labels, false);
+  const std::vector<int64_t> rs = shape.strides();
+  for (int ax = 0; ax < shape.rank(); ++ax) {
+    const int l = labels[ax];
+    if (seen[l] || shape[ax] != e.label_dims[l]) return {};
+    seen[l] = true;
+    st[l] = rs[ax];
+  }
+  return st;
+}
+
+template <class T>
+bool try_einsum_gemm(const EinsumEquation& e, const std::vector<Shape>& shapes, const T* a, const T* b, T* y,
+                     const Shape& y_shape, ThreadPool* pool) {
+  if (shapes.size() != 2) return false;
+  const std::vector<int64_t> sa = label_strides(e, e.inputs[0], shapes[0]);
+  const std::vector<int64_t> sb = label_strides(e, e.inputs[1], shapes[1]);
+  const std::vector<int64_t> sy = label_strides(e, e.output, y_shape);
+  if (sa.empty() || sb.empty() || sy.empty()) return false;
+  std::vector<bool> in_a(e.num_labels, false), in_b(e.num_labels, false), in_y(e.num_labels, false);
+  for (int l : e.inputs[0]) in_a[l] = true;
+  for (int l : e.inputs[1]) in_b[l] = true;
+  for (int l : e.output) in_y[l] = true;
+  std::vector<int> batch, rows, cols, depth;
+  for (int l = 0; l < e.num_labels; ++l) {
+    if (in_a[l] && in_b[l]) (in_y[l] ? batch : depth).push_back(l);
+    else if (in_a[l] && in_y[l]) rows.push_back(l);
+    else if (in_b[l] && in_y[l]) cols.push_back(l);
+    else return false;  // summed within one operand: leave to the loops
+  }
+  auto extent = [&](const std::vector<int>& ls) {
+    int64_t p = 1;
+    for (int l : ls) p *= e.label_dims[l];
+    return p;
+  };
+  const int64_t nb = extent(batch), m = extent(rows), n = extent(cols), k = extent(depth);
+  auto concat = [](std::vector<int> x, const std::vector<int>& z) {
+    x.insert(x.end(), z.begin(), z.end());
+    return x;
+  };
+  std::vector<T> ap(static_cast<size_t>(nb * m * k)), bp(static_cast<size_t>(nb * k * n)),
+      yp(static_cast<size_t>(nb * m * n));
+  copy_by_labels(concat(concat(batch, rows), depth), e.label_dims, sa, const_cast<T*>(a), ap.data(), false);
+  copy_by_labels(concat(concat(batch, depth), cols), e.label_dims, sb, const_cast<T*>(b), bp.data(), false);
+  const int threads = pool ? pool->threads() : 1;
+  ThreadPool* inner = nb >= threads ? nullptr : pool;
+  auto run = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      gemm<T>(false, false, m, n, k, T(1), ap.data() + i * m * k, k, bp.data() + i * k * n, n, T(0),
+              yp.data() + i * m * n, n, inner);
+  };
+  if (inner) run(0, nb);
+  else parallel_for(pool, nb, 1, run);
+  copy_by_labels(concat(concat(batch, rows), cols), e.label_dims, sy, y, yp.data(), true);
+  return true;
+}
+
 Status einsum_kernel(KernelContext& ctx) {
   std::vector<Shape> shapes;
   for (int i = 0; i < ctx.num_inputs(); ++i) shapes.push_back(ctx.input(i).shape());
   IGNIS_ASSIGN_OR_RETURN(EinsumEquation e, parse_einsum(ctx.attrs().get_string("equation"), shapes));
-  const EinsumLoops loops = plan_einsum(e, shapes);
   Tensor& y = ctx.output(0);
+  if (y.numel() > 0 && ctx.num_inputs() == 2) {
+    if (y.dtype() == DType::F32 &&
+        try_einsum_gemm<float>(e, shapes, ctx.input(0).data_as<float>(), ctx.input(1).data_as<float>(),
+                               y.data_as<float>(), y.shape(), ctx.pool()))
+      return Status::ok();
+    if (y.dtype() == DType::F64 &&
+        try_einsum_gemm<double>(e, shapes, ctx.input(0).data_as<double>(), ctx.input(1).data_as<double>(),
+                                y.data_as<double>(), y.shape(), ctx.pool()))
+      return Status::ok();
+  }
+  const EinsumLoops loops = plan_einsum(e, shapes);
   return visit_dtype(y.dtype(), [&](auto tag) -> Status {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) {

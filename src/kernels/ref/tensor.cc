@@ -486,6 +486,7 @@ Status eye_like_kernel(KernelContext& ctx) {
   if (out.nbytes() > 0) std::memset(out.data(), 0, out.nbytes());
   const int64_t rows = out.dim(0), cols = out.dim(1);
   const int64_t k = ctx.attrs().get_int("k", 0);
+  if (k >= cols || k <= -rows) return Status::ok();  // the diagonal misses the matrix
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* o = out.data_as<T>();
