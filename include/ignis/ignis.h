@@ -8,3 +8,4 @@
 #include "ignis/status.h"
 #include "ignis/tensor.h"
 #include "ignis/tensor_io.h"
+#include "ignis/optimize.h"

@@ -33,4 +33,13 @@ struct BenchOptions {
 };
 int run_bench(const BenchOptions& opts);
 
+struct OptimizeCliOptions {
+  std::string model;
+  std::string output;
+  std::string level = "extended";
+  bool report = false;
+  std::string dot_dir;
+};
+int run_optimize(const OptimizeCliOptions& opts);
+
 }  // namespace ignis::cli

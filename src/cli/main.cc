@@ -45,6 +45,17 @@ int main(int argc, char** argv) {
   c_bench->add_flag("--json", bench.json, "print one JSON object");
   c_bench->add_option("--profile", bench.profile, "write a Chrome/Perfetto trace of per-op times to this file");
 
+  OptimizeCliOptions optimize;
+  auto* c_opt = app.add_subcommand("optimize", "rewrite the graph (folding, fusion, cleanups) and write a new ONNX file");
+  c_opt->add_option("MODEL", optimize.model, "input model.onnx")->required();
+  c_opt->add_option("--output,-o", optimize.output, "output .onnx path")->required();
+  c_opt->add_option("--level", optimize.level,
+                    "basic | extended (standard ONNX ops only) | all (may use ai.ignis fused ops)")
+      ->default_val("extended")
+      ->check(CLI::IsMember({"none", "basic", "extended", "all"}));
+  c_opt->add_flag("--report", optimize.report, "print node counts by op type, FLOPs, parameters and pass counts");
+  c_opt->add_option("--dot", optimize.dot_dir, "write before/after Graphviz files (and SVGs when `dot` exists) here");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -57,5 +68,6 @@ int main(int argc, char** argv) {
   if (*c_inspect) return run_inspect(inspect);
   if (*c_run) return run_run(run);
   if (*c_bench) return run_bench(bench);
+  if (*c_opt) return run_optimize(optimize);
   return 2;
 }

@@ -11,6 +11,8 @@
 #include "core/strings.h"
 #include "ignis/session.h"
 #include "onnx/import.h"
+#include "passes/pass.h"
+#include "runtime/evaluate.h"
 #include "runtime/model.h"
 #include "runtime/plan.h"
 #include "runtime/session_internal.h"
@@ -105,6 +107,11 @@ Result<Session> Session::open_bytes(std::span<const std::byte> bytes, const Sess
     info.parameter_bytes += static_cast<int64_t>(t.nbytes());
   }
 
+  if (options.optimization != OptLevel::None) {
+    IGNIS_ASSIGN_OR_RETURN(auto fired, passes::optimize(graph, runtime::pass_level(options.optimization),
+                                                        runtime::make_pass_context()));
+    (void)fired;
+  }
   IGNIS_ASSIGN_OR_RETURN(impl->model, runtime::build_model(std::move(graph)));
   const int threads = options.threads == 0 ? ThreadPool::default_threads() : options.threads;
   impl->pool = std::make_unique<ThreadPool>(threads);

@@ -35,6 +35,61 @@ TEST(EinsumOp, BatchMatMulMatchesLoops) {
   expect_close(y, want, 1e-5, 1e-6, "bij,bjk->bik");
 }
 
+// Reference for any equation: sums over every assignment of the labels, written here with
+// labels given per operand as strings (no ellipsis).
+std::vector<double> brute_force(const std::vector<std::string>& terms, const std::string& out,
+                                const std::vector<Tensor>& xs) {
+  std::string labels;
+  std::vector<int64_t> dims;
+  for (size_t t = 0; t < terms.size(); ++t)
+    for (size_t a = 0; a < terms[t].size(); ++a)
+      if (labels.find(terms[t][a]) == std::string::npos) {
+        labels.push_back(terms[t][a]);
+        dims.push_back(xs[t].dim(static_cast<int>(a)));
+      }
+  int64_t out_numel = 1;
+  for (char c : out) out_numel *= dims[labels.find(c)];
+  std::vector<double> y(static_cast<size_t>(out_numel), 0.0);
+  std::vector<int64_t> idx(labels.size(), 0);
+  auto at = [&](const std::string& term, const Shape& shape) {
+    int64_t off = 0;
+    for (size_t a = 0; a < term.size(); ++a) off = off * shape[static_cast<int>(a)] + idx[labels.find(term[a])];
+    return off;
+  };
+  for (;;) {
+    double p = 1;
+    for (size_t t = 0; t < terms.size(); ++t) p *= load_as_double(xs[t].dtype(), xs[t].data(), at(terms[t], xs[t].shape()));
+    int64_t o = 0;
+    for (char c : out) o = o * dims[labels.find(c)] + idx[labels.find(c)];
+    y[o] += p;
+    size_t i = labels.size();
+    while (i > 0 && ++idx[i - 1] == dims[i - 1]) idx[--i] = 0;
+    if (i == 0) break;
+  }
+  return y;
+}
+
+TEST(EinsumOp, MatrixProductFormsMatchBruteForce) {
+  struct Case {
+    std::string a, b, out;
+    Shape sa, sb;
+  };
+  for (const Case& c : {Case{"bhqd", "bhkd", "bhqk", {2, 3, 4, 5}, {2, 3, 6, 5}},
+                        Case{"ij", "jk", "ki", {3, 4}, {4, 5}},
+                        Case{"bsh", "hd", "bsd", {2, 3, 4}, {4, 5}},
+                        Case{"abc", "cda", "dba", {2, 3, 4}, {4, 5, 2}},
+                        Case{"ij", "ij", "", {3, 4}, {3, 4}},
+                        Case{"ij", "jk", "k", {3, 4}, {4, 5}}}) {
+    Tensor a = random_tensor(c.sa, 151), b = random_tensor(c.sb, 152);
+    const std::string eq = c.a + "," + c.b + "->" + c.out;
+    for (int threads : {1, 2}) {
+      auto r = run_op_threads(einsum(eq, {a, b}), threads);
+      ASSERT_TRUE(r.has_value()) << r.error().to_string();
+      expect_close((*r)[0], brute_force({c.a, c.b}, c.out, {a, b}), 1e-5, 1e-6, eq);
+    }
+  }
+}
+
 TEST(EinsumOp, SingleOperandForms) {
   Tensor x = make_tensor_f32({2, 3}, {1, 2, 3, 4, 5, 6});
   expect_close(run1(einsum("ij->ji", {x})), {1, 4, 2, 5, 3, 6}, 0, 0, "transpose");

@@ -537,6 +537,9 @@ TEST(TensorEyeLike, OffsetDiagonalAndDtype) {
   Tensor i = Call("EyeLike", 9, {iota({2, 2})}).attr("dtype", attr_int(7)).attr("k", attr_int(-1)).out();
   EXPECT_EQ(i.dtype(), DType::I64);
   EXPECT_EQ(values<int64_t>(i), (std::vector<int64_t>{0, 0, 1, 0}));
+  EXPECT_EQ(
+      values<float>(Call("EyeLike", 9, {iota({2, 2})}).attr("k", attr_int(std::numeric_limits<int64_t>::max())).out()),
+      std::vector<float>(4, 0.0f));
   EXPECT_EQ(Call("EyeLike", 9, {iota({2})}).code(), StatusCode::InvalidArgument);
 }
 

@@ -88,6 +88,15 @@ ModelBuilder& ModelBuilder::opset_import(const std::string& domain, int64_t vers
   return *this;
 }
 
+ModelBuilder& ModelBuilder::float_attr(const std::string& name, float value) {
+  auto* g = impl_->model.mutable_graph();
+  auto* a = g->mutable_node(g->node_size() - 1)->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(value);
+  return *this;
+}
+
 std::string ModelBuilder::bytes() const { return impl_->model.SerializeAsString(); }
 
 std::string ModelBuilder::write_temp(const std::string& stem) const {

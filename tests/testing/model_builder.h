@@ -29,6 +29,8 @@ class ModelBuilder {
                      const std::string& name = "", std::vector<std::pair<std::string, int64_t>> int_attrs = {},
                      const std::string& domain = "");
   ModelBuilder& opset_import(const std::string& domain, int64_t version);
+  // Adds a float attribute to the most recently added node.
+  ModelBuilder& float_attr(const std::string& name, float value);
 
   std::string bytes() const;
   // Writes the model to a temporary file and returns its path.

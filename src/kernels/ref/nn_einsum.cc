@@ -101,18 +101,17 @@ void einsum_compute(const EinsumLoops& l, const std::vector<const T*>& xs, T* y,
   });
 }
 
-// Copies the elements of `src` addressed by the labels `order` (row-major over their
-// extents, per-label strides into src) into dense `dst`, or back when `to_src` is set.
-template <class T>
-void copy_by_labels(const std::vector<int>& order, const std::vector<int64_t>& dims,
-                    const std::vector<int64_t>& strides, T* src, T* dst, bool to_src) {
+// Calls f(i, offset) for the dense index i over the labels `order` (row-major over their
+// extents) and the matching offset through per-label strides.
+template <class F>
+void walk_labels(const std::vector<int>& order, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
+                 F f) {
   int64_t total = 1;
   for (int l : order) total *= dims[l];
   std::vector<int64_t> idx(order.size(), 0);
   int64_t off = 0;
   for (int64_t i = 0; i < total; ++i) {
-    if (to_src) src[off] = dst[i];
-    else dst[i] = src[off];
+    f(i, off);
     for (int a = static_cast<int>(order.size()) - 1; a >= 0; --a) {
       const int l = order[a];
       off += strides[l];
@@ -168,8 +167,8 @@ bool try_einsum_gemm(const EinsumEquation& e, const std::vector<Shape>& shapes, 
   };
   std::vector<T> ap(static_cast<size_t>(nb * m * k)), bp(static_cast<size_t>(nb * k * n)),
       yp(static_cast<size_t>(nb * m * n));
-  copy_by_labels(concat(concat(batch, rows), depth), e.label_dims, sa, const_cast<T*>(a), ap.data(), false);
-  copy_by_labels(concat(concat(batch, depth), cols), e.label_dims, sb, const_cast<T*>(b), bp.data(), false);
+  walk_labels(concat(concat(batch, rows), depth), e.label_dims, sa, [&](int64_t i, int64_t off) { ap[i] = a[off]; });
+  walk_labels(concat(concat(batch, depth), cols), e.label_dims, sb, [&](int64_t i, int64_t off) { bp[i] = b[off]; });
   const int threads = pool ? pool->threads() : 1;
   ThreadPool* inner = nb >= threads ? nullptr : pool;
   auto run = [&](int64_t begin, int64_t end) {
@@ -179,7 +178,7 @@ bool try_einsum_gemm(const EinsumEquation& e, const std::vector<Shape>& shapes, 
   };
   if (inner) run(0, nb);
   else parallel_for(pool, nb, 1, run);
-  copy_by_labels(concat(concat(batch, rows), cols), e.label_dims, sy, y, yp.data(), true);
+  walk_labels(concat(concat(batch, rows), cols), e.label_dims, sy, [&](int64_t i, int64_t off) { y[off] = yp[i]; });
   return true;
 }
 

@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ignis: an ONNX inference engine, with onnxruntime's Python API.
+
+    import ignis as ort          # instead of: import onnxruntime as ort
+    sess = ort.InferenceSession("model.onnx")
+    outputs = sess.run(None, {"input": x})
+
+Engine errors raise the classes below, each also a built-in exception: InvalidArgument and
+InvalidModel are ValueErrors, Unsupported a NotImplementedError, NotFound a FileNotFoundError,
+OutOfRange an IndexError; all derive from IgnisError (a RuntimeError).
+"""
+
+from . import _ignis
+from ._errors import (
+    Fail,
+    IgnisError,
+    InvalidArgument,
+    InvalidGraph,
+    InvalidModel,
+    InvalidProtobuf,
+    NoSuchFile,
+    NotFound,
+    OutOfRange,
+    Unsupported,
+)
+from ._errors import NotImplemented  # noqa: A004 - onnxruntime's name; not in __all__
+from ._session import (
+    ExecutionMode,
+    GraphOptimizationLevel,
+    InferenceSession,
+    ModelMetadata,
+    NodeArg,
+    RunOptions,
+    SessionOptions,
+    get_available_providers,
+    get_device,
+    set_default_logger_severity,
+)
+
+__version__ = _ignis.__version__
+
+__all__ = [
+    "ExecutionMode",
+    "Fail",
+    "GraphOptimizationLevel",
+    "IgnisError",
+    "InferenceSession",
+    "InvalidArgument",
+    "InvalidGraph",
+    "InvalidModel",
+    "InvalidProtobuf",
+    "ModelMetadata",
+    "NoSuchFile",
+    "NodeArg",
+    "NotFound",
+    "OutOfRange",
+    "RunOptions",
+    "SessionOptions",
+    "Unsupported",
+    "get_available_providers",
+    "get_device",
+    "set_default_logger_severity",
+]

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: Apache-2.0
+// ignis._ignis: the native layer under the Python package. It turns numpy arrays into Tensor
+// views and engine outputs into numpy arrays without copying, releases the GIL while the engine
+// works, and raises a non-ok Status as the matching class of ignis/_errors.py.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <bit>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ignis/ignis.h"
+
+namespace py = pybind11;
+
+namespace ignis::python {
+namespace {
+
+// numpy's NPY_ARRAY_ALIGNED flag bit (part of numpy's stable C ABI).
+constexpr int kNumpyAligned = 0x0100;
+// The byte-order character numpy gives a dtype that is not in this machine's order.
+constexpr char kForeignByteOrder = std::endian::native == std::endian::little ? '>' : '<';
+
+const char* error_class_name(StatusCode code) {
+  switch (code) {
+    case StatusCode::InvalidArgument: return "InvalidArgument";
+    case StatusCode::InvalidModel: return "InvalidModel";
+    // ValueRequired reaches users only when a valid model needs a value ignis cannot plan for.
+    case StatusCode::Unsupported:
+    case StatusCode::ValueRequired: return "Unsupported";
+    case StatusCode::NotFound: return "NotFound";
+    case StatusCode::OutOfRange: return "OutOfRange";
+    case StatusCode::Ok:
+    case StatusCode::Internal: break;
+  }
+  return "IgnisError";
+}
+
+// Sets the Python error for `status` (the engine's message, unchanged) and unwinds to pybind11.
+[[noreturn]] void raise_status(const Status& status) {
+  py::object cls = py::module_::import("ignis._errors").attr(error_class_name(status.code()));
+  PyErr_SetObject(cls.ptr(), py::str(status.message()).ptr());
+  throw py::error_already_set();
+}
+
+template <class T>
+T unwrap(Result<T> result) {
+  if (!result) raise_status(result.error());
+  return std::move(result).value();
+}
+
+std::string quoted_names(const std::vector<ValueInfo>& values) {
+  std::string out;
+  for (const auto& v : values) out += (out.empty() ? "'" : ", '") + v.name + "'";
+  return out;
+}
+
+// numpy dtype -> DType; nullopt for numpy types that have no ONNX tensor type (object,
+// strings, complex, datetime...). bfloat16 is ml_dtypes' type, the one onnx itself uses.
+std::optional<DType> dtype_from_numpy(const py::dtype& dt) {
+  const auto size = dt.itemsize();
+  switch (dt.kind()) {
+    case 'f':
+      if (size == 2) return DType::F16;
+      if (size == 4) return DType::F32;
+      if (size == 8) return DType::F64;
+      break;
+    case 'i':
+      if (size == 1) return DType::I8;
+      if (size == 2) return DType::I16;
+      if (size == 4) return DType::I32;
+      if (size == 8) return DType::I64;
+      break;
+    case 'u':
+      if (size == 1) return DType::U8;
+      if (size == 2) return DType::U16;
+      if (size == 4) return DType::U32;
+      if (size == 8) return DType::U64;
+      break;
+    case 'b':
+      if (size == 1) return DType::Bool;
+      break;
+    case 'V':
+      if (size == 2 && py::str(dt.attr("name")).cast<std::string>() == "bfloat16") return DType::BF16;
+      break;
+    default: break;
+  }
+  return std::nullopt;
+}
+
+py::dtype numpy_dtype(DType t, const std::string& output) {
+  switch (t) {
+    case DType::F32: return py::dtype::of<float>();
+    case DType::F64: return py::dtype::of<double>();
+    case DType::F16: return py::dtype("float16");
+    case DType::I8: return py::dtype::of<int8_t>();
+    case DType::I16: return py::dtype::of<int16_t>();
+    case DType::I32: return py::dtype::of<int32_t>();
+    case DType::I64: return py::dtype::of<int64_t>();
+    case DType::U8: return py::dtype::of<uint8_t>();
+    case DType::U16: return py::dtype::of<uint16_t>();
+    case DType::U32: return py::dtype::of<uint32_t>();
+    case DType::U64: return py::dtype::of<uint64_t>();
+    case DType::Bool: return py::dtype::of<bool>();
+    case DType::BF16:
+      try {
+        return py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+      } catch (py::error_already_set& e) {
+        if (!e.matches(PyExc_ImportError)) throw;
+        raise_status(unsupported("output '" + output +
+                                 "' is bfloat16, which numpy represents only with the ml_dtypes package"));
+      }
+    case DType::String:
+    case DType::Undefined: break;
+  }
+  raise_status(unsupported("output '" + output + "' has type " + std::string(dtype_name(t)) +
+                           ", which has no numpy buffer equivalent"));
+}
+
+// Reads a numpy array (or anything np.asarray accepts) as a Tensor. A C-contiguous, aligned,
+// native-endian array is viewed in place; any other layout is copied into a contiguous array
+// first, as onnxruntime does. The dtype must match exactly: nothing is cast. The array that
+// the view reads is appended to `keep` so it outlives the run.
+Tensor view_input(const Session& session, const std::string& name, py::handle value, std::vector<py::object>* keep) {
+  const ValueInfo* decl = nullptr;
+  for (const auto& in : session.inputs())
+    if (in.name == name) decl = &in;
+
+  py::module_ np = py::module_::import("numpy");
+  py::array arr = py::isinstance<py::array>(value) ? py::reinterpret_borrow<py::array>(value)
+                                                   : py::array(np.attr("asarray")(value));
+  const std::optional<DType> dtype = dtype_from_numpy(arr.dtype());
+  if (!dtype) {
+    const std::string got = py::str(arr.dtype()).cast<std::string>();
+    if (!decl)
+      raise_status(invalid_argument("unknown input '" + name + "'; the model's inputs are " +
+                                    quoted_names(session.inputs())));
+    if (decl->dtype == DType::String)
+      raise_status(unsupported("input '" + name + "' is a string tensor; ignis does not support string tensors"));
+    raise_status(invalid_argument("input '" + name + "' must be " + std::string(dtype_name(decl->dtype)) +
+                                  ", got numpy " + got + ", which has no ONNX tensor type"));
+  }
+  if (arr.ndim() > Shape::kMaxRank)
+    raise_status(invalid_argument("input '" + name + "' has rank " + std::to_string(arr.ndim()) +
+                                  "; ignis supports at most " + std::to_string(Shape::kMaxRank) + " dimensions"));
+
+  const bool native = arr.dtype().byteorder() != kForeignByteOrder;
+  const bool in_place = (arr.flags() & py::array::c_style) && (arr.flags() & kNumpyAligned) && native;
+  if (!in_place) {
+    py::object target = native ? py::object(arr.dtype()) : arr.dtype().attr("newbyteorder")("=");
+    arr = py::array(np.attr("array")(arr, py::arg("dtype") = target, py::arg("order") = "C", py::arg("copy") = true));
+  }
+  Shape shape;
+  for (py::ssize_t d = 0; d < arr.ndim(); ++d) shape.push_back(arr.shape(d));
+  Tensor t = Tensor::view(*dtype, shape, arr.data());
+  keep->push_back(std::move(arr));
+  return t;
+}
+
+// Wraps an engine output in a numpy array without copying: the array's base is a capsule that
+// owns a handle to the Tensor, so the buffer lives as long as the array (and its views) do.
+py::array to_numpy(Tensor t, const std::string& name) {
+  py::dtype dt = numpy_dtype(t.dtype(), name);
+  // A view's memory is not kept alive by its handle; outputs normally own theirs.
+  if (!t.owns_data() && t.numel() > 0) t = t.clone();
+  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+  void* data = t.data();
+  py::capsule owner(new Tensor(std::move(t)), [](void* p) { delete static_cast<Tensor*>(p); });
+  return py::array(dt, shape, data, owner);
+}
+
+struct RunArgs {
+  NamedTensors inputs;
+  std::vector<std::string> output_names;
+  std::vector<std::string> result_names;  // the name of each result, for messages
+  std::vector<py::object> keep;           // arrays the input views read
+};
+
+RunArgs make_run_args(const Session& session, const py::dict& feed, const std::optional<std::vector<std::string>>& names) {
+  RunArgs args;
+  for (auto [key, value] : feed) {
+    if (!py::isinstance<py::str>(key))
+      throw py::type_error("input names must be str, got " + py::str(py::type::of(key).attr("__name__")).cast<std::string>());
+    std::string name = key.cast<std::string>();
+    Tensor t = view_input(session, name, value, &args.keep);
+    args.inputs.emplace_back(std::move(name), std::move(t));
+  }
+  if (names) args.output_names = *names;
+  if (args.output_names.empty())
+    for (const auto& out : session.outputs()) args.result_names.push_back(out.name);
+  else
+    args.result_names = args.output_names;
+  return args;
+}
+
+py::list to_numpy_list(std::vector<Tensor> tensors, const std::vector<std::string>& names) {
+  py::list out;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    out.append(to_numpy(std::move(tensors[i]), i < names.size() ? names[i] : std::to_string(i)));
+  return out;
+}
+
+py::list run(const Session& session, const py::dict& feed, const std::optional<std::vector<std::string>>& names) {
+  RunArgs args = make_run_args(session, feed, names);
+  auto result = [&] {
+    py::gil_scoped_release unlocked;
+    return session.run(args.inputs, args.output_names);
+  }();
+  return to_numpy_list(unwrap(std::move(result)), args.result_names);
+}
+
+// As run(); also returns one (node, op_type, kernel, microseconds, flops) tuple per executed node.
+py::tuple run_profiled(const Session& session, const py::dict& feed,
+                       const std::optional<std::vector<std::string>>& names) {
+  RunArgs args = make_run_args(session, feed, names);
+  std::vector<OpTiming> timings;
+  auto result = [&] {
+    py::gil_scoped_release unlocked;
+    return session.run_profiled(args.inputs, &timings, args.output_names);
+  }();
+  py::list outputs = to_numpy_list(unwrap(std::move(result)), args.result_names);
+  py::list ops;
+  for (const auto& t : timings) ops.append(py::make_tuple(t.node, t.op_type, t.kernel, t.micros, t.flops));
+  return py::make_tuple(outputs, ops);
+}
+
+SessionOptions make_options(int threads, int optimization, int log_level) {
+  SessionOptions o;
+  o.threads = threads;
+  if (optimization < 0 || optimization > static_cast<int>(OptLevel::All))
+    raise_status(invalid_argument("optimization level must be 0..3, got " + std::to_string(optimization)));
+  o.optimization = static_cast<OptLevel>(optimization);
+  if (log_level < 0 || log_level > static_cast<int>(LogLevel::Debug))
+    raise_status(invalid_argument("log level must be 0..3, got " + std::to_string(log_level)));
+  o.log_level = static_cast<LogLevel>(log_level);
+  return o;
+}
+
+std::unique_ptr<Session> open_path(const std::string& path, int threads, int optimization, int log_level) {
+  const SessionOptions options = make_options(threads, optimization, log_level);
+  auto result = [&] {
+    py::gil_scoped_release unlocked;
+    return Session::open(path, options);
+  }();
+  return std::make_unique<Session>(unwrap(std::move(result)));
+}
+
+std::unique_ptr<Session> open_bytes(const py::object& model, int threads, int optimization, int log_level,
+                                    const std::string& base_dir) {
+  const SessionOptions options = make_options(threads, optimization, log_level);
+  Py_buffer view;
+  if (PyObject_GetBuffer(model.ptr(), &view, PyBUF_SIMPLE) != 0) throw py::error_already_set();
+  const std::unique_ptr<Py_buffer, void (*)(Py_buffer*)> release(&view, PyBuffer_Release);
+  const std::span<const std::byte> bytes(static_cast<const std::byte*>(view.buf), static_cast<size_t>(view.len));
+  auto result = [&] {
+    py::gil_scoped_release unlocked;
+    return Session::open_bytes(bytes, options, base_dir);
+  }();
+  return std::make_unique<Session>(unwrap(std::move(result)));
+}
+
+// (name, ONNX element type number, dims with -1 for symbolic, dim names, has_shape)
+py::list describe(const std::vector<ValueInfo>& values) {
+  py::list out;
+  for (const auto& v : values)
+    out.append(py::make_tuple(v.name, static_cast<int>(v.dtype), v.dims, v.dim_names, v.has_shape));
+  return out;
+}
+
+py::dict model_info(const Session& session) {
+  const ModelInfo& m = session.model_info();
+  py::dict d;
+  d["ir_version"] = m.ir_version;
+  d["producer"] = m.producer;
+  d["opsets"] = m.opsets;
+  d["op_histogram"] = m.op_histogram;
+  d["node_count"] = m.node_count;
+  d["parameter_count"] = m.parameter_count;
+  d["parameter_bytes"] = m.parameter_bytes;
+  d["flops"] = m.flops;
+  return d;
+}
+
+}  // namespace
+}  // namespace ignis::python
+
+PYBIND11_MODULE(_ignis, m) {
+  using namespace ignis::python;
+  m.doc() = "Native layer of the ignis package; use the API in `ignis` instead.";
+  m.attr("__version__") = IGNIS_VERSION;
+
+  py::class_<ignis::Session>(m, "Session")
+      .def_static("open", &open_path, py::arg("path"), py::arg("threads"), py::arg("optimization"),
+                  py::arg("log_level"))
+      .def_static("open_bytes", &open_bytes, py::arg("model"), py::arg("threads"), py::arg("optimization"),
+                  py::arg("log_level"), py::arg("base_dir") = "")
+      .def("inputs", [](const ignis::Session& s) { return describe(s.inputs()); })
+      .def("outputs", [](const ignis::Session& s) { return describe(s.outputs()); })
+      .def("model_info", &model_info)
+      .def("run", &run, py::arg("feed"), py::arg("output_names") = py::none())
+      .def("run_profiled", &run_profiled, py::arg("feed"), py::arg("output_names") = py::none());
+}

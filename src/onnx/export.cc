@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "onnx/export.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+
+#include "core/strings.h"
+
+namespace ignis::onnx_io {
+namespace {
+
+void fill_tensor(onnx::TensorProto* tp, const std::string& name, const Tensor& t) {
+  tp->set_name(name);
+  tp->set_data_type(static_cast<int>(t.dtype()));
+  for (int64_t d : t.shape()) tp->add_dims(d);
+  tp->set_raw_data(std::string(static_cast<const char*>(t.data()), t.nbytes()));
+}
+
+void fill_value_info(onnx::ValueInfoProto* vi, const ValueInfo& info) {
+  vi->set_name(info.name);
+  if (info.dtype == DType::Undefined) return;
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(static_cast<int>(info.dtype));
+  if (!info.has_shape) return;
+  auto* shape = tt->mutable_shape();
+  for (size_t i = 0; i < info.dims.size(); ++i) {
+    auto* d = shape->add_dim();
+    if (info.dims[i] >= 0) d->set_dim_value(info.dims[i]);
+    else if (i < info.dim_names.size() && !info.dim_names[i].empty()) d->set_dim_param(info.dim_names[i]);
+  }
+}
+
+Status fill_attribute(onnx::AttributeProto* ap, const std::string& name, const Attribute& a, const ir::Node& n) {
+  ap->set_name(name);
+  switch (a.kind) {
+    case Attribute::Kind::Float: ap->set_type(onnx::AttributeProto::FLOAT); ap->set_f(a.f); break;
+    case Attribute::Kind::Int: ap->set_type(onnx::AttributeProto::INT); ap->set_i(a.i); break;
+    case Attribute::Kind::String: ap->set_type(onnx::AttributeProto::STRING); ap->set_s(a.s); break;
+    case Attribute::Kind::Tensor: ap->set_type(onnx::AttributeProto::TENSOR); fill_tensor(ap->mutable_t(), "", a.t); break;
+    case Attribute::Kind::Floats:
+      ap->set_type(onnx::AttributeProto::FLOATS);
+      for (float f : a.floats) ap->add_floats(f);
+      break;
+    case Attribute::Kind::Ints:
+      ap->set_type(onnx::AttributeProto::INTS);
+      for (int64_t i : a.ints) ap->add_ints(i);
+      break;
+    case Attribute::Kind::Strings:
+      ap->set_type(onnx::AttributeProto::STRINGS);
+      for (const auto& s : a.strings) ap->add_strings(s);
+      break;
+    default:
+      return unsupported(str_cat(n.label(), ": attribute '", name, "' of kind ", attribute_kind_name(a.kind),
+                                 " cannot be written"));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::string> export_model(const ir::Graph& g) {
+  onnx::ModelProto mp;
+  mp.set_ir_version(std::max<int64_t>(g.ir_version, 7));
+  mp.set_producer_name("ignis");
+  mp.set_producer_version("0.1.0");
+  for (const auto& [domain, version] : g.opsets) {
+    auto* os = mp.add_opset_import();
+    os->set_domain(domain);
+    os->set_version(version);
+  }
+  auto* gp = mp.mutable_graph();
+  gp->set_name(g.name.empty() ? "ignis" : g.name);
+  for (const auto& in : g.inputs) fill_value_info(gp->add_input(), in);
+  for (const auto& out : g.outputs) fill_value_info(gp->add_output(), out);
+  // Sorted so the same graph always serializes to the same bytes.
+  std::vector<const std::pair<const std::string, Tensor>*> inits;
+  for (const auto& kv : g.initializers) inits.push_back(&kv);
+  std::sort(inits.begin(), inits.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  for (const auto* kv : inits) fill_tensor(gp->add_initializer(), kv->first, kv->second);
+  for (const auto& n : g.nodes) {
+    auto* np = gp->add_node();
+    np->set_name(n.name);
+    np->set_op_type(n.op_type);
+    np->set_domain(n.domain);
+    for (const auto& i : n.inputs) np->add_input(i);
+    for (const auto& o : n.outputs) np->add_output(o);
+    for (const auto& [name, a] : n.attrs.items()) IGNIS_RETURN_IF_ERROR(fill_attribute(np->add_attribute(), name, a, n));
+  }
+  std::string bytes;
+  if (!mp.SerializeToString(&bytes)) return internal_error("serializing the optimized model failed (over 2 GiB?)");
+  return bytes;
+}
+
+}  // namespace ignis::onnx_io

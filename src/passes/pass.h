@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// Graph passes: each a small named rewrite with a level, run in the order pipeline.cc gives.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ignis/status.h"
+#include "ir/graph.h"
+
+namespace ignis::passes {
+
+// Levels as onnxruntime names them. Basic and Extended emit standard ONNX ops only, so their
+// output runs in any ONNX runtime; All may emit ai.ignis ops that need ignis' kernels.
+enum class Level { Basic = 1, Extended = 2, All = 3 };
+
+// What passes need from layers above them: evaluating a node on constant inputs (for
+// constant folding) is done with the runtime's kernels, injected here.
+struct PassContext {
+  std::function<Result<std::vector<Tensor>>(const ir::Node& node, int64_t opset,
+                                            const std::vector<const Tensor*>& inputs)>
+      evaluate;
+};
+
+struct Pass {
+  std::string_view name;
+  Level level;
+  // Returns how many rewrites it made (0 = graph unchanged).
+  Result<int> (*run)(ir::Graph& g, const PassContext& ctx);
+};
+
+struct PassCount {
+  std::string name;
+  int rewrites = 0;
+};
+
+// Every pass, in pipeline order.
+const std::vector<Pass>& pipeline();
+
+// Runs the passes of `level` and below until none changes the graph (at most a few rounds);
+// the IR verifier runs after every pass that changed something.
+Result<std::vector<PassCount>> optimize(ir::Graph& g, Level level, const PassContext& ctx);
+
+// The passes, one per file.
+Result<int> eliminate_identity(ir::Graph& g, const PassContext& ctx);
+Result<int> eliminate_dead_code(ir::Graph& g, const PassContext& ctx);
+Result<int> fold_constants(ir::Graph& g, const PassContext& ctx);
+Result<int> fuse_conv_bn(ir::Graph& g, const PassContext& ctx);
+
+}  // namespace ignis::passes

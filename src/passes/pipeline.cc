@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pass order and levels. Cleanups first so fusions see canonical patterns, then cleanups
+// again (in the next round) for what fusions leave behind.
+#include "passes/pass.h"
+
+#include "core/strings.h"
+
+namespace ignis::passes {
+
+const std::vector<Pass>& pipeline() {
+  static const std::vector<Pass> passes = {
+      {"eliminate_identity", Level::Basic, eliminate_identity},
+      {"fold_constants", Level::Basic, fold_constants},
+      {"eliminate_dead_code", Level::Basic, eliminate_dead_code},
+      {"fuse_conv_bn", Level::Extended, fuse_conv_bn},
+  };
+  return passes;
+}
+
+Result<std::vector<PassCount>> optimize(ir::Graph& g, Level level, const PassContext& ctx) {
+  std::vector<PassCount> counts;
+  for (const auto& p : pipeline())
+    if (p.level <= level) counts.push_back({std::string(p.name), 0});
+  constexpr int kMaxRounds = 4;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    bool changed = false;
+    size_t k = 0;
+    for (const auto& p : pipeline()) {
+      if (p.level > level) continue;
+      IGNIS_ASSIGN_OR_RETURN(int n, p.run(g, ctx));
+      counts[k++].rewrites += n;
+      if (n > 0) {
+        changed = true;
+        Status s = ir::verify(g);
+        if (!s) return internal_error(str_cat("pass ", p.name, " left an invalid graph: ", s.message()));
+      }
+    }
+    if (!changed) break;
+  }
+  return counts;
+}
+
+}  // namespace ignis::passes

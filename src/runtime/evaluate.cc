@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtime/evaluate.h"
+
+#include "core/strings.h"
+#include "ir/op_schema.h"
+#include "kernels/registry.h"
+
+namespace ignis::runtime {
+
+Result<std::vector<Tensor>> evaluate_node(const ir::Node& node, int64_t opset, const std::vector<const Tensor*>& inputs) {
+  const auto* schema = ir::OpSchemaRegistry::global().find(node.domain, node.op_type, opset);
+  if (!schema) return unsupported(str_cat(node.label(), ": no schema at opset ", opset));
+  std::vector<ir::ValueType> types(inputs.size());
+  std::vector<const ir::ValueType*> type_ptrs(inputs.size(), nullptr);
+  std::vector<DType> dtypes(inputs.size(), DType::Undefined);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]) continue;
+    types[i] = {inputs[i]->dtype(), inputs[i]->shape()};
+    type_ptrs[i] = &types[i];
+    dtypes[i] = inputs[i]->dtype();
+  }
+  ir::InferContext ictx(node.name, node.op_type, opset, node.attrs, type_ptrs, inputs,
+                        static_cast<int>(node.outputs.size()));
+  IGNIS_RETURN_IF_ERROR(schema->infer(ictx));
+  const auto* def = kernels::KernelRegistry::global().find(node.domain, node.op_type, opset, dtypes);
+  if (!def) return unsupported(str_cat(node.label(), ": no kernel for these input types"));
+  kernels::KernelInit init{node.attrs, opset, dtypes, inputs};
+  IGNIS_ASSIGN_OR_RETURN(auto kernel, kernels::make_kernel(*def, init));
+  std::vector<Tensor> outputs;
+  outputs.reserve(ictx.outputs().size());
+  for (const auto& vt : ictx.outputs()) outputs.push_back(Tensor::zeros(vt.dtype, vt.shape));
+  std::vector<Tensor*> out_ptrs;
+  for (size_t o = 0; o < outputs.size(); ++o)
+    out_ptrs.push_back(o < node.outputs.size() && !node.outputs[o].empty() ? &outputs[o] : nullptr);
+  kernels::Scratch scratch;
+  kernels::KernelContext kctx(node.attrs, opset, inputs, out_ptrs, nullptr, &scratch);
+  IGNIS_RETURN_IF_ERROR(kernel->run(kctx));
+  return outputs;
+}
+
+passes::PassContext make_pass_context() {
+  passes::PassContext ctx;
+  ctx.evaluate = evaluate_node;
+  return ctx;
+}
+
+}  // namespace ignis::runtime
