@@ -31,6 +31,9 @@ class OutOfRange(IgnisError, IndexError):
     """A data-dependent index outside its valid range (e.g. a Gather index)."""
 
 
+for _cls in (IgnisError, InvalidArgument, InvalidModel, Unsupported, NotFound, OutOfRange):
+    _cls.__module__ = "ignis"  # tracebacks read "ignis.InvalidArgument: ..."
+
 # onnxruntime's names for the same failures.
 NotImplemented = Unsupported  # noqa: A001 - the name onnxruntime uses
 Fail = IgnisError

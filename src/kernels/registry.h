@@ -44,6 +44,7 @@ void register_elementwise(KernelRegistry& r);
 void register_tensor(KernelRegistry& r);
 void register_nn(KernelRegistry& r);
 void register_reduce(KernelRegistry& r);
+void register_fused(KernelRegistry& r);  // ai.ignis fused ops
 }  // namespace ref
 namespace x86 {
 // Optimized x86 kernels (AVX2/FMA); registered only in builds with IGNIS_HAVE_X86_KERNELS.

@@ -187,7 +187,7 @@ void resize_nearest(const ResizeParams& p, const Shape& in, const T* x, T* y, Th
 }
 
 template <class T>
-void resize_interpolate(const ResizeParams& p, const Shape& in, const T* x, T* y) {
+void resize_interpolate(const ResizeParams& p, const Shape& in, const T* x, T* y, ThreadPool* pool) {
   const int rank = in.rank();
   std::vector<int64_t> cur_shape(in.begin(), in.end());
   std::vector<double> cur(static_cast<size_t>(in.numel()));
@@ -200,24 +200,26 @@ void resize_interpolate(const ResizeParams& p, const Shape& in, const T* x, T* y
     for (int i = a + 1; i < rank; ++i) inner *= cur_shape[i];
     const int64_t len_in = cur_shape[a], len_out = p.out[a];
     std::vector<double> next(static_cast<size_t>(outer * len_out * inner));
-    for (int64_t ou = 0; ou < outer; ++ou) {
-      const double* src = cur.data() + ou * len_in * inner;
-      double* dst = next.data() + ou * len_out * inner;
-      for (int64_t o = 0; o < len_out; ++o) {
-        double* d = dst + o * inner;
-        if (t.outside[o]) {
-          std::fill(d, d + inner, p.extrapolation_value);
-          continue;
-        }
-        std::fill(d, d + inner, 0.0);
-        for (int j = 0; j < t.n; ++j) {
-          const double w = t.weight[o * t.n + j];
-          if (w == 0.0) continue;
-          const double* s = src + t.index[o * t.n + j] * inner;
-          for (int64_t i = 0; i < inner; ++i) d[i] += w * s[i];
+    parallel_for(pool, outer, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t ou = begin; ou < end; ++ou) {
+        const double* src = cur.data() + ou * len_in * inner;
+        double* dst = next.data() + ou * len_out * inner;
+        for (int64_t o = 0; o < len_out; ++o) {
+          double* d = dst + o * inner;
+          if (t.outside[o]) {
+            std::fill(d, d + inner, p.extrapolation_value);
+            continue;
+          }
+          std::fill(d, d + inner, 0.0);
+          for (int j = 0; j < t.n; ++j) {
+            const double w = t.weight[o * t.n + j];
+            if (w == 0.0) continue;
+            const double* s = src + t.index[o * t.n + j] * inner;
+            for (int64_t i = 0; i < inner; ++i) d[i] += w * s[i];
+          }
         }
       }
-    }
+    });
     cur_shape[a] = len_out;
     cur.swap(next);
   }
@@ -269,7 +271,7 @@ Status run_resize(KernelContext& ctx, bool is_upsample) {
     if constexpr (std::is_same_v<T, bool>) {
       return unsupported("Resize: linear and cubic modes on bool tensors");
     } else {
-      resize_interpolate(p, x.shape(), x.data_as<T>(), y.data_as<T>());
+      resize_interpolate(p, x.shape(), x.data_as<T>(), y.data_as<T>(), ctx.pool());
       return Status::ok();
     }
   });

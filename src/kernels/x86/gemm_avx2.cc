@@ -104,7 +104,6 @@ void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b
   for (int64_t p = 0; p < kc; ++p) {
     const __m256 b0 = _mm256_load_ps(b);
     const __m256 b1 = _mm256_load_ps(b + 8);
-    _mm_prefetch(reinterpret_cast<const char*>(a + 8 * kMr), _MM_HINT_T0);
 #pragma GCC unroll 6
     for (int i = 0; i < M; ++i) {
       const __m256 ai = _mm256_broadcast_ss(a + i);
@@ -183,27 +182,30 @@ void gemm_no_depth(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_
 
 void gemm_f32_pack_b(const float* x, int64_t ld, bool trans, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
                      float* dst) {
+  const int64_t full = nc / kNr * kNr;
+  const int tail = static_cast<int>(nc - full);
+  if (!trans) {
+    // Row by row: the source streams contiguously, each panel row is one 64-byte line.
+    const __m256i m0 = lane_mask(std::min(tail, 8)), m1 = lane_mask(std::max(tail - 8, 0));
+    for (int64_t p = 0; p < kc; ++p) {
+      const float* src = x + (p0 + p) * ld + j0;
+      float* d = dst + p * kNr;
+      for (int64_t j = 0; j < full; j += kNr) {
+        _mm256_store_ps(d + j * kc, _mm256_loadu_ps(src + j));
+        _mm256_store_ps(d + j * kc + 8, _mm256_loadu_ps(src + j + 8));
+      }
+      if (tail) {
+        _mm256_store_ps(d + full * kc, _mm256_maskload_ps(src + full, m0));
+        _mm256_store_ps(d + full * kc + 8, _mm256_maskload_ps(src + full + 8, m1));
+      }
+    }
+    return;
+  }
+  // op(B)[p][j] = X[j][p]: transpose 8x8 blocks of X rows into each panel.
   for (int64_t jr = 0; jr < nc; jr += kNr) {
     const int cols = static_cast<int>(std::min<int64_t>(kNr, nc - jr));
-    float* d = dst + jr * kc;
-    if (!trans) {
-      const float* src = x + p0 * ld + j0 + jr;
-      if (cols == kNr) {
-        for (int64_t p = 0; p < kc; ++p, src += ld, d += kNr) {
-          _mm256_store_ps(d, _mm256_loadu_ps(src));
-          _mm256_store_ps(d + 8, _mm256_loadu_ps(src + 8));
-        }
-      } else {
-        const __m256i m0 = lane_mask(std::min(cols, 8)), m1 = lane_mask(std::max(cols - 8, 0));
-        for (int64_t p = 0; p < kc; ++p, src += ld, d += kNr) {
-          _mm256_store_ps(d, _mm256_maskload_ps(src, m0));
-          _mm256_store_ps(d + 8, _mm256_maskload_ps(src + 8, m1));
-        }
-      }
-      continue;
-    }
-    // op(B)[p][j] = X[j][p]: transpose 8x8 blocks of X rows into the panel.
     const float* src = x + (j0 + jr) * ld + p0;
+    float* d = dst + jr * kc;
     int64_t p = 0;
     if (cols == kNr) {
       for (; p + 8 <= kc; p += 8) {

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+// x86 Conv (float32, 1-D and 2-D) on the AVX2 sgemm and the direct depthwise kernel.
+//
+// Per image and group, Y_g [Mg x OH*OW] = W_g [Mg x Cg*KH*KW] * im2col(X_g). W_g is the GEMM
+// A operand, packed once at creation when W is constant; the B operand is X_g itself for
+// 1x1 unit-stride unpadded convolutions and otherwise an im2col block the packer writes
+// straight from the image (conv_avx2.cc), so no im2col matrix is ever materialized. The
+// bias is the GEMM epilogue's per-row bias. Depthwise convolutions (one input channel per
+// group) run the direct kernel, one channel plane per task. Everything else (3-D and wider
+// convolutions, depthwise with dilation or strides above 2) goes to the reference kernel.
+#include <algorithm>
+#include <vector>
+
+#include "core/conv_geometry.h"
+#include "kernels/x86/conv_avx2.h"
+#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/x86_internal.h"
+
+namespace ignis::kernels::x86 {
+
+namespace {
+
+constexpr DTypeSet kF32{DType::F32};
+
+ConvGeometry2d as_2d(const WindowGeometry& w) {
+  ConvGeometry2d g;
+  if (w.rank == 1) {
+    g.ih = g.oh = g.kh = 1;
+    g.iw = w.in[0];
+    g.ow = w.out[0];
+    g.kw = w.kernel[0];
+    g.sw = w.stride[0];
+    g.dw = w.dilation[0];
+    g.pw = w.pad_begin[0];
+    return g;
+  }
+  g.ih = w.in[0];
+  g.iw = w.in[1];
+  g.oh = w.out[0];
+  g.ow = w.out[1];
+  g.kh = w.kernel[0];
+  g.kw = w.kernel[1];
+  g.sh = w.stride[0];
+  g.sw = w.stride[1];
+  g.dh = w.dilation[0];
+  g.dw = w.dilation[1];
+  g.ph = w.pad_begin[0];
+  g.pw = w.pad_begin[1];
+  return g;
+}
+
+class ConvKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    auto k = std::make_unique<ConvKernel>();
+    IGNIS_ASSIGN_OR_RETURN(k->reference_, make_reference_kernel("Conv", init));
+    const Tensor* w = init.constants.size() > 1 ? init.constants[1] : nullptr;
+    const int64_t group = init.attrs.get_int("group", 1);
+    // Prepack W per group for the GEMM path (1-D and 2-D, not depthwise).
+    if (w && w->dtype() == DType::F32 && (w->rank() == 3 || w->rank() == 4) && group >= 1 && w->dim(0) % group == 0 &&
+        !(w->dim(1) == 1 && group > 1)) {
+      const int64_t mg = w->dim(0) / group, kdim = w->numel() / std::max<int64_t>(w->dim(0), 1);
+      for (int64_t g = 0; g < group; ++g)
+        k->packed_w_.push_back(
+            PackedMatrix::pack(PackedMatrix::Side::A, mg, kdim, w->data_as<float>() + g * mg * kdim, kdim, false));
+    }
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    Tensor& y = ctx.output(0);
+    if (x.rank() != 3 && x.rank() != 4) return reference_->run(ctx);
+    if (y.numel() == 0) return Status::ok();
+    IGNIS_ASSIGN_OR_RETURN(const WindowGeometry wg, make_window_geometry(ctx.attrs(), x.shape().dims().subspan(2),
+                                                                         w.shape().dims().subspan(2), false));
+    const ConvGeometry2d g = as_2d(wg);
+    ConvDims s;
+    s.n = x.dim(0);
+    s.c = x.dim(1);
+    s.m = w.dim(0);
+    s.group = ctx.attrs().get_int("group", 1);
+    s.cg = w.dim(1);
+    s.mg = s.m / s.group;
+    const float* bias = ctx.has_input(2) ? ctx.input(2).data_as<float>() : nullptr;
+    if (s.cg == 1 && s.group > 1) {
+      if (!conv_f32_depthwise_supported(g)) return reference_->run(ctx);
+      run_depthwise(ctx, s, g, x.data_as<float>(), w.data_as<float>(), bias, y.data_as<float>());
+      return Status::ok();
+    }
+    run_gemm(ctx, s, g, wg.is_pointwise(), x.data_as<float>(), w.data_as<float>(), bias, y.data_as<float>());
+    return Status::ok();
+  }
+
+ private:
+  struct ConvDims {
+    int64_t n = 0, c = 0, m = 0, group = 1, cg = 0, mg = 0;
+  };
+
+  void run_gemm(KernelContext& ctx, const ConvDims& s, const ConvGeometry2d& g, bool pointwise, const float* x,
+                const float* w, const float* bias, float* y) const {
+    const int64_t kdim = s.cg * g.kh * g.kw, in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
+    GemmArgs shape;
+    shape.m = s.mg;
+    shape.n = out_plane;
+    shape.k = kdim;
+    shape.ldc = out_plane;
+    shape.a.packed = packed_w_.empty() ? nullptr : &packed_w_[0];
+    shape.epilogue = activation_;
+    // Every (image, group) pair is one GEMM. Spread them over the pool when there are
+    // enough to balance; otherwise split each GEMM's columns.
+    const int64_t tasks = s.n * s.group;
+    ThreadPool* pool = ctx.pool();
+    const int threads = pool ? pool->threads() : 1;
+    const size_t per_thread = gemm_f32_thread_workspace(shape);
+    float* ws = static_cast<float*>(ctx.scratch(per_thread * static_cast<size_t>(threads) * sizeof(float)));
+    auto one = [&](int64_t t, ThreadPool* inner, float* mine) {
+      const int64_t n = t / s.group, grp = t % s.group;
+      const float* xg = x + (n * s.c + grp * s.cg) * in_plane;
+      GemmArgs a = shape;
+      if (!packed_w_.empty()) a.a.packed = &packed_w_[static_cast<size_t>(grp)];
+      else a.a = {.data = w + grp * s.mg * kdim, .ld = kdim};
+      Im2colSource src{xg, g};
+      if (pointwise) {
+        a.b = {.data = xg, .ld = in_plane};
+      } else {
+        a.b.pack_fn = conv_f32_pack_im2col;
+        a.b.pack_ctx = &src;
+      }
+      a.c = y + (n * s.m + grp * s.mg) * out_plane;
+      if (bias) {
+        a.epilogue.bias = bias + grp * s.mg;
+        a.epilogue.bias_rs = 1;
+        a.epilogue.bias_cs = 0;
+      }
+      if (inner) gemm_f32(a, inner, mine);
+      else gemm_f32_range(a, 0, a.m, 0, a.n, mine);
+    };
+    const bool across = threads > 1 && tasks > 1 && (tasks % threads == 0 || tasks >= 4 * threads);
+    if (!across) {
+      for (int64_t t = 0; t < tasks; ++t) one(t, pool, ws);
+      return;
+    }
+    parallel_for(pool, threads, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part)
+        for (int64_t t = tasks * part / threads; t < tasks * (part + 1) / threads; ++t)
+          one(t, nullptr, ws + per_thread * static_cast<size_t>(part));
+    });
+  }
+
+  void run_depthwise(KernelContext& ctx, const ConvDims& s, const ConvGeometry2d& g, const float* x, const float* w,
+                     const float* bias, float* y) const {
+    const int64_t planes = s.n * s.m, in_plane = g.ih * g.iw, out_plane = g.oh * g.ow, taps = g.kh * g.kw;
+    ThreadPool* pool = ctx.pool();
+    const int64_t work = planes * out_plane * taps;
+    // ~1 Mi multiply-adds or less: not worth waking a worker.
+    const int parts = static_cast<int>(std::clamp<int64_t>(work >> 20, 1, pool ? pool->threads() : 1));
+    const size_t per_thread = conv_f32_depthwise_scratch(g);
+    float* ws = static_cast<float*>(ctx.scratch(per_thread * static_cast<size_t>(parts) * sizeof(float)));
+    parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part) {
+        float* mine = ws + per_thread * static_cast<size_t>(part);
+        for (int64_t t = planes * part / parts; t < planes * (part + 1) / parts; ++t) {
+          const int64_t n = t / s.m, m = t % s.m;
+          // Output channel m of group m / mg reads input channel m / mg (C == group).
+          const float* xc = x + (n * s.c + m / s.mg) * in_plane;
+          conv_f32_depthwise_plane(g, xc, w + m * taps, bias ? bias[m] : 0.0f, activation_, y + t * out_plane, mine);
+        }
+      }
+    });
+  }
+
+  std::unique_ptr<Kernel> reference_;   // 3-D+ convolutions and unsupported depthwise shapes
+  std::vector<PackedMatrix> packed_w_;  // per group, when W is constant and the GEMM path applies
+  GemmEpilogue activation_;             // activation only; the bias comes from input 2
+};
+
+Result<std::unique_ptr<Kernel>> create_conv(const KernelInit& init) { return ConvKernel::create(init); }
+
+}  // namespace
+
+void register_nn_conv(KernelRegistry& r) {
+  r.add({.domain = "", .op_type = "Conv", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/conv_f32_6x16", .factory = create_conv});
+}
+
+}  // namespace ignis::kernels::x86
