@@ -15,4 +15,4 @@ fi
 start=$(date +%s)
 python3 -m pip install -q --root-user-action=ignore --no-build-isolation ./
 echo "python package built and installed in $(( $(date +%s) - start ))s"
-python3 -m pytest -q tests/python "$@"
+python3 -m pytest -q -rs tests/python "$@"

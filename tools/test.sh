@@ -21,7 +21,8 @@ summary+=("$(tail -n 1 build/conformance.txt)")
 [ "${IGNIS_QUICK:-0}" = 1 ] && { printf '%s\n' "${summary[@]}"; exit 0; }
 
 echo "== 2. AddressSanitizer + UndefinedBehaviorSanitizer"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIGNIS_SANITIZE=ON "${launcher[@]}" > /dev/null
+# GCC reports false maybe-uninitialized warnings under the sanitizers; -Werror is enforced by step 1.
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIGNIS_SANITIZE=ON -DIGNIS_WERROR=OFF "${launcher[@]}" > /dev/null
 cmake --build build-asan -j "$JOBS"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ./build-asan/tests/ignis_unit_tests --gtest_brief=1
@@ -30,7 +31,7 @@ summary+=("sanitizers: unit tests and conformance clean under ASan+UBSan")
 
 echo "== 3. fuzzing the model loader"
 FUZZ_SECONDS=${IGNIS_FUZZ_SECONDS:-60}
-CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIGNIS_FUZZ=ON -DIGNIS_SANITIZE=ON \
+CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIGNIS_FUZZ=ON -DIGNIS_SANITIZE=ON -DIGNIS_WERROR=OFF \
   -DIGNIS_BUILD_TESTS=OFF "${launcher[@]}" > /dev/null
 cmake --build build-fuzz -j "$JOBS" --target fuzz_model_loader
 corpus=build-fuzz/corpus

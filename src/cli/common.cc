@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -29,17 +30,22 @@ Result<Session> open_model(const std::string& path, const SessionOptions& option
 
 namespace {
 
-Tensor random_tensor(DType dtype, const Shape& shape, std::mt19937_64& rng) {
+// Integer inputs get small values (safe as token ids and indices); inputs named like a mask
+// get all ones, since a random "mask" (e.g. 57) makes (1 - mask) * -FLT_MAX overflow.
+Tensor random_tensor(const std::string& name, DType dtype, const Shape& shape, std::mt19937_64& rng) {
   Tensor t = Tensor::empty(dtype, shape);
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool is_mask = lower.find("mask") != std::string::npos;
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::uniform_int_distribution<int64_t> small(0, 99);  // safe as token ids and indices
+  std::uniform_int_distribution<int64_t> small(0, 99);
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* p = t.data_as<T>();
     for (int64_t i = 0; i < t.numel(); ++i) {
-      if constexpr (std::is_same_v<T, bool>) p[i] = (rng() & 1) != 0;
+      if constexpr (std::is_same_v<T, bool>) p[i] = is_mask || (rng() & 1) != 0;
       else if constexpr (std::is_floating_point_v<compute_t<T>>) p[i] = from_compute<T>(normal(rng));
-      else p[i] = static_cast<T>(small(rng));
+      else p[i] = static_cast<T>(is_mask ? 1 : small(rng));
     }
   });
   return t;
@@ -100,7 +106,7 @@ Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opt
     }
     if (opts.batch > 0 && !in.dims.empty() && in.dims[0] >= 0 && in.dims[0] != opts.batch && in.dims[0] != 1)
       return invalid_argument(str_cat("input '", in.name, "' has a fixed batch of ", in.dims[0], "; --batch cannot change it"));
-    inputs.emplace_back(in.name, random_tensor(in.dtype, shape, rng));
+    inputs.emplace_back(in.name, random_tensor(in.name, in.dtype, shape, rng));
   }
   return inputs;
 }

@@ -128,7 +128,7 @@ TEST(LayerNormalizationOp, AxesAndStatisticsOutputs) {
       invs.push_back(inv);
       for (int64_t i = 0; i < inner; ++i) want[r * inner + i] = (xv[r * inner + i] - m) * inv * sv[i] + bv[i];
     }
-    auto r = run_op(call);
+    auto r = run_op_threads(call, 1);
     ASSERT_TRUE(r.has_value()) << r.error().to_string();
     expect_close((*r)[0], want, 1e-5, 1e-6, "Y axis " + std::to_string(axis));
     Shape stat_shape = xs;

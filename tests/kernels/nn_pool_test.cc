@@ -119,13 +119,13 @@ TEST(MaxPoolOp, IndicesRowAndColumnMajor) {
                                                 -1, -2, -3, -4,  //
                                                 -5, -6, -7, -0.5f,  //
                                                 9, 9, 9, 9})};
-  auto r = run_op(call);
+  auto r = run_op_threads(call, 1);
   ASSERT_TRUE(r.has_value()) << r.error().to_string();
   expect_close((*r)[0], {9, 8, -1, -0.5}, 0, 0, "values");
   // Row-major flat indices over the whole tensor: channel 1 starts at 12.
   EXPECT_EQ(values_of<int64_t>((*r)[1]), (std::vector<int64_t>{1, 6, 12, 19}));
   call.attrs.set("storage_order", attr_int(1));
-  r = run_op(call);
+  r = run_op_threads(call, 1);
   ASSERT_TRUE(r.has_value());
   // Column-major within the plane: (h, w) -> h + w * 3.
   EXPECT_EQ(values_of<int64_t>((*r)[1]), (std::vector<int64_t>{3, 7, 12, 12 + 1 + 3 * 3}));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the NN kernel tests (tests/kernels/nn_*_test.cc): seeded random tensors,
-// running an op with a thread pool (run_op runs single-threaded), tolerant comparisons.
+// running an op through its reference kernel (optionally with a thread pool), tolerant
+// comparisons.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -77,8 +78,22 @@ inline void expect_close(const Tensor& got, const std::vector<double>& want, dou
   }
 }
 
-// Shape inference and kernel as run_op does, but with a `threads`-wide pool, so the parallel
-// paths are exercised.
+// The reference kernel ("ref/...") for the call, bypassing optimized kernels the registry
+// would prefer, so these tests always exercise the reference implementation.
+inline const kernels::KernelDef* find_ref_kernel(const OpCall& call, const std::vector<DType>& dtypes) {
+  const kernels::KernelDef* best = nullptr;
+  for (const auto& d : kernels::KernelRegistry::global().all()) {
+    if (d.domain != call.domain || d.op_type != call.op_type || call.opset < d.since_opset ||
+        call.opset > d.until_opset || !d.id.starts_with("ref/"))
+      continue;
+    if (d.type_input >= static_cast<int>(dtypes.size()) || !d.types.contains(dtypes[d.type_input])) continue;
+    if (!best || d.priority > best->priority) best = &d;
+  }
+  return best;
+}
+
+// Shape inference and the reference kernel as run_op does, with a `threads`-wide pool (run_op
+// runs single-threaded), so the parallel paths are exercised too.
 inline Result<std::vector<Tensor>> run_op_threads(const OpCall& call, int threads) {
   const auto* schema = ir::OpSchemaRegistry::global().find(call.domain, call.op_type, call.opset);
   if (!schema) return unsupported("no schema");
@@ -95,8 +110,10 @@ inline Result<std::vector<Tensor>> run_op_threads(const OpCall& call, int thread
   }
   ir::InferContext ictx("test", call.op_type, call.opset, call.attrs, type_ptrs, values, call.num_outputs);
   IGNIS_RETURN_IF_ERROR(schema->infer(ictx));
-  const auto* def = kernels::KernelRegistry::global().find(call.domain, call.op_type, call.opset, dtypes);
-  if (!def) return unsupported("no kernel");
+  const auto* def = find_ref_kernel(call, dtypes);
+  if (!def) return unsupported("no reference kernel");
+  kernels::KernelInit init{call.attrs, call.opset, dtypes, values};
+  IGNIS_ASSIGN_OR_RETURN(auto kernel, kernels::make_kernel(*def, init));
   std::vector<Tensor> outputs;
   for (const auto& vt : ictx.outputs()) {
     Tensor t = Tensor::empty(vt.dtype, vt.shape);
@@ -108,21 +125,21 @@ inline Result<std::vector<Tensor>> run_op_threads(const OpCall& call, int thread
   for (auto& t : outputs) out_ptrs.push_back(&t);
   ThreadPool pool(threads);
   kernels::Scratch scratch;
-  kernels::KernelContext kctx(call.attrs, call.opset, values, out_ptrs, &pool, &scratch);
-  IGNIS_RETURN_IF_ERROR(def->fn(kctx));
+  kernels::KernelContext kctx(call.attrs, call.opset, values, out_ptrs, threads > 1 ? &pool : nullptr, &scratch);
+  IGNIS_RETURN_IF_ERROR(kernel->run(kctx));
   return outputs;
 }
 
-// Runs `call` and returns output 0, failing the test on error.
+// Runs `call` through the reference kernel and returns output 0, failing the test on error.
 inline Tensor run1(const OpCall& call) {
-  auto r = run_op(call);
+  auto r = run_op_threads(call, 1);
   EXPECT_TRUE(r.has_value()) << (r.has_value() ? "" : r.error().to_string());
   if (!r.has_value()) return Tensor();
   return (*r)[0];
 }
 
 inline StatusCode status_of(const OpCall& call) {
-  auto r = run_op(call);
+  auto r = run_op_threads(call, 1);
   return r.has_value() ? StatusCode::Ok : r.error().code();
 }
 

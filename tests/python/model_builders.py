@@ -192,3 +192,22 @@ def with_metadata():
     model.graph.doc_string = "the graph's own doc string"
     helper.set_model_props(model, {"author": "tests", "license": "Apache-2.0"})
     return model.SerializeToString()
+
+
+def reduce_sum():
+    """total = ReduceSum(x) over all axes of x float32[rows, cols]; a tiny output for a big input."""
+    return _model(
+        [helper.make_node("ReduceSum", ["x"], ["total"], keepdims=0)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["rows", "cols"])],
+        [helper.make_tensor_value_info("total", TensorProto.FLOAT, [])],
+    )
+
+
+def add_one():
+    """y = x + 1 for x float32[rows, cols]; an output as big as the input."""
+    return _model(
+        [helper.make_node("Add", ["x", "one"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["rows", "cols"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["rows", "cols"])],
+        [_init("one", np.array([1.0], np.float32))],
+    )

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// Case generators for the registry-wide kernel consistency test (consistency_test.cc): per
+// op, the shapes, attributes and tolerances an optimized kernel is checked on against the
+// reference kernel. One file per op family.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/attribute.h"
+#include "ignis/shape.h"
+
+namespace ignis::kernel_cases {
+
+struct KernelCase {
+  std::string op_type;
+  int64_t opset = 17;
+  AttrMap attrs;
+  std::vector<Shape> inputs;         // float32 inputs filled with uniform values in [-1, 1]
+  std::vector<int> weight_inputs;    // also run with these passed as plan-time constants
+  int64_t depth = 1;                 // products summed per output element
+  std::string label;                 // shapes and attributes, printed on failure
+};
+
+// Float tolerance for sums of `depth` products of values in [-1, 1], rounded differently by
+// the two kernels: |got - ref| <= 1e-5 * sqrt(depth) * max(1, max |ref|). Both results carry
+// rounding error that grows like sqrt(depth) times the magnitude of the partial sums.
+inline double tolerance(int64_t depth, double max_abs_ref) {
+  return 1e-5 * std::sqrt(static_cast<double>(std::max<int64_t>(depth, 1))) * std::max(1.0, max_abs_ref);
+}
+
+using CaseGenerator = std::vector<KernelCase> (*)();
+
+std::vector<KernelCase> matmul_cases();  // nn_gemm.cc
+std::vector<KernelCase> gemm_cases();    // nn_gemm.cc
+std::vector<KernelCase> conv_cases();    // nn_conv.cc
+
+// Generator per op type (domain ai.onnx).
+inline const std::vector<std::pair<std::string_view, CaseGenerator>>& case_generators() {
+  static const std::vector<std::pair<std::string_view, CaseGenerator>> list = {
+      {"MatMul", matmul_cases},
+      {"Gemm", gemm_cases},
+      {"Conv", conv_cases},
+  };
+  return list;
+}
+
+// Attribute helpers.
+inline Attribute int_attr(int64_t v) {
+  Attribute a;
+  a.kind = Attribute::Kind::Int;
+  a.i = v;
+  return a;
+}
+inline Attribute float_attr(float v) {
+  Attribute a;
+  a.kind = Attribute::Kind::Float;
+  a.f = v;
+  return a;
+}
+inline Attribute ints_attr(std::vector<int64_t> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::Ints;
+  a.ints = std::move(v);
+  return a;
+}
+inline Attribute string_attr(std::string v) {
+  Attribute a;
+  a.kind = Attribute::Kind::String;
+  a.s = std::move(v);
+  return a;
+}
+
+}  // namespace ignis::kernel_cases

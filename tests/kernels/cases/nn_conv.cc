@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// Conv cases: pointwise and im2col GEMM paths (output widths around the 16-column panel,
+// strides, asymmetric and SAME padding, dilations, groups, large channel depth), depthwise
+// 3x3/5x5/other kernels at strides 1 and 2 with channel multipliers and widths around the
+// 8- and 32-column vector blocks, plus the shapes handed back to the reference kernel
+// (dilated depthwise, 3-D) and 1-D convolutions.
+#include "core/strings.h"
+#include "kernels/cases/cases.h"
+
+namespace ignis::kernel_cases {
+
+namespace {
+
+struct ConvSpec {
+  Shape x;                      // [N, C, spatial...]
+  int64_t m = 1;                // output channels
+  std::vector<int64_t> kernel;  // spatial kernel extents
+  int64_t group = 1;
+  std::vector<int64_t> strides, dilations, pads;
+  std::string auto_pad;
+  bool bias = true;
+};
+
+KernelCase conv(const ConvSpec& s) {
+  KernelCase c;
+  c.op_type = "Conv";
+  c.opset = 11;
+  Shape w{s.m, s.x[1] / s.group};
+  int64_t taps = 1;
+  for (int64_t k : s.kernel) {
+    w.push_back(k);
+    taps *= k;
+  }
+  c.inputs = {s.x, w};
+  if (s.bias) c.inputs.push_back(Shape{s.m});
+  c.weight_inputs = {1};
+  c.depth = w[1] * taps;
+  if (s.group != 1) c.attrs.set("group", int_attr(s.group));
+  if (!s.strides.empty()) c.attrs.set("strides", ints_attr(s.strides));
+  if (!s.pads.empty()) c.attrs.set("pads", ints_attr(s.pads));
+  if (!s.dilations.empty()) c.attrs.set("dilations", ints_attr(s.dilations));
+  if (!s.auto_pad.empty()) c.attrs.set("auto_pad", string_attr(s.auto_pad));
+  c.label = str_cat("X", s.x.str(), " W", w.str(), " group=", s.group, " strides=", str_list(s.strides),
+                    " pads=", str_list(s.pads), " dilations=", str_list(s.dilations),
+                    s.auto_pad.empty() ? "" : " auto_pad=", s.auto_pad, s.bias ? " bias" : " no bias");
+  return c;
+}
+
+}  // namespace
+
+std::vector<KernelCase> conv_cases() {
+  std::vector<KernelCase> cases;
+  // Pointwise (X read directly as the GEMM B operand).
+  cases.push_back(conv({.x = {1, 16, 8, 8}, .m = 24, .kernel = {1, 1}}));
+  cases.push_back(conv({.x = {2, 7, 5, 13}, .m = 13, .kernel = {1, 1}, .bias = false}));
+  cases.push_back(conv({.x = {1, 3, 1, 1}, .m = 1, .kernel = {1, 1}}));
+  // 1x1 strided (im2col path) and ResNet-like 3x3.
+  cases.push_back(conv({.x = {1, 32, 14, 14}, .m = 20, .kernel = {1, 1}, .strides = {2, 2}}));
+  cases.push_back(conv({.x = {1, 16, 15, 17}, .m = 16, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));
+  cases.push_back(conv({.x = {2, 5, 9, 31}, .m = 7, .kernel = {3, 3}, .pads = {1, 1, 1, 1}, .bias = false}));
+  cases.push_back(conv({.x = {1, 8, 16, 16}, .m = 12, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}}));
+  cases.push_back(conv({.x = {1, 3, 33, 35}, .m = 8, .kernel = {7, 7}, .strides = {2, 2}, .pads = {3, 3, 3, 3}}));
+  cases.push_back(conv({.x = {1, 300, 6, 6}, .m = 10, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));  // depth 2700
+  cases.push_back(conv({.x = {1, 4, 10, 12}, .m = 5, .kernel = {3, 2}, .strides = {1, 3}, .pads = {0, 2, 1, 0}}));
+  cases.push_back(conv({.x = {1, 4, 11, 11}, .m = 6, .kernel = {3, 3}, .dilations = {2, 2}, .pads = {2, 2, 2, 2}}));
+  cases.push_back(conv({.x = {1, 3, 12, 9}, .m = 4, .kernel = {5, 5}, .strides = {3, 2}, .dilations = {1, 2},
+                        .pads = {2, 1, 3, 4}}));
+  cases.push_back(conv({.x = {1, 6, 7, 7}, .m = 6, .kernel = {3, 3}, .auto_pad = "SAME_UPPER"}));
+  cases.push_back(conv({.x = {1, 6, 8, 8}, .m = 6, .kernel = {4, 4}, .strides = {2, 2}, .auto_pad = "SAME_LOWER"}));
+  cases.push_back(conv({.x = {1, 6, 9, 9}, .m = 3, .kernel = {2, 2}, .auto_pad = "VALID"}));
+  cases.push_back(conv({.x = {1, 2, 2, 2}, .m = 3, .kernel = {3, 3}, .pads = {2, 2, 2, 2}}));  // mostly padding
+  cases.push_back(conv({.x = {1, 1, 28, 28}, .m = 8, .kernel = {5, 5}}));
+  cases.push_back(conv({.x = {1, 16, 40, 40}, .m = 16, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));  // 1600 columns
+  // Grouped, not depthwise.
+  cases.push_back(conv({.x = {1, 8, 9, 9}, .m = 12, .kernel = {3, 3}, .group = 2, .pads = {1, 1, 1, 1}}));
+  cases.push_back(conv({.x = {2, 12, 6, 7}, .m = 12, .kernel = {1, 1}, .group = 3}));
+  cases.push_back(conv({.x = {1, 32, 5, 5}, .m = 64, .kernel = {3, 3}, .group = 8, .strides = {2, 2},
+                        .pads = {1, 1, 1, 1}}));
+  // Depthwise: widths around the 8/32-column blocks, strides 1 and 2, multipliers.
+  for (int64_t k : {3, 5})
+    for (int64_t stride : {1, 2})
+      for (int64_t width : {1, 7, 8, 9, 31, 33, 67}) {
+        const int64_t p = k / 2;
+        cases.push_back(conv({.x = {1, 4, 5 + width % 7, width}, .m = 4, .kernel = {k, k}, .group = 4,
+                              .strides = {stride, stride}, .pads = {p, p, p, p}, .bias = width % 2 == 1}));
+      }
+  cases.push_back(conv({.x = {2, 3, 12, 12}, .m = 6, .kernel = {3, 3}, .group = 3, .pads = {1, 1, 1, 1}}));
+  cases.push_back(conv({.x = {1, 5, 10, 11}, .m = 5, .kernel = {3, 3}, .group = 5}));  // no padding
+  cases.push_back(conv({.x = {1, 4, 9, 40}, .m = 4, .kernel = {2, 4}, .group = 4, .pads = {0, 1, 1, 2}}));
+  cases.push_back(conv({.x = {1, 3, 20, 20}, .m = 3, .kernel = {7, 7}, .group = 3, .strides = {2, 1},
+                        .pads = {3, 3, 3, 3}}));
+  cases.push_back(conv({.x = {1, 4, 14, 14}, .m = 4, .kernel = {3, 3}, .group = 4, .strides = {2, 2},
+                        .auto_pad = "SAME_UPPER"}));
+  cases.push_back(conv({.x = {1, 64, 14, 14}, .m = 64, .kernel = {3, 3}, .group = 64, .pads = {1, 1, 1, 1}}));
+  // Depthwise the direct kernel hands back to the reference: dilated, stride 3, 9x9.
+  cases.push_back(conv({.x = {1, 4, 12, 12}, .m = 4, .kernel = {3, 3}, .group = 4, .dilations = {2, 2},
+                        .pads = {2, 2, 2, 2}}));
+  cases.push_back(conv({.x = {1, 4, 12, 12}, .m = 4, .kernel = {3, 3}, .group = 4, .strides = {3, 3}}));
+  cases.push_back(conv({.x = {1, 2, 12, 12}, .m = 2, .kernel = {9, 9}, .group = 2, .pads = {4, 4, 4, 4}}));
+  // 1-D and 3-D.
+  cases.push_back(conv({.x = {2, 6, 37}, .m = 5, .kernel = {3}, .strides = {2}, .pads = {1, 1}}));
+  cases.push_back(conv({.x = {1, 4, 20}, .m = 4, .kernel = {5}, .group = 4, .pads = {2, 2}}));
+  cases.push_back(conv({.x = {1, 3, 5, 6, 7}, .m = 4, .kernel = {3, 3, 3}, .pads = {1, 1, 1, 1, 1, 1}}));
+  return cases;
+}
+
+}  // namespace ignis::kernel_cases

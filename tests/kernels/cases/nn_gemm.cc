@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+// MatMul and Gemm cases: sizes around the 6x16 register tile and the cache blocks (6 rows,
+// 16 columns, depth slices of 384, row blocks of 144, column blocks of 3072), 1-sized and
+// prime extents, large depth, numpy batch broadcasting (MatMul), transposes, alpha/beta and
+// every broadcast form of C (Gemm).
+#include "core/strings.h"
+#include "kernels/cases/cases.h"
+
+namespace ignis::kernel_cases {
+
+namespace {
+
+KernelCase matmul(Shape a, Shape b) {
+  KernelCase c;
+  c.op_type = "MatMul";
+  c.opset = 13;
+  c.depth = a[a.rank() - 1];
+  c.label = str_cat("A", a.str(), " B", b.str());
+  c.inputs = {a, b};
+  c.weight_inputs = {1};
+  return c;
+}
+
+}  // namespace
+
+std::vector<KernelCase> matmul_cases() {
+  std::vector<KernelCase> cases;
+  for (int64_t m : {1, 6, 7, 13, 145})
+    for (int64_t n : {1, 16, 17, 47})
+      for (int64_t k : {1, 13, 384, 385}) cases.push_back(matmul({m, k}, {k, n}));
+  cases.push_back(matmul({5, 2000}, {2000, 19}));  // six depth slices
+  cases.push_back(matmul({300, 31}, {31, 33}));    // three row blocks
+  cases.push_back(matmul({7, 20}, {20, 3100}));    // two column blocks
+  cases.push_back(matmul({64, 96}, {96, 256}));
+  cases.push_back(matmul({3, 0}, {0, 5}));  // empty depth: zeros
+  // Batches: folded into one GEMM, broadcast either way, 1-D operands, empty batch.
+  cases.push_back(matmul({2, 3, 7, 5}, {5, 9}));
+  cases.push_back(matmul({7, 5}, {4, 5, 9}));
+  cases.push_back(matmul({2, 1, 7, 5}, {3, 5, 9}));
+  cases.push_back(matmul({3, 7, 5}, {3, 5, 9}));
+  cases.push_back(matmul({8, 33, 20}, {8, 20, 18}));
+  cases.push_back(matmul({1, 7, 5}, {2, 5, 3}));
+  cases.push_back(matmul({5}, {5, 9}));
+  cases.push_back(matmul({7, 5}, {5}));
+  cases.push_back(matmul({5}, {2, 5, 3}));
+  cases.push_back(matmul({17}, {17}));
+  cases.push_back(matmul({0, 7, 5}, {5, 3}));
+  return cases;
+}
+
+namespace {
+
+// C = none (rank -1) or a shape that broadcasts to [M, N].
+KernelCase gemm(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float alpha, float beta, int c_rank,
+                Shape c_shape = {}, int64_t opset = 13) {
+  KernelCase c;
+  c.op_type = "Gemm";
+  c.opset = opset;
+  c.depth = k;
+  const Shape a = ta ? Shape{k, m} : Shape{m, k};
+  const Shape b = tb ? Shape{n, k} : Shape{k, n};
+  c.inputs = {a, b};
+  if (c_rank >= 0) c.inputs.push_back(c_shape);
+  c.weight_inputs = {1};
+  if (ta) c.attrs.set("transA", int_attr(1));
+  if (tb) c.attrs.set("transB", int_attr(1));
+  if (alpha != 1.0f) c.attrs.set("alpha", float_attr(alpha));
+  if (beta != 1.0f) c.attrs.set("beta", float_attr(beta));
+  c.label = str_cat("A", a.str(), " B", b.str(), " transA=", ta, " transB=", tb, " alpha=", alpha, " beta=", beta,
+                    c_rank >= 0 ? str_cat(" C", c_shape.str()) : std::string(" no C"), " opset ", opset);
+  return c;
+}
+
+}  // namespace
+
+std::vector<KernelCase> gemm_cases() {
+  std::vector<KernelCase> cases;
+  const int64_t sizes[][3] = {{1, 1, 1}, {6, 16, 8}, {7, 17, 9}, {13, 33, 384}, {5, 15, 385}, {145, 47, 31},
+                              {2, 1000, 64}, {37, 3, 700}};
+  for (const auto& s : sizes)
+    for (int t = 0; t < 4; ++t) cases.push_back(gemm(s[0], s[1], s[2], t & 1, t & 2, 1.0f, 1.0f, -1));
+  // Every broadcast form of C, with alpha and beta.
+  const int64_t m = 11, n = 21, k = 19;
+  const Shape c_shapes[] = {Shape{}, Shape{1}, Shape{n}, Shape{1, n}, Shape{m, 1}, Shape{m, n}, Shape{1, 1}};
+  for (const Shape& cs : c_shapes) {
+    cases.push_back(gemm(m, n, k, false, true, 1.0f, 1.0f, cs.rank(), cs));
+    cases.push_back(gemm(m, n, k, true, false, 0.5f, -2.0f, cs.rank(), cs));
+  }
+  cases.push_back(gemm(m, n, k, false, false, 1.5f, 0.0f, 2, Shape{m, n}));  // beta 0 ignores C
+  cases.push_back(gemm(1, 1000, 512, false, true, 1.0f, 1.0f, 1, Shape{1000}));  // classifier head
+  cases.push_back(gemm(4, 0, 3, false, false, 1.0f, 1.0f, 1, Shape{1}));         // empty output
+  cases.push_back(gemm(4, 5, 0, false, false, 1.0f, 2.0f, 2, Shape{4, 5}));      // empty depth: beta * C
+  cases.push_back(gemm(9, 10, 11, true, true, 1.0f, 1.0f, 2, Shape{9, 10}, 7));
+  return cases;
+}
+
+}  // namespace ignis::kernel_cases

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: Apache-2.0
+// Registry-wide consistency: every registered kernel with an ISA (isa != None) runs the
+// cases of its op (tests/kernels/cases/) and is compared with the reference kernel of the
+// same op. Each case runs four ways: weights as run-time inputs or as plan-time constants
+// (prepacking), without a pool or on two threads. Outputs are poisoned with NaN and followed
+// by a guard region that must survive; the tolerance is declared next to the generators
+// (cases.h). Kernels whose ISA this CPU lacks are skipped. Each failure prints the kernel id,
+// the case, its seed and the first bad element; IGNIS_CONSISTENCY_SEED=<seed> reruns only
+// the case with that seed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/aligned_alloc.h"
+#include "core/strings.h"
+#include "core/thread_pool.h"
+#include "ir/op_schema.h"
+#include "kernels/cases/cases.h"
+#include "kernels/registry.h"
+
+namespace ignis {
+namespace {
+
+using kernel_cases::KernelCase;
+using kernels::Isa;
+using kernels::KernelDef;
+
+constexpr size_t kGuardFloats = 64;
+constexpr uint32_t kGuardBits = 0x7fc0dead;  // a NaN no kernel produces
+
+std::vector<const KernelDef*> optimized_kernels() {
+  std::vector<const KernelDef*> defs;
+  for (const KernelDef& d : kernels::KernelRegistry::global().all())
+    if (d.isa != Isa::None) defs.push_back(&d);
+  return defs;
+}
+
+const KernelDef* reference_kernel(const KernelDef& def, int64_t opset) {
+  for (const KernelDef& d : kernels::KernelRegistry::global().all())
+    if (d.isa == Isa::None && d.backend == kernels::Backend::Cpu && d.domain == def.domain &&
+        d.op_type == def.op_type && d.types.contains(DType::F32) && opset >= d.since_opset && opset <= d.until_opset)
+      return &d;
+  return nullptr;
+}
+
+uint32_t case_seed(std::string_view op, size_t index) {
+  uint32_t h = 2166136261u;  // FNV-1a of the op name, then the case index
+  for (char ch : op) h = (h ^ static_cast<uint8_t>(ch)) * 16777619u;
+  return (h ^ static_cast<uint32_t>(index)) * 16777619u % 1000000007u;
+}
+
+std::optional<uint32_t> seed_filter() {
+  const char* v = std::getenv("IGNIS_CONSISTENCY_SEED");
+  if (!v || !*v) return std::nullopt;
+  return static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
+}
+
+Tensor random_input(const Shape& shape, uint32_t seed) {
+  Tensor t = Tensor::empty(DType::F32, shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = dist(rng);
+  return t;
+}
+
+// An output tensor over a buffer filled with NaN and followed by a guard region.
+class GuardedOutput {
+ public:
+  explicit GuardedOutput(const Shape& shape)
+      : numel_(static_cast<size_t>(shape.numel())),
+        buf_(static_cast<float*>(aligned_malloc((numel_ + kGuardFloats) * sizeof(float))), aligned_free) {
+    std::fill(buf_.get(), buf_.get() + numel_, std::numeric_limits<float>::quiet_NaN());
+    for (size_t i = 0; i < kGuardFloats; ++i) std::memcpy(buf_.get() + numel_ + i, &kGuardBits, sizeof(float));
+    tensor_ = Tensor::view(DType::F32, shape, static_cast<void*>(buf_.get()));
+  }
+  Tensor& tensor() { return tensor_; }
+  bool guard_intact() const {
+    for (size_t i = 0; i < kGuardFloats; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, buf_.get() + numel_ + i, sizeof(bits));
+      if (bits != kGuardBits) return false;
+    }
+    return true;
+  }
+
+ private:
+  size_t numel_;
+  std::unique_ptr<float, void (*)(void*)> buf_;
+  Tensor tensor_;
+};
+
+struct Prepared {
+  std::vector<Tensor> inputs;
+  std::vector<const Tensor*> input_ptrs;
+  std::vector<DType> dtypes;
+  std::vector<ir::ValueType> output_types;
+};
+
+Result<Prepared> prepare(const KernelCase& c, uint32_t seed) {
+  Prepared p;
+  for (size_t i = 0; i < c.inputs.size(); ++i) p.inputs.push_back(random_input(c.inputs[i], seed + static_cast<uint32_t>(i)));
+  std::vector<ir::ValueType> types;
+  for (const Tensor& t : p.inputs) types.push_back({t.dtype(), t.shape()});
+  std::vector<const ir::ValueType*> type_ptrs;
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    type_ptrs.push_back(&types[i]);
+    p.input_ptrs.push_back(&p.inputs[i]);
+    p.dtypes.push_back(DType::F32);
+  }
+  const auto* schema = ir::OpSchemaRegistry::global().find("", c.op_type, c.opset);
+  if (!schema) return unsupported(str_cat("no schema for ", c.op_type));
+  ir::InferContext ictx("consistency", c.op_type, c.opset, c.attrs, type_ptrs, p.input_ptrs, 1);
+  IGNIS_RETURN_IF_ERROR(schema->infer(ictx));
+  p.output_types = ictx.outputs();
+  return p;
+}
+
+// Runs `def` on the prepared case; inputs listed in `constants` are visible at creation.
+Result<std::vector<Tensor>> run_kernel(const KernelDef& def, const KernelCase& c, const Prepared& p,
+                                       const std::vector<int>& constants, ThreadPool* pool, std::string* guard_error) {
+  std::vector<const Tensor*> known(p.inputs.size(), nullptr);
+  for (int i : constants)
+    if (i < static_cast<int>(known.size())) known[i] = &p.inputs[i];
+  kernels::KernelInit init{c.attrs, c.opset, p.dtypes, known};
+  IGNIS_ASSIGN_OR_RETURN(auto kernel, kernels::make_kernel(def, init));
+  std::vector<std::unique_ptr<GuardedOutput>> outs;
+  std::vector<Tensor*> out_ptrs;
+  for (const auto& vt : p.output_types) {
+    outs.push_back(std::make_unique<GuardedOutput>(vt.shape));
+    out_ptrs.push_back(&outs.back()->tensor());
+  }
+  kernels::Scratch scratch;
+  kernels::KernelContext ctx(c.attrs, c.opset, p.input_ptrs, out_ptrs, pool, &scratch);
+  IGNIS_RETURN_IF_ERROR(kernel->run(ctx));
+  std::vector<Tensor> results;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (!outs[i]->guard_intact()) *guard_error = str_cat("output ", i, " was written past its end");
+    results.push_back(outs[i]->tensor().clone());
+  }
+  return results;
+}
+
+// Empty when equal within tolerance, else a description of the first bad element.
+std::string compare(const Tensor& got, const Tensor& want, int64_t depth) {
+  if (!(got.shape() == want.shape())) return str_cat("shape ", got.shape().str(), " vs ", want.shape().str());
+  const float* g = got.data_as<float>();
+  const float* w = want.data_as<float>();
+  double max_ref = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) max_ref = std::max(max_ref, std::fabs(static_cast<double>(w[i])));
+  const double tol = kernel_cases::tolerance(depth, max_ref);
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double diff = std::fabs(static_cast<double>(g[i]) - static_cast<double>(w[i]));
+    if (std::isnan(g[i]) != std::isnan(w[i]) || diff > tol)
+      return str_cat("element ", i, ": got ", g[i], ", reference ", w[i], " (|diff| ", diff, " > tolerance ", tol, ")");
+  }
+  return {};
+}
+
+class KernelConsistency : public ::testing::TestWithParam<const KernelDef*> {};
+
+TEST_P(KernelConsistency, MatchesReference) {
+  const KernelDef& def = *GetParam();
+  if (!kernels::isa_available(def.isa)) GTEST_SKIP() << def.id << ": this CPU lacks the kernel's ISA";
+  if (!def.types.contains(DType::F32)) GTEST_SKIP() << def.id << ": the cases cover float32 only";
+  kernel_cases::CaseGenerator generator = nullptr;
+  for (const auto& [op, gen] : kernel_cases::case_generators())
+    if (op == def.op_type && def.domain.empty()) generator = gen;
+  ASSERT_NE(generator, nullptr) << def.id << ": no case generator for " << def.op_type
+                                << " (add one under tests/kernels/cases/)";
+  const std::optional<uint32_t> only = seed_filter();
+  ThreadPool pool(2);
+  const std::vector<KernelCase> cases = generator();
+  int checked = 0;
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const KernelCase& c = cases[ci];
+    const uint32_t seed = case_seed(c.op_type, ci);
+    if (only && *only != seed) continue;
+    if (c.opset < def.since_opset || c.opset > def.until_opset) continue;
+    const std::string where = str_cat(def.id, " on ", c.op_type, " ", c.label, " (seed ", seed, ")");
+    const KernelDef* ref = reference_kernel(def, c.opset);
+    ASSERT_NE(ref, nullptr) << where << ": no reference kernel";
+    auto prepared = prepare(c, seed);
+    ASSERT_TRUE(prepared.has_value()) << where << ": " << prepared.error().to_string();
+    std::string guard_error;
+    auto want = run_kernel(*ref, c, *prepared, {}, nullptr, &guard_error);
+    ASSERT_TRUE(want.has_value()) << where << ": reference failed: " << want.error().to_string();
+    for (bool constant_weights : {false, true}) {
+      if (constant_weights && c.weight_inputs.empty()) continue;
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        const std::string mode = str_cat(constant_weights ? "constant weights" : "run-time weights",
+                                         p ? ", 2 threads" : ", no pool");
+        guard_error.clear();
+        auto got = run_kernel(def, c, *prepared, constant_weights ? c.weight_inputs : std::vector<int>{}, p,
+                              &guard_error);
+        ASSERT_TRUE(got.has_value()) << where << " [" << mode << "]: " << got.error().to_string();
+        EXPECT_TRUE(guard_error.empty()) << where << " [" << mode << "]: " << guard_error;
+        ASSERT_EQ(got->size(), want->size()) << where;
+        for (size_t o = 0; o < got->size(); ++o) {
+          const std::string diff = compare((*got)[o], (*want)[o], c.depth);
+          EXPECT_TRUE(diff.empty()) << where << " [" << mode << "] output " << o << ": " << diff;
+        }
+        ++checked;
+      }
+    }
+  }
+  if (!only) {
+    EXPECT_GT(checked, 0) << def.id << ": no case matched its opset range";
+  }
+}
+
+std::string test_name(const ::testing::TestParamInfo<const KernelDef*>& info) {
+  std::string name(info.param->id);
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, KernelConsistency, ::testing::ValuesIn(optimized_kernels()), test_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(KernelConsistency);
+
+}  // namespace
+}  // namespace ignis
