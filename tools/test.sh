@@ -3,7 +3,8 @@
 #   1. Release build (warnings are errors), unit tests and ONNX node conformance via ctest;
 #   2. unit + conformance tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the model-loader fuzzer for a bounded time (IGNIS_FUZZ_SECONDS, default 60);
-#   4. parity with onnxruntime on the model zoo (generated on first use into models/).
+#   4. parity with onnxruntime on the model zoo (generated on first use into models/);
+#   5. the Python package: pip install . and its pytest suite.
 # Set IGNIS_QUICK=1 to run only step 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +52,10 @@ if [ ! -f models/.complete ]; then
 fi
 IGNIS_BIN=build/ignis python3 -m pytest -q tests/models 2>&1 | tee build/parity.txt | tail -n 20
 summary+=("$(grep -E '^parity' build/parity.txt || true)")
+
+echo "== 5. Python package"
+bash tools/python_test.sh 2>&1 | tee build/python_tests.txt | tail -n 5
+summary+=("python: $(grep -E '[0-9]+ passed' build/python_tests.txt | tail -n 1)")
 
 echo
 echo "== summary"

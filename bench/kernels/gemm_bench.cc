@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/aligned_alloc.h"
+#include "core/attribute.h"
 #include "core/thread_pool.h"
 #include "ignis/tensor.h"
 #include "kernels/registry.h"
@@ -106,6 +107,130 @@ void sgemm_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"m", "n", "k", "prepacked", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 BENCHMARK(BM_Sgemm)->Apply(sgemm_args);
+
+// ---- registered kernels on model shapes --------------------------------------------------
+
+const kernels::KernelDef* find_kernel(std::string_view id) {
+  for (const auto& d : kernels::KernelRegistry::global().all())
+    if (d.id == id) return &d;
+  return nullptr;
+}
+
+Attribute ints_attr(std::vector<int64_t> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::Ints;
+  a.ints = std::move(v);
+  return a;
+}
+
+// Runs one op through the kernel `id` with the inputs in `const_inputs` known at creation
+// (weights, so they are prepacked as in a real plan).
+void run_kernel_bench(benchmark::State& state, std::string_view id, const AttrMap& attrs, int64_t opset,
+                      std::vector<Tensor> inputs, const std::vector<int>& const_inputs, const Shape& out_shape,
+                      double flops, int threads) {
+  const kernels::KernelDef* def = find_kernel(id);
+  if (!def) return state.SkipWithError("kernel not registered");
+  if (!kernels::isa_available(def->isa)) return state.SkipWithError("CPU lacks the kernel's ISA");
+  std::vector<const Tensor*> ptrs, known(inputs.size(), nullptr);
+  std::vector<DType> dtypes;
+  for (const Tensor& t : inputs) {
+    ptrs.push_back(&t);
+    dtypes.push_back(t.dtype());
+  }
+  for (int i : const_inputs) known[i] = &inputs[i];
+  kernels::KernelInit init{attrs, opset, dtypes, known};
+  auto kernel = kernels::make_kernel(*def, init);
+  if (!kernel) return state.SkipWithError(kernel.error().to_string().c_str());
+  Tensor y = Tensor::empty(DType::F32, out_shape);
+  std::vector<Tensor*> outs{&y};
+  ThreadPool pool(threads);
+  kernels::Scratch scratch;
+  kernels::KernelContext ctx(attrs, opset, ptrs, outs, &pool, &scratch);
+  timed(state, flops, [&] {
+    if (!(*kernel)->run(ctx)) state.SkipWithError("kernel failed");
+  });
+}
+
+// Conv N=1: {C, H, W, M, kernel, stride, pad}.
+void BM_Conv(benchmark::State& state, std::string_view id) {
+  const int64_t c = state.range(0), h = state.range(1), w = state.range(2), m = state.range(3), k = state.range(4),
+                stride = state.range(5), pad = state.range(6);
+  const int threads = static_cast<int>(state.range(7));
+  AttrMap attrs;
+  attrs.set("strides", ints_attr({stride, stride}));
+  attrs.set("pads", ints_attr({pad, pad, pad, pad}));
+  const int64_t oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
+  const double flops = 2.0 * static_cast<double>(m * c * k * k * oh * ow);
+  run_kernel_bench(state, id, attrs, 11,
+                   {random_tensor({1, c, h, w}, 1), random_tensor({m, c, k, k}, 2), random_tensor({m}, 3)}, {1, 2},
+                   {1, m, oh, ow}, flops, threads);
+}
+
+// Depthwise Conv N=1: {C, H, W, kernel, stride}, "same" padding.
+void BM_DepthwiseConv(benchmark::State& state, std::string_view id) {
+  const int64_t c = state.range(0), h = state.range(1), w = state.range(2), k = state.range(3),
+                stride = state.range(4);
+  const int threads = static_cast<int>(state.range(5));
+  const int64_t pad = k / 2;
+  AttrMap attrs;
+  attrs.set("strides", ints_attr({stride, stride}));
+  attrs.set("pads", ints_attr({pad, pad, pad, pad}));
+  Attribute group;
+  group.kind = Attribute::Kind::Int;
+  group.i = c;
+  attrs.set("group", group);
+  const int64_t oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
+  const double flops = 2.0 * static_cast<double>(c * k * k * oh * ow);
+  run_kernel_bench(state, id, attrs, 11,
+                   {random_tensor({1, c, h, w}, 1), random_tensor({c, 1, k, k}, 2), random_tensor({c}, 3)}, {1, 2},
+                   {1, c, oh, ow}, flops, threads);
+}
+
+// MatMul [1, M, K] x constant [K, N] (a transformer projection).
+void BM_MatMul(benchmark::State& state, std::string_view id) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const int threads = static_cast<int>(state.range(3));
+  run_kernel_bench(state, id, AttrMap{}, 13, {random_tensor({1, m, k}, 1), random_tensor({k, n}, 2)}, {1},
+                   {1, m, n}, 2.0 * static_cast<double>(m * n * k), threads);
+}
+
+void conv_args(benchmark::internal::Benchmark* b) {
+  for (int threads : {1, 2}) {
+    b->Args({64, 56, 56, 64, 3, 1, 1, threads});   // ResNet-50 stage 1, 3x3
+    b->Args({256, 56, 56, 64, 1, 1, 0, threads});  // ResNet-50 stage 1, 1x1 reduce
+    b->Args({64, 56, 56, 256, 1, 1, 0, threads});  // ResNet-50 stage 1, 1x1 expand
+    b->Args({128, 28, 28, 128, 3, 1, 1, threads}); // ResNet-50 stage 2, 3x3
+    b->Args({3, 224, 224, 64, 7, 2, 3, threads});  // ResNet-50 stem
+  }
+  b->ArgNames({"c", "h", "w", "m", "k", "stride", "pad", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+void depthwise_args(benchmark::internal::Benchmark* b) {
+  for (int threads : {1, 2}) {
+    b->Args({96, 112, 112, 3, 2, threads});  // MobileNetV2 block 2
+    b->Args({144, 56, 56, 3, 1, threads});
+    b->Args({192, 28, 28, 3, 1, threads});
+    b->Args({960, 7, 7, 3, 1, threads});
+    b->Args({240, 28, 28, 5, 1, threads});  // EfficientNet-B0 5x5
+  }
+  b->ArgNames({"c", "h", "w", "k", "stride", "threads"})->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+void matmul_args(benchmark::internal::Benchmark* b) {
+  for (int threads : {1, 2}) {
+    b->Args({128, 768, 768, threads});   // BERT-base attention projections
+    b->Args({128, 768, 3072, threads});  // BERT-base FFN up
+    b->Args({128, 3072, 768, threads});  // BERT-base FFN down
+  }
+  b->ArgNames({"m", "k", "n", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK_CAPTURE(BM_Conv, x86, "x86/conv_f32_4x24")->Apply(conv_args);
+BENCHMARK_CAPTURE(BM_Conv, ref, "ref/conv")->Apply(conv_args);
+BENCHMARK_CAPTURE(BM_DepthwiseConv, x86, "x86/conv_f32_4x24")->Apply(depthwise_args);
+BENCHMARK_CAPTURE(BM_DepthwiseConv, ref, "ref/conv")->Apply(depthwise_args);
+BENCHMARK_CAPTURE(BM_MatMul, x86, "x86/matmul_f32_4x24")->Apply(matmul_args);
+BENCHMARK_CAPTURE(BM_MatMul, ref, "ref/matmul")->Apply(matmul_args);
 
 }  // namespace
 }  // namespace ignis

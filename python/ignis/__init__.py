@@ -24,6 +24,7 @@ from ._errors import (
     Unsupported,
 )
 from ._errors import NotImplemented  # noqa: A004 - onnxruntime's name; not in __all__
+from ._optimize import OptimizeReport, optimize
 from ._session import (
     ExecutionMode,
     GraphOptimizationLevel,
@@ -53,11 +54,13 @@ __all__ = [
     "NoSuchFile",
     "NodeArg",
     "NotFound",
+    "OptimizeReport",
     "OutOfRange",
     "RunOptions",
     "SessionOptions",
     "Unsupported",
     "get_available_providers",
     "get_device",
+    "optimize",
     "set_default_logger_severity",
 ]

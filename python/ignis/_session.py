@@ -198,7 +198,8 @@ class SessionOptions:
     optimized_model_filepath = _option(
         "optimized_model_filepath",
         os.fsdecode,
-        "Must stay empty: saving the optimized model is not supported yet.",
+        "When set, the session also writes the model as optimized at its graph_optimization_level "
+        "(ignis.optimize()); models loaded from a file only.",
     )
     enable_cpu_mem_arena = _option("enable_cpu_mem_arena", bool, "No effect: ignis always plans an arena.")
     enable_mem_pattern = _option("enable_mem_pattern", bool, "No effect.")
@@ -361,9 +362,9 @@ class InferenceSession:
         else:
             options = _copy_foreign_options(sess_options)
         _normalize_providers(providers, provider_options)
-        if options.optimized_model_filepath:
+        if options.optimized_model_filepath and not isinstance(path_or_bytes, (str, os.PathLike)):
             raise _errors.Unsupported(
-                "SessionOptions.optimized_model_filepath is set, but saving the optimized model is not supported yet"
+                "SessionOptions.optimized_model_filepath needs a model loaded from a file, not from bytes"
             )
 
         self._sess_options = options
@@ -386,6 +387,8 @@ class InferenceSession:
         else:
             raise TypeError(f"Unable to load from type '{type(path_or_bytes)}'")
 
+        if options.optimized_model_filepath:
+            _ignis.optimize(self._model_path, options.optimized_model_filepath, args[1])
         self._inputs = _node_args(self._sess.inputs())
         self._outputs = _node_args(self._sess.outputs())
         self._meta = None

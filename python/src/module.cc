@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ignis._ignis: the native layer under the Python package. It turns numpy arrays into Tensor
 // views and engine outputs into numpy arrays without copying, releases the GIL while the engine
-// works, and raises a non-ok Status as the matching class of ignis/_errors.py.
+// works, and raises a non-ok Status as the matching class of ignis/_errors.py. Also binds
+// optimize_model for ignis.optimize().
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -286,6 +287,30 @@ py::dict model_info(const Session& session) {
   return d;
 }
 
+// ignis::optimize_model: reads `input`, runs the graph passes of `level`, writes `output`.
+py::dict optimize(const std::string& input, const std::string& output, int level, const std::string& dot_dir) {
+  OptimizeOptions o;
+  o.level = make_options(0, level, 0).optimization;
+  o.dot_dir = dot_dir;
+  auto result = [&] {
+    py::gil_scoped_release unlocked;
+    return optimize_model(input, output, o);
+  }();
+  const OptimizeReport r = unwrap(std::move(result));
+  py::dict d;
+  d["ops_before"] = r.ops_before;
+  d["ops_after"] = r.ops_after;
+  d["nodes_before"] = r.nodes_before;
+  d["nodes_after"] = r.nodes_after;
+  d["parameters_before"] = r.parameters_before;
+  d["parameters_after"] = r.parameters_after;
+  d["flops_before"] = r.flops_before;
+  d["flops_after"] = r.flops_after;
+  d["passes"] = r.passes;
+  d["files_written"] = r.files_written;
+  return d;
+}
+
 }  // namespace
 }  // namespace ignis::python
 
@@ -304,4 +329,6 @@ PYBIND11_MODULE(_ignis, m) {
       .def("model_info", &model_info)
       .def("run", &run, py::arg("feed"), py::arg("output_names") = py::none())
       .def("run_profiled", &run_profiled, py::arg("feed"), py::arg("output_names") = py::none());
+
+  m.def("optimize", &optimize, py::arg("input"), py::arg("output"), py::arg("level"), py::arg("dot_dir") = "");
 }

@@ -50,8 +50,9 @@ Result<CommonAttrs> read_common(const AttrMap& attrs, std::span<const int64_t> i
   CommonAttrs c;
   const std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
   auto ap = parse_auto_pad(auto_pad);
-  if (!ap) return invalid_argument(str_cat("attribute 'auto_pad' must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '",
-                                           auto_pad, "'"));
+  if (!ap)
+    return invalid_argument(
+        str_cat("attribute 'auto_pad' must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got '", auto_pad, "'"));
   c.auto_pad = *ap;
 
   if (weight_kernel.empty()) {
@@ -159,9 +160,11 @@ Result<WindowGeometry> make_transposed_window_geometry(const AttrMap& attrs, std
   if (attrs.has("output_shape")) {
     output_shape = attrs.get_ints("output_shape");
     // Some exporters write the full N, C, spatial... shape; only the spatial tail counts.
-    if (static_cast<int>(output_shape.size()) == rank + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+    if (static_cast<int>(output_shape.size()) == rank + 2)
+      output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
     if (static_cast<int>(output_shape.size()) != rank)
-      return invalid_argument(str_cat("attribute 'output_shape' must have ", rank, " values, got ", str_list(output_shape)));
+      return invalid_argument(
+          str_cat("attribute 'output_shape' must have ", rank, " values, got ", str_list(output_shape)));
     for (int64_t v : output_shape)
       if (v < 0 || v >= kMaxAttrValue)
         return invalid_argument(str_cat("attribute 'output_shape' values must be >= 0, got ", str_list(output_shape)));

@@ -67,7 +67,8 @@ Result<EinsumEquation> parse_einsum(std::string_view equation, std::span<const S
   int ell_rank = 0;
   bool any_ellipsis = false;
   for (size_t i = 0; i < terms.size(); ++i) {
-    const int letters = static_cast<int>(std::count_if(terms[i].begin(), terms[i].end(), [](int t) { return t != kEllipsis; }));
+    const int letters =
+        static_cast<int>(std::count_if(terms[i].begin(), terms[i].end(), [](int t) { return t != kEllipsis; }));
     const bool has_ell = letters != static_cast<int>(terms[i].size());
     const int rank = inputs[i].rank();
     if (has_ell ? rank < letters : rank != letters)
@@ -129,7 +130,8 @@ Result<EinsumEquation> parse_einsum(std::string_view equation, std::span<const S
         continue;
       }
       if (letter_id[t] < 0)
-        return invalid_argument(str_cat("einsum output label '", static_cast<char>(t), "' does not appear in any input"));
+        return invalid_argument(
+            str_cat("einsum output label '", static_cast<char>(t), "' does not appear in any input"));
       if (used[letter_id[t]])
         return invalid_argument(str_cat("einsum output label '", static_cast<char>(t), "' is repeated"));
       used[letter_id[t]] = true;

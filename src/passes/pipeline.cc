@@ -13,6 +13,15 @@ const std::vector<Pass>& pipeline() {
       {"fold_constants", Level::Basic, fold_constants},
       {"eliminate_dead_code", Level::Basic, eliminate_dead_code},
       {"fuse_conv_bn", Level::Extended, fuse_conv_bn},
+      {"fuse_matmul_add_gemm", Level::Extended, fuse_matmul_add_gemm},
+      // Gelu and attention first: they consume the Erf/Tanh chains and the attention MatMuls
+      // before the MatMul fusion could claim them, then the MatMul fusion takes Gelu as its
+      // activation.
+      {"fuse_gelu", Level::All, fuse_gelu},
+      {"fuse_attention", Level::All, fuse_attention},
+      {"fuse_conv_activation", Level::All, fuse_conv_activation},
+      {"fuse_matmul_activation", Level::All, fuse_matmul_activation},
+      {"fuse_skip_layer_norm", Level::All, fuse_skip_layer_norm},
   };
   return passes;
 }

@@ -237,8 +237,9 @@ std::vector<double> naive_conv_transpose(const Shape& xs, const std::vector<floa
               if (o[a] < 0 || o[a] >= out[a]) inside = false;
             }
             if (!inside) continue;
-            y[(ni * m + g * mg + mm) * product(out) + flat(o, out)] +=
-                double(x[(ni * c + ci) * product(in) + flat(i, in)]) * double(w[(ci * mg + mm) * product(ker) + flat(k, ker)]);
+            const double xv = x[(ni * c + ci) * product(in) + flat(i, in)];
+            const double wv = w[(ci * mg + mm) * product(ker) + flat(k, ker)];
+            y[(ni * m + g * mg + mm) * product(out) + flat(o, out)] += xv * wv;
           } while (next_index(k, ker));
         }
       } while (next_index(i, in));

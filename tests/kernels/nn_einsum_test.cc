@@ -58,7 +58,8 @@ std::vector<double> brute_force(const std::vector<std::string>& terms, const std
   };
   for (;;) {
     double p = 1;
-    for (size_t t = 0; t < terms.size(); ++t) p *= load_as_double(xs[t].dtype(), xs[t].data(), at(terms[t], xs[t].shape()));
+    for (size_t t = 0; t < terms.size(); ++t)
+      p *= load_as_double(xs[t].dtype(), xs[t].data(), at(terms[t], xs[t].shape()));
     int64_t o = 0;
     for (char c : out) o = o * dims[labels.find(c)] + idx[labels.find(c)];
     y[o] += p;

@@ -133,7 +133,8 @@ TEST_P(MatMulOp, BroadcastsBatchesLikeNumpy) {
     ASSERT_TRUE(r.has_value()) << r.error().to_string();
     const Tensor& y = (*r)[0];
     ASSERT_EQ(y.shape(), mc.y);
-    const auto want = naive_batched(mc.a, mc.b, mc.y, values_of<float>(call.inputs[0]), values_of<float>(call.inputs[1]));
+    const auto want =
+        naive_batched(mc.a, mc.b, mc.y, values_of<float>(call.inputs[0]), values_of<float>(call.inputs[1]));
     expect_close(y, want, 1e-5, 1e-5, "MatMul " + mc.a.str() + " x " + mc.b.str());
   }
 }

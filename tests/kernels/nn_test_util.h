@@ -28,7 +28,6 @@ using testing::attr_string;
 using testing::make_tensor_f32;
 using testing::make_tensor_i64;
 using testing::OpCall;
-using testing::run_op;
 
 inline std::vector<float> random_floats(int64_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(seed);
@@ -70,7 +69,8 @@ inline void expect_close(const Tensor& got, const std::vector<double>& want, dou
   ASSERT_EQ(g.size(), want.size()) << what;
   int bad = 0;
   for (size_t i = 0; i < g.size() && bad < 5; ++i) {
-    const bool ok = std::isnan(want[i]) ? std::isnan(g[i]) : std::fabs(g[i] - want[i]) <= atol + rtol * std::fabs(want[i]);
+    const bool ok =
+        std::isnan(want[i]) ? std::isnan(g[i]) : std::fabs(g[i] - want[i]) <= atol + rtol * std::fabs(want[i]);
     if (!ok) {
       ++bad;
       ADD_FAILURE() << what << ": element " << i << " got " << g[i] << ", want " << want[i];

@@ -141,11 +141,20 @@ def test_unsupported_precision_names_the_supported_ones():
             options.precision = other
 
 
-def test_saving_the_optimized_model_is_refused_not_ignored(tmp_path):
+def test_saving_the_optimized_model_of_bytes_is_refused_not_ignored(tmp_path):
     options = ignis.SessionOptions()
     options.optimized_model_filepath = str(tmp_path / "opt.onnx")
     with pytest.raises(ignis.Unsupported, match="optimized_model_filepath"):
         ignis.InferenceSession(mb.mlp(), options)
+    assert not (tmp_path / "opt.onnx").exists()
+
+
+def test_optimize_errors(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        ignis.optimize(tmp_path / "absent.onnx", tmp_path / "out.onnx")
+    (tmp_path / "m.onnx").write_bytes(mb.mlp())
+    with pytest.raises(ValueError, match="'extended'"):
+        ignis.optimize(tmp_path / "m.onnx", tmp_path / "out.onnx", level="max")
 
 
 def test_terminate_flag_stops_a_run_before_it_starts():

@@ -90,3 +90,13 @@ def test_scalar_and_list_inputs_are_converted_like_numpy(ort):
     )
     for a, e in zip(actual, expected):
         assert_close(a, e)
+
+
+def test_bfloat16_arrays_round_trip_through_ml_dtypes():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    sess = ignis.InferenceSession(mb.add_model(elem_type=16, shape=(2, 3)))
+    assert sess.get_inputs()[0].type == "tensor(bfloat16)"
+    a = np.arange(6, dtype=np.float32).reshape(2, 3).astype(ml_dtypes.bfloat16)
+    (y,) = sess.run(None, {"a": a, "b": a})
+    assert y.dtype == np.dtype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(y.astype(np.float32), 2 * np.arange(6, dtype=np.float32).reshape(2, 3))

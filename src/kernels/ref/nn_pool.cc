@@ -93,7 +93,9 @@ struct LpAcc {
     const double a = std::fabs(v);
     sum += p == 2.0 ? a * a : (p == 1.0 ? a : std::pow(a, p));
   }
-  double finish(int64_t, int64_t) const { return p == 2.0 ? std::sqrt(sum) : (p == 1.0 ? sum : std::pow(sum, 1.0 / p)); }
+  double finish(int64_t, int64_t) const {
+    return p == 2.0 ? std::sqrt(sum) : (p == 1.0 ? sum : std::pow(sum, 1.0 / p));
+  }
 };
 
 template <class T, class Acc>
@@ -304,7 +306,8 @@ Status max_unpool_kernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& ind = ctx.input(1);
   Tensor& y = ctx.output(0);
-  IGNIS_ASSIGN_OR_RETURN(WindowGeometry g, make_transposed_window_geometry(ctx.attrs(), x.shape().dims().subspan(2), {}));
+  IGNIS_ASSIGN_OR_RETURN(WindowGeometry g,
+                         make_transposed_window_geometry(ctx.attrs(), x.shape().dims().subspan(2), {}));
   Shape unpooled{x.dim(0), x.dim(1)};
   for (int i = 0; i < g.rank; ++i) unpooled.push_back(g.out[i]);
   std::memset(y.data(), 0, y.nbytes());

@@ -2,16 +2,19 @@
 // AVX2 im2col packing and direct depthwise convolution.
 //
 // im2col packing: the GEMM asks for a (kc x nc) block of the virtual im2col matrix in its
-// 16-column panel layout. Row p is one (channel, ky, kx) tap; its columns are output
-// positions, which run along output rows. Each output row contributes a run of columns, cut
-// at panel boundaries into pieces of at most 16; with unit stride a piece is a plain copy of
-// input row floats (two 8-float moves, masked at the edges), padding becomes zeros.
+// 24-column panel layout. Row p is one (channel, ky, kx) tap; its columns are output
+// positions, which run along output rows. Per chunk of up to 504 columns, each row is built
+// contiguously in a stack buffer (with unit stride, one vector copy of input floats per
+// output row, zeros for padding), then dealt out to the panels 24 floats at a time; this
+// beat writing panel pieces directly, which needs per-piece bookkeeping at every panel edge.
 //
 // Depthwise: one channel plane at a time. The input plane is first copied into scratch with
 // its padding materialized (and, for stride 2, split into even and odd columns), so the
-// inner loop reads every tap with plain unaligned loads and no bounds checks: for each
-// output row, 32 outputs at a time in four independent accumulators (FMA latency), one tap
-// after another; a tail of single 8-wide vectors follows.
+// inner loop reads every tap with plain unaligned loads and no bounds checks. The output is
+// covered by strips of R rows x V 8-wide vectors (R * V <= 8 independent accumulators, for
+// the FMA latency): column blocks of up to four vectors, two rows at a time, and narrow
+// planes (7x7, 14x14) four to eight rows at a time. Each weight is broadcast once per strip
+// and used R * V times.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -38,77 +41,80 @@ inline __m256i lane_mask(int n) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskTable + 8 - n));
 }
 
-// d[0, n) = s[0, n), n <= 16.
-inline void copy_upto16(float* d, const float* s, int n) {
-  if (n == 16) {
-    _mm256_storeu_ps(d, _mm256_loadu_ps(s));
-    _mm256_storeu_ps(d + 8, _mm256_loadu_ps(s + 8));
-    return;
-  }
-  const __m256i m0 = lane_mask(std::min(n, 8));
-  _mm256_maskstore_ps(d, m0, _mm256_maskload_ps(s, m0));
-  if (n > 8) {
-    const __m256i m1 = lane_mask(n - 8);
-    _mm256_maskstore_ps(d + 8, m1, _mm256_maskload_ps(s + 8, m1));
+// d[0, n) = s[0, n); masked loads never touch memory past s + n.
+inline void copy_floats(float* d, const float* s, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_loadu_ps(s + i));
+  if (i < n) {
+    const __m256i m = lane_mask(static_cast<int>(n - i));
+    _mm256_maskstore_ps(d + i, m, _mm256_maskload_ps(s + i, m));
   }
 }
 
-inline void zero_upto16(float* d, int n) {
-  for (int i = 0; i < n; ++i) d[i] = 0.0f;
+inline void zero_floats(float* d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_setzero_ps());
+  for (; i < n; ++i) d[i] = 0.0f;
 }
 
-// One piece of a packed im2col row: n (<= 16) consecutive output columns ox in [a, a + n)
-// of one output row, written to d. xrow is the input row (nullptr when the window row is
-// in the padding); [lo, hi) are the ox whose tap lies inside the row.
-inline void im2col_piece(float* d, int n, int64_t a, const float* xrow, int64_t lo, int64_t hi, int64_t sw,
-                         int64_t off) {
-  if (!xrow) return zero_upto16(d, n);
-  const int64_t b = a + n;
-  const int64_t v0 = std::clamp(lo, a, b), v1 = std::clamp(hi, v0, b);
-  if (v0 > a) zero_upto16(d, static_cast<int>(v0 - a));
-  if (v1 > v0) {
-    float* dv = d + (v0 - a);
-    if (sw == 1) {
-      copy_upto16(dv, xrow + v0 + off, static_cast<int>(v1 - v0));
-    } else {
-      for (int64_t t = v0; t < v1; ++t) dv[t - v0] = xrow[t * sw + off];
+// Columns of one packing chunk: a multiple of the panel width, so chunks start on panels.
+constexpr int64_t kChunk = 21 * kNr;
+
+// Row `r` (a channel, ky, kx tap) of the im2col matrix over output positions
+// [j0, j0 + n), written contiguously to `row`.
+void im2col_row(const Im2colSource& s, int64_t r, int64_t j0, int64_t n, float* row) {
+  const ConvGeometry2d& g = s.g;
+  const int64_t taps = g.kh * g.kw;
+  const int64_t c = r / taps, ky = (r % taps) / g.kw, kx = r % g.kw;
+  const float* xc = s.x + c * g.ih * g.iw;
+  const int64_t off = kx * g.dw - g.pw;  // input column = ox * sw + off
+  // Output columns [lo, hi) read inside the input row; the rest read padding.
+  const int64_t lo = std::min(g.ow, std::max<int64_t>(0, ceil_div(-off, g.sw)));
+  const int64_t hi = std::max(lo, std::min(g.ow, floor_div(g.iw - 1 - off, g.sw) + 1));
+  int64_t oy = j0 / g.ow, ox = j0 % g.ow;
+  for (int64_t col = 0; col < n; ox = 0, ++oy) {
+    // This output row's part of the chunk: output columns [ox, end) go to row[col, ...).
+    const int64_t len = std::min(g.ow - ox, n - col), end = ox + len;
+    float* d = row + col;
+    col += len;
+    const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+    if (iy < 0 || iy >= g.ih) {
+      zero_floats(d, len);
+      continue;
     }
+    const float* xrow = xc + iy * g.iw;
+    const int64_t a = std::clamp(lo, ox, end), b = std::clamp(hi, a, end);
+    zero_floats(d, a - ox);
+    if (g.sw == 1) {
+      copy_floats(d + (a - ox), xrow + a + off, b - a);
+    } else {
+      for (int64_t t = a; t < b; ++t) d[t - ox] = xrow[t * g.sw + off];
+    }
+    zero_floats(d + (b - ox), end - b);
   }
-  if (b > v1) zero_upto16(d + (v1 - a), static_cast<int>(b - v1));
 }
 
 }  // namespace
 
 void conv_f32_pack_im2col(const void* source, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst) {
   const Im2colSource& s = *static_cast<const Im2colSource*>(source);
-  const ConvGeometry2d& g = s.g;
-  const int64_t taps = g.kh * g.kw, plane = g.ih * g.iw;
-  const int64_t full = nc / kNr * kNr;
-  // Columns past nc in the last panel are multiplied but never stored; keep them zero.
-  if (full < nc) std::memset(dst + full * kc, 0, static_cast<size_t>(kc * kNr) * sizeof(float));
-  const int64_t oy0 = j0 / g.ow, ox0 = j0 % g.ow;
-  for (int64_t p = 0; p < kc; ++p) {
-    const int64_t r = p0 + p, c = r / taps, ky = (r % taps) / g.kw, kx = r % g.kw;
-    const float* xc = s.x + c * plane;
-    const int64_t off = kx * g.dw - g.pw;  // input column = ox * sw + off
-    const int64_t lo = std::max<int64_t>(0, ceil_div(-off, g.sw));
-    const int64_t hi = std::max(lo, std::min(g.ow, floor_div(g.iw - 1 - off, g.sw) + 1));
-    float* drow = dst + p * kNr;
-    int64_t col = 0, oy = oy0, ox = ox0;
-    while (col < nc) {
-      const int64_t len = std::min(g.ow - ox, nc - col);
-      const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
-      const float* xrow = iy >= 0 && iy < g.ih ? xc + iy * g.iw : nullptr;
-      // Cut the run [col, col + len) at panel boundaries.
-      for (int64_t c0 = col; c0 < col + len;) {
-        const int64_t lane = c0 % kNr;
-        const int n = static_cast<int>(std::min(kNr - lane, col + len - c0));
-        im2col_piece(drow + (c0 - lane) * kc + lane, n, ox + (c0 - col), xrow, lo, hi, g.sw, off);
-        c0 += n;
+  // Each im2col row of a chunk is built contiguously (long vector copies along output rows,
+  // cheap to compute), then dealt out to the panels 24 floats at a time.
+  alignas(32) float row[kChunk];
+  for (int64_t c0 = 0; c0 < nc; c0 += kChunk) {
+    const int64_t n = std::min(kChunk, nc - c0);
+    const int64_t n_pad = (n + kNr - 1) / kNr * kNr;
+    // Columns past nc in the last panel are multiplied but never stored; keep them zero.
+    zero_floats(row + n, n_pad - n);
+    float* chunk_dst = dst + c0 * kc;
+    for (int64_t p = 0; p < kc; ++p) {
+      im2col_row(s, p0 + p, j0 + c0, n, row);
+      float* d = chunk_dst + p * kNr;
+      for (int64_t j = 0; j < n_pad; j += kNr, d += kNr * kc) {
+        _mm256_store_ps(d, _mm256_load_ps(row + j));
+        _mm256_store_ps(d + 8, _mm256_load_ps(row + j + 8));
+        _mm256_store_ps(d + 16, _mm256_load_ps(row + j + 16));
       }
-      col += len;
-      ox = 0;
-      ++oy;
     }
   }
 }
@@ -143,23 +149,46 @@ void fill_padded(const ConvGeometry2d& g, const PaddedPlane& p, const float* x, 
   for (int64_t r = 0; r < p.rows; ++r) {
     const int64_t iy = r - g.ph;
     const float* xrow = iy >= 0 && iy < g.ih ? x + iy * g.iw : nullptr;
-    // Padded column c holds input column c - pw.
+    // Padded column c holds input column c - pw; [c_lo, c_hi) are the columns with data.
     const int64_t c_lo = xrow ? std::clamp<int64_t>(g.pw, 0, total_cols) : total_cols;
     const int64_t c_hi = xrow ? std::clamp<int64_t>(g.pw + g.iw, c_lo, total_cols) : total_cols;
     if (p.planes == 1) {
+      // Rows are short (tens of floats): inline vector moves beat memcpy/memset calls.
       float* d = dst + r * p.width;
-      std::fill(d, d + c_lo, 0.0f);
-      if (c_hi > c_lo) std::memcpy(d + c_lo, xrow + (c_lo - g.pw), static_cast<size_t>(c_hi - c_lo) * sizeof(float));
-      std::fill(d + c_hi, d + total_cols, 0.0f);
-    } else {
-      float* even = dst + r * p.width;
-      float* odd = dst + (p.rows + r) * p.width;
-      for (int64_t t = 0; t < p.width; ++t) {
+      const __m256 zero = _mm256_setzero_ps();
+      for (int64_t c = 0; c < c_lo; c += 8) _mm256_storeu_ps(d + c, zero);  // width is a multiple of 8
+      const float* src = xrow ? xrow + (c_lo - g.pw) : nullptr;
+      int64_t c = c_lo;
+      for (; c + 8 <= c_hi; c += 8) _mm256_storeu_ps(d + c, _mm256_loadu_ps(src + (c - c_lo)));
+      if (c < c_hi) {
+        const __m256i m = lane_mask(static_cast<int>(c_hi - c));
+        _mm256_storeu_ps(d + c, _mm256_maskload_ps(src + (c - c_lo), m));  // zeros past c_hi
+        c += 8;
+      }
+      for (; c < total_cols; c += 8) _mm256_storeu_ps(d + c, zero);
+      continue;
+    }
+    float* even = dst + r * p.width;
+    float* odd = dst + (p.rows + r) * p.width;
+    int64_t t = 0;
+    auto scalar_until = [&](int64_t t_end) {
+      for (; t < t_end; ++t) {
         const int64_t ce = 2 * t, co = 2 * t + 1;
         even[t] = ce >= c_lo && ce < c_hi ? xrow[ce - g.pw] : 0.0f;
         odd[t] = co >= c_lo && co < c_hi ? xrow[co - g.pw] : 0.0f;
       }
+    };
+    // Columns 2t .. 2t + 15 all inside the row: split 16 floats into 8 even and 8 odd.
+    const int64_t t_vec = std::min(p.width, (c_lo + 1) / 2);
+    scalar_until(t_vec);
+    for (; 2 * t + 16 <= c_hi && t + 8 <= p.width; t += 8) {
+      const float* src = xrow + (2 * t - g.pw);
+      const __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
+      const __m256 ev = _mm256_shuffle_ps(a, b, 0x88), od = _mm256_shuffle_ps(a, b, 0xDD);
+      _mm256_storeu_ps(even + t, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xD8)));
+      _mm256_storeu_ps(odd + t, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), 0xD8)));
     }
+    scalar_until(p.width);
   }
 }
 
@@ -177,54 +206,76 @@ inline __m256 activate(__m256 v, const GemmEpilogue& e) {
   return v;
 }
 
-// KH/KW = 0: kernel extents taken from g at run time. S: horizontal stride (1 or 2).
-template <int KH, int KW, int S>
-void depthwise_rows(const ConvGeometry2d& g, const PaddedPlane& p, const float* padded, const float* w, float bias,
-                    const GemmEpilogue& e, float* y) {
+struct DepthwiseJob {
+  const ConvGeometry2d* g;
+  const PaddedPlane* p;
+  const float* even;  // padded plane (stride 1) or its even columns (stride 2)
+  const float* odd;   // odd columns (stride 2)
+  const float* w;
+  float bias;
+  const GemmEpilogue* e;
+  float* y;
+};
+
+// R output rows x V 8-wide vectors starting at (oy, ox): R * V independent accumulators.
+// Taps are visited kernel row by kernel row; each weight is broadcast once per strip.
+// KH/KW = 0: kernel extents from the geometry. S: horizontal stride (1 or 2).
+template <int KH, int KW, int S, int R, int V>
+void depthwise_strip(const DepthwiseJob& j, int64_t oy, int64_t ox) {
+  const ConvGeometry2d& g = *j.g;
   const int kh = KH ? KH : static_cast<int>(g.kh);
   const int kw = KW ? KW : static_cast<int>(g.kw);
-  const float* odd_plane = padded + (S == 2 ? p.rows * p.width : 0);
-  // Column offset of tap kx inside the plane it reads.
-  auto tap_src = [&](const float* row_even, const float* row_odd, int kx) {
-    return S == 1 ? row_even + kx : (kx % 2 == 0 ? row_even : row_odd) + kx / 2;
-  };
-  const __m256 vbias = _mm256_set1_ps(bias);
-  for (int64_t oy = 0; oy < g.oh; ++oy) {
-    float* yrow = y + oy * g.ow;
-    const int64_t r0 = oy * g.sh;
-    int64_t ox = 0;
-    for (; ox + 32 <= g.ow; ox += 32) {
-      __m256 a0 = vbias, a1 = vbias, a2 = vbias, a3 = vbias;
-      for (int ky = 0; ky < kh; ++ky) {
-        const float* re = padded + (r0 + ky) * p.width + ox;
-        const float* ro = odd_plane + (r0 + ky) * p.width + ox;
-        for (int kx = 0; kx < kw; ++kx) {
-          const __m256 wv = _mm256_set1_ps(w[ky * kw + kx]);
-          const float* s = tap_src(re, ro, kx);
-          a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s), a0);
-          a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 8), a1);
-          a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 16), a2);
-          a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 24), a3);
-        }
-      }
-      _mm256_storeu_ps(yrow + ox, activate(a0, e));
-      _mm256_storeu_ps(yrow + ox + 8, activate(a1, e));
-      _mm256_storeu_ps(yrow + ox + 16, activate(a2, e));
-      _mm256_storeu_ps(yrow + ox + 24, activate(a3, e));
+  const int64_t width = j.p->width;
+  __m256 acc[R][V];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_set1_ps(j.bias);
+  for (int ky = 0; ky < kh; ++ky) {
+    const float* rows_e[R];
+    const float* rows_o[R];
+    for (int r = 0; r < R; ++r) {
+      const int64_t row = (oy + r) * g.sh + ky;
+      rows_e[r] = j.even + row * width + ox;
+      rows_o[r] = j.odd + row * width + ox;
     }
-    for (; ox < g.ow; ox += 8) {
-      // Two partial sums (even and odd kernel rows) halve the dependency chain.
-      __m256 a0 = vbias, a1 = _mm256_setzero_ps();
-      for (int ky = 0; ky < kh; ++ky) {
-        const float* re = padded + (r0 + ky) * p.width + ox;
-        const float* ro = odd_plane + (r0 + ky) * p.width + ox;
-        __m256& acc = ky % 2 == 0 ? a0 : a1;
-        for (int kx = 0; kx < kw; ++kx)
-          acc = _mm256_fmadd_ps(_mm256_set1_ps(w[ky * kw + kx]), _mm256_loadu_ps(tap_src(re, ro, kx)), acc);
+    for (int kx = 0; kx < kw; ++kx) {
+      const __m256 wv = _mm256_broadcast_ss(j.w + ky * kw + kx);
+      for (int r = 0; r < R; ++r) {
+        // Stride 2: tap kx of output column ox reads plane kx % 2 at column ox + kx / 2.
+        const float* src = S == 1 ? rows_e[r] + kx : (kx % 2 == 0 ? rows_e[r] : rows_o[r]) + kx / 2;
+        for (int v = 0; v < V; ++v) acc[r][v] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(src + 8 * v), acc[r][v]);
       }
-      const __m256 v = activate(_mm256_add_ps(a0, a1), e);
-      if (ox + 8 <= g.ow) _mm256_storeu_ps(yrow + ox, v);
-      else _mm256_maskstore_ps(yrow + ox, lane_mask(static_cast<int>(g.ow - ox)), v);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    float* yrow = j.y + (oy + r) * g.ow + ox;
+    for (int v = 0; v < V; ++v) {
+      const __m256 out = activate(acc[r][v], *j.e);
+      const int64_t left = g.ow - ox - 8 * v;
+      if (left >= 8) _mm256_storeu_ps(yrow + 8 * v, out);
+      else _mm256_maskstore_ps(yrow + 8 * v, lane_mask(static_cast<int>(left)), out);
+    }
+  }
+}
+
+// Rows [oy, oh) of one column block: strips of R rows, then the leftover rows with R / 2...
+template <int KH, int KW, int S, int V, int R>
+void depthwise_rows(const DepthwiseJob& j, int64_t oy, int64_t ox) {
+  for (; oy + R <= j.g->oh; oy += R) depthwise_strip<KH, KW, S, R, V>(j, oy, ox);
+  if constexpr (R > 1) depthwise_rows<KH, KW, S, V, R / 2>(j, oy, ox);
+}
+
+// Covers the output plane column block by column block (up to four vectors wide), each
+// with strips of R rows so that about eight accumulators are live: a 3x3 tap chain per
+// accumulator is nine dependent FMAs, and eight chains keep both FMA ports busy.
+template <int KH, int KW, int S>
+void depthwise_plane(const DepthwiseJob& j) {
+  const int64_t nvec = (j.g->ow + 7) / 8;
+  for (int64_t v = 0; v < nvec; v += 4) {
+    switch (std::min<int64_t>(4, nvec - v)) {
+      case 4: depthwise_rows<KH, KW, S, 4, 2>(j, 0, 8 * v); break;
+      case 3: depthwise_rows<KH, KW, S, 3, 2>(j, 0, 8 * v); break;
+      case 2: depthwise_rows<KH, KW, S, 2, 4>(j, 0, 8 * v); break;
+      default: depthwise_rows<KH, KW, S, 1, 8>(j, 0, 8 * v); break;
     }
   }
 }
@@ -247,15 +298,16 @@ void conv_f32_depthwise_plane(const ConvGeometry2d& g, const float* x, const flo
   if (g.oh <= 0 || g.ow <= 0) return;
   const PaddedPlane p = padded_layout(g);
   fill_padded(g, p, x, scratch);
+  const DepthwiseJob j{&g, &p, scratch, scratch + (p.planes == 2 ? p.rows * p.width : 0), w, bias, &e, y};
   const bool square3 = g.kh == 3 && g.kw == 3, square5 = g.kh == 5 && g.kw == 5;
   if (g.sw == 1) {
-    if (square3) return depthwise_rows<3, 3, 1>(g, p, scratch, w, bias, e, y);
-    if (square5) return depthwise_rows<5, 5, 1>(g, p, scratch, w, bias, e, y);
-    return depthwise_rows<0, 0, 1>(g, p, scratch, w, bias, e, y);
+    if (square3) return depthwise_plane<3, 3, 1>(j);
+    if (square5) return depthwise_plane<5, 5, 1>(j);
+    return depthwise_plane<0, 0, 1>(j);
   }
-  if (square3) return depthwise_rows<3, 3, 2>(g, p, scratch, w, bias, e, y);
-  if (square5) return depthwise_rows<5, 5, 2>(g, p, scratch, w, bias, e, y);
-  depthwise_rows<0, 0, 2>(g, p, scratch, w, bias, e, y);
+  if (square3) return depthwise_plane<3, 3, 2>(j);
+  if (square5) return depthwise_plane<5, 5, 2>(j);
+  depthwise_plane<0, 0, 2>(j);
 }
 
 }  // namespace ignis::kernels::x86

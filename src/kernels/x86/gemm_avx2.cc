@@ -1,20 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 // AVX2/FMA single-precision GEMM tiles, packing and the serial blocked loop.
 //
-// Scheme (the BLIS loop order): for each kNc-wide column block of C and each kGemmKc-deep
-// slice of the depth, op(B) is packed into kGemmNr-column panels (or read prepacked); for
-// each kMc-high row block, op(A) is packed into kGemmMr-row panels (or read prepacked). The
-// micro-kernel multiplies one A panel by one B panel: per depth step it loads two 8-float B
-// vectors, broadcasts six A values and issues twelve FMAs into a 6x16 register tile (12 of
-// the 16 ymm registers). A B panel (kc x 16) stays in L1 while the A panels of the row block
-// stream from L2; the packed B block stays in L2/L3. Partial tiles run the same code with
-// fewer rows (template) and masked column loads/stores, so any M, N, K works.
+// Scheme (the BLIS loop order): for each column block of C and each kGemmKc-deep slice of the
+// depth, op(B) is packed into kGemmNr-column panels (or read prepacked); for each kMc-high row
+// block, op(A) is packed into kGemmMr-row panels (or read prepacked). The micro-kernel
+// multiplies one A panel by one B panel: per depth step it loads three 8-float B vectors,
+// broadcasts four A values and issues twelve FMAs into a 4x24 register tile (12 of the 16
+// ymm registers). A B panel stays in L1 while the A panels of the row block stream from L2;
+// the packed B block stays in L2. Partial tiles run the same code with fewer rows (template)
+// and masked column loads/stores, so any M, N, K works. 4x24 rather than 6x16: both keep 12
+// accumulators, but 4x24 needs 7 loads per 12 FMAs instead of 8, and on the tuning machine
+// its depth loop reaches 98% of the FMA peak in L1 against 94% for 6x16.
 //
-// Blocking, measured with bench/kernels/gemm_bench.cc (BM_Sgemm/1024, single thread, on a
-// 2-core KVM guest with 48 KiB L1d and 2 MiB L2 per core): kGemmKc = 384 keeps a B panel at
-// 24 KiB (half of L1); kMc = 144 keeps the A block at 216 KiB of L2; kNc = 3072 bounds the
-// packed B block (4.5 MiB) for L3. Neighbouring values (Kc 256/512, Mc 72/96/192/288,
-// Nc 1024/2048/4096) were within noise or slower.
+// Blocking, measured with bench/kernels/gemm_bench.cc (GFLOPS_cpu, one thread, on a 2-core
+// KVM guest with 48 KiB L1d and 2 MiB L2 per core, repeated and best taken since the host is
+// shared): kGemmKc = 384 (a 36 KiB B panel plus a 6 KiB A panel in L1; 256 and 320 were within
+// noise on BM_Sgemm/1024, 512 lost 2-3%); kMc = 144 (a 216 KiB A block in L2; 96 was within
+// noise, 192 lost ~4%). The column block is 2040 when A is packed here (each column block
+// repacks A; 512 cost BM_Sgemm/1024 ~2%), but 504 when A is prepacked (Conv weights): the
+// freshly packed B block then stays in L2, worth ~8% on the ResNet 1x1 and 3x3 BM_Conv
+// shapes against 3072, while 16..128 lose to per-block overheads. A prefetch of A inside the
+// depth loop cost 4% and was dropped. Prepacked B panels come from L3 when the weights
+// exceed L2, so the next panel is prefetched during the current one (+11% on BM_MatMul
+// 128x768x3072), and the C tile (two or three lines per row) is prefetched before the depth
+// loop (+6% on BM_Sgemm/1024, whose C reads on later depth slices otherwise miss).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -28,9 +37,10 @@ namespace {
 constexpr int kMr = kGemmMr;
 constexpr int kNr = kGemmNr;
 constexpr int64_t kKc = kGemmKc;
-constexpr int64_t kMc = 144;   // multiple of kMr
-constexpr int64_t kNc = 3072;  // multiple of kNr
-static_assert(kMc % kMr == 0 && kNc % kNr == 0);
+constexpr int64_t kMc = 144;         // multiple of kMr
+constexpr int64_t kNc = 2040;        // multiple of kNr
+constexpr int64_t kNcPackedA = 504;  // column block when A is prepacked (no A repacking cost)
+static_assert(kMc % kMr == 0 && kNc % kNr == 0 && kNcPackedA % kNr == 0 && kNcPackedA <= kNc);
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -41,88 +51,162 @@ inline __m256i lane_mask(int n) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskTable + 8 - n));
 }
 
-inline __m256 activate(__m256 v, const GemmEpilogue& e) {
-  switch (e.act) {
+inline __m256 activate(__m256 v, Activation act, float lo, float hi) {
+  switch (act) {
     case Activation::None: return v;
     // max/min return their second operand when either is NaN: keep v second so NaN propagates.
     case Activation::Relu: return _mm256_max_ps(_mm256_setzero_ps(), v);
-    case Activation::Clip:
-      return _mm256_min_ps(_mm256_set1_ps(e.act_hi), _mm256_max_ps(_mm256_set1_ps(e.act_lo), v));
+    case Activation::Clip: return _mm256_min_ps(_mm256_set1_ps(hi), _mm256_max_ps(_mm256_set1_ps(lo), v));
     case Activation::LeakyRelu: {
       const __m256 neg = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ);
-      return _mm256_blendv_ps(v, _mm256_mul_ps(v, _mm256_set1_ps(e.act_lo)), neg);
+      return _mm256_blendv_ps(v, _mm256_mul_ps(v, _mm256_set1_ps(lo)), neg);
     }
   }
   return v;
 }
 
-// How one K slice's tile result lands in C.
+// How one K slice's tile result lands in C (the epilogue fields copied by value, so that
+// stores to C cannot alias them and the compiler keeps them in registers).
 struct TileParams {
   float alpha;
-  float beta;   // factor on the existing C when read_c
-  bool read_c;  // false: C is overwritten
-  bool finish;  // last K slice: add the bias and apply the activation
-  const GemmEpilogue* ep;
+  float beta;    // factor on the existing C when read_c
+  bool read_c;   // false: C is overwritten
+  bool finish;   // last K slice and there is a bias or an activation to apply
+  const float* bias;
+  int64_t bias_rs;
+  bool bias_vec;  // bias_cs == 1
+  float bias_scale;
+  Activation act;
+  float act_lo, act_hi;
 };
 
 // Finishes 8 columns of row `row` (columns col .. col + 7 of C, `mask` selecting the valid
 // ones when kTail) and stores them.
 template <bool kTail>
-inline void store8(__m256 acc, float* c, const TileParams& tp, int64_t row, int64_t col, __m256i mask) {
-  __m256 v = _mm256_mul_ps(acc, _mm256_set1_ps(tp.alpha));
-  if (tp.read_c) {
+inline void store8(__m256 acc, float* c, const TileParams& t, int64_t row, int64_t col, __m256i mask) {
+  __m256 v = _mm256_mul_ps(acc, _mm256_set1_ps(t.alpha));
+  if (t.read_c) {
     const __m256 old = kTail ? _mm256_maskload_ps(c, mask) : _mm256_loadu_ps(c);
-    v = _mm256_fmadd_ps(old, _mm256_set1_ps(tp.beta), v);
+    v = _mm256_fmadd_ps(old, _mm256_set1_ps(t.beta), v);
   }
-  if (tp.finish) {
-    const GemmEpilogue& e = *tp.ep;
-    if (e.bias) {
-      const float* b = e.bias + row * e.bias_rs;
+  if (t.finish) {
+    if (t.bias) {
+      const float* b = t.bias + row * t.bias_rs;
       __m256 bv;
-      if (e.bias_cs == 0) bv = _mm256_broadcast_ss(b);
+      if (!t.bias_vec) bv = _mm256_broadcast_ss(b);
       else bv = kTail ? _mm256_maskload_ps(b + col, mask) : _mm256_loadu_ps(b + col);
-      v = _mm256_fmadd_ps(bv, _mm256_set1_ps(e.bias_scale), v);
+      v = _mm256_fmadd_ps(bv, _mm256_set1_ps(t.bias_scale), v);
     }
-    v = activate(v, e);
+    v = activate(v, t.act, t.act_lo, t.act_hi);
   }
   if (kTail) _mm256_maskstore_ps(c, mask, v);
   else _mm256_storeu_ps(c, v);
 }
 
-// C[0:M, 0:16] (or the first `cols` columns when kTail) from an A panel (stride kMr per
+// The depth loop of a full-height tile: out[i][v] = sum_p A[i, p] * B[p, 8v : 8v + 8] for the
+// four rows i and three vectors v, accumulated in ymm0-ymm11 and stored to `out` (row-major,
+// 32-byte aligned). Written in assembly because the compiler, with all 16 ymm registers live
+// (12 accumulators, 3 B vectors, 1 broadcast), adds register copies that cost ~2% (depth loop
+// at 90.8 vs 92.5 GFLOP/s in L1 on the tuning machine).
+#define IGNIS_GEMM_STEP(A_OFF, B_OFF)                                                                  \
+  "vmovaps " #B_OFF "(%[b]), %%ymm12\n\t"                                                              \
+  "vmovaps " #B_OFF "+32(%[b]), %%ymm13\n\t"                                                           \
+  "vmovaps " #B_OFF "+64(%[b]), %%ymm14\n\t"                                                           \
+  "vbroadcastss " #A_OFF "(%[a]), %%ymm15\n\t"                                                         \
+  "vfmadd231ps %%ymm12, %%ymm15, %%ymm0\n\tvfmadd231ps %%ymm13, %%ymm15, %%ymm1\n\t"                    \
+  "vfmadd231ps %%ymm14, %%ymm15, %%ymm2\n\t"                                                           \
+  "vbroadcastss " #A_OFF "+4(%[a]), %%ymm15\n\t"                                                       \
+  "vfmadd231ps %%ymm12, %%ymm15, %%ymm3\n\tvfmadd231ps %%ymm13, %%ymm15, %%ymm4\n\t"                    \
+  "vfmadd231ps %%ymm14, %%ymm15, %%ymm5\n\t"                                                           \
+  "vbroadcastss " #A_OFF "+8(%[a]), %%ymm15\n\t"                                                       \
+  "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\tvfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"                    \
+  "vfmadd231ps %%ymm14, %%ymm15, %%ymm8\n\t"                                                           \
+  "vbroadcastss " #A_OFF "+12(%[a]), %%ymm15\n\t"                                                      \
+  "vfmadd231ps %%ymm12, %%ymm15, %%ymm9\n\tvfmadd231ps %%ymm13, %%ymm15, %%ymm10\n\t"                  \
+  "vfmadd231ps %%ymm14, %%ymm15, %%ymm11\n\t"
+
+void depth_loop_4x24(int64_t kc, const float* a, const float* b, float* out) {
+  static_assert(kMr == 4 && kNr == 24, "the assembly loop hard-codes the 4x24 panel strides");
+  int64_t n4 = kc / 4, n1 = kc % 4;
+  asm volatile(
+      "vxorps %%ymm0, %%ymm0, %%ymm0\n\tvxorps %%ymm1, %%ymm1, %%ymm1\n\tvxorps %%ymm2, %%ymm2, %%ymm2\n\t"
+      "vxorps %%ymm3, %%ymm3, %%ymm3\n\tvxorps %%ymm4, %%ymm4, %%ymm4\n\tvxorps %%ymm5, %%ymm5, %%ymm5\n\t"
+      "vxorps %%ymm6, %%ymm6, %%ymm6\n\tvxorps %%ymm7, %%ymm7, %%ymm7\n\tvxorps %%ymm8, %%ymm8, %%ymm8\n\t"
+      "vxorps %%ymm9, %%ymm9, %%ymm9\n\tvxorps %%ymm10, %%ymm10, %%ymm10\n\tvxorps %%ymm11, %%ymm11, %%ymm11\n\t"
+      "test %[n4], %[n4]\n\t"
+      "jz 2f\n\t"
+      ".p2align 4\n"
+      "1:\n\t" IGNIS_GEMM_STEP(0, 0) IGNIS_GEMM_STEP(16, 96) IGNIS_GEMM_STEP(32, 192) IGNIS_GEMM_STEP(48, 288)
+      "add $64, %[a]\n\t"
+      "add $384, %[b]\n\t"
+      "dec %[n4]\n\t"
+      "jnz 1b\n"
+      "2:\n\t"
+      "test %[n1], %[n1]\n\t"
+      "jz 4f\n"
+      "3:\n\t" IGNIS_GEMM_STEP(0, 0)
+      "add $16, %[a]\n\t"
+      "add $96, %[b]\n\t"
+      "dec %[n1]\n\t"
+      "jnz 3b\n"
+      "4:\n\t"
+      "vmovaps %%ymm0, (%[out])\n\tvmovaps %%ymm1, 32(%[out])\n\tvmovaps %%ymm2, 64(%[out])\n\t"
+      "vmovaps %%ymm3, 96(%[out])\n\tvmovaps %%ymm4, 128(%[out])\n\tvmovaps %%ymm5, 160(%[out])\n\t"
+      "vmovaps %%ymm6, 192(%[out])\n\tvmovaps %%ymm7, 224(%[out])\n\tvmovaps %%ymm8, 256(%[out])\n\t"
+      "vmovaps %%ymm9, 288(%[out])\n\tvmovaps %%ymm10, 320(%[out])\n\tvmovaps %%ymm11, 352(%[out])\n"
+      : [a] "+r"(a), [b] "+r"(b), [n4] "+r"(n4), [n1] "+r"(n1)
+      : [out] "r"(out)
+      : "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+}
+#undef IGNIS_GEMM_STEP
+
+// C[0:M, 0:24] (or the first `cols` columns when kTail) from an A panel (stride kMr per
 // depth step) and a B panel (stride kNr).
 template <int M, bool kTail>
 void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b, float* c, int64_t ldc,
                 const TileParams& tp, int64_t row0, int64_t col0, int cols) {
-  __m256 acc0[M], acc1[M];
-#pragma GCC unroll 6
-  for (int i = 0; i < M; ++i) acc0[i] = acc1[i] = _mm256_setzero_ps();
-  // Touch the C tile early so its lines arrive while the depth loop runs.
-#pragma GCC unroll 6
-  for (int i = 0; i < M; ++i) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+  __m256 acc[kMr][3];
+  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = acc[i][2] = _mm256_setzero_ps();
+  // Touch the C tile early so its lines arrive while the depth loop runs; a 96-byte tile row
+  // spans two or three cache lines.
+  for (int i = 0; i < M; ++i) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 12), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + kNr - 1), _MM_HINT_T0);
+  }
+  if constexpr (M == kMr) {
+    alignas(32) float out[kMr * kNr];
+    depth_loop_4x24(kc, a, b, out);
+    for (int i = 0; i < kMr; ++i)
+      for (int v = 0; v < 3; ++v) acc[i][v] = _mm256_load_ps(out + i * kNr + 8 * v);
+  } else {
 #pragma GCC unroll 4
-  for (int64_t p = 0; p < kc; ++p) {
-    const __m256 b0 = _mm256_load_ps(b);
-    const __m256 b1 = _mm256_load_ps(b + 8);
-#pragma GCC unroll 6
-    for (int i = 0; i < M; ++i) {
-      const __m256 ai = _mm256_broadcast_ss(a + i);
-      acc0[i] = _mm256_fmadd_ps(ai, b0, acc0[i]);
-      acc1[i] = _mm256_fmadd_ps(ai, b1, acc1[i]);
+    for (int64_t p = 0; p < kc; ++p) {
+      const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8), b2 = _mm256_load_ps(b + 16);
+      for (int i = 0; i < M; ++i) {
+        const __m256 ai = _mm256_broadcast_ss(a + i);
+        acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+        acc[i][2] = _mm256_fmadd_ps(ai, b2, acc[i][2]);
+      }
+      a += kMr;
+      b += kNr;
     }
-    a += kMr;
-    b += kNr;
   }
-  __m256i m0 = _mm256_setzero_si256(), m1 = _mm256_setzero_si256();
-  if (kTail) {
-    m0 = lane_mask(std::min(cols, 8));
-    m1 = lane_mask(std::max(cols - 8, 0));
+  const TileParams t = tp;
+  if (!kTail && !t.read_c && !t.finish && t.alpha == 1.0f) {  // the common first slice: plain stores
+    for (int i = 0; i < M; ++i)
+      for (int v = 0; v < 3; ++v) _mm256_storeu_ps(c + i * ldc + 8 * v, acc[i][v]);
+    return;
   }
-#pragma GCC unroll 6
+  __m256i mask[3] = {};
+  if (kTail)
+    for (int v = 0; v < 3; ++v) mask[v] = lane_mask(std::clamp(cols - 8 * v, 0, 8));
   for (int i = 0; i < M; ++i) {
     float* ci = c + i * ldc;
-    store8<kTail>(acc0[i], ci, tp, row0 + i, col0, m0);
-    if (!kTail || cols > 8) store8<kTail>(acc1[i], ci + 8, tp, row0 + i, col0 + 8, m1);
+    for (int v = 0; v < 3; ++v)
+      if (!kTail || cols > 8 * v) store8<kTail>(acc[i][v], ci + 8 * v, t, row0 + i, col0 + 8 * v, mask[v]);
   }
 }
 
@@ -130,19 +214,27 @@ using TileFn = void (*)(int64_t, const float*, const float*, float*, int64_t, co
                         int);
 
 constexpr TileFn kTiles[2][kMr] = {
-    {micro_tile<1, false>, micro_tile<2, false>, micro_tile<3, false>, micro_tile<4, false>, micro_tile<5, false>,
-     micro_tile<6, false>},
-    {micro_tile<1, true>, micro_tile<2, true>, micro_tile<3, true>, micro_tile<4, true>, micro_tile<5, true>,
-     micro_tile<6, true>},
+    {micro_tile<1, false>, micro_tile<2, false>, micro_tile<3, false>, micro_tile<4, false>},
+    {micro_tile<1, true>, micro_tile<2, true>, micro_tile<3, true>, micro_tile<4, true>},
 };
 
-// The mc x nc block of C at (row0, col0) from a packed A block and a packed B block.
+// The mc x nc block of C at (row0, col0) from a packed A block and a packed B block. While
+// the row tiles of one B panel run, the next panel is prefetched into L2 a few lines per
+// tile: prepacked weights otherwise arrive from L3 on the panel's first tile.
 void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
                   const TileParams& tp, int64_t row0, int64_t col0) {
+  const int64_t row_tiles = (mc + kMr - 1) / kMr;
+  const int64_t panel_lines = kc * kNr * static_cast<int64_t>(sizeof(float)) / 64;
+  const int64_t lines_per_tile = (panel_lines + row_tiles - 1) / row_tiles;
   for (int64_t jr = 0; jr < nc; jr += kNr) {
     const int cols = static_cast<int>(std::min<int64_t>(kNr, nc - jr));
     const float* bpanel = bp + jr * kc;
-    for (int64_t ir = 0; ir < mc; ir += kMr) {
+    const char* next = jr + kNr < nc ? reinterpret_cast<const char*>(bpanel + kNr * kc) : nullptr;
+    for (int64_t ir = 0, t = 0; ir < mc; ir += kMr, ++t) {
+      if (next) {
+        for (int64_t l = t * lines_per_tile; l < std::min(panel_lines, (t + 1) * lines_per_tile); ++l)
+          _mm_prefetch(next + l * 64, _MM_HINT_T1);
+      }
       const int rows = static_cast<int>(std::min<int64_t>(kMr, mc - ir));
       kTiles[cols < kNr][rows - 1](kc, ap + ir * kc, bpanel, c + ir * ldc + jr, ldc, tp, row0 + ir, col0 + jr, cols);
     }
@@ -185,19 +277,16 @@ void gemm_f32_pack_b(const float* x, int64_t ld, bool trans, int64_t p0, int64_t
   const int64_t full = nc / kNr * kNr;
   const int tail = static_cast<int>(nc - full);
   if (!trans) {
-    // Row by row: the source streams contiguously, each panel row is one 64-byte line.
-    const __m256i m0 = lane_mask(std::min(tail, 8)), m1 = lane_mask(std::max(tail - 8, 0));
+    // Row by row: the source streams contiguously, each panel row is 96 contiguous bytes.
+    __m256i mask[3];
+    for (int v = 0; v < 3; ++v) mask[v] = lane_mask(std::clamp(tail - 8 * v, 0, 8));
     for (int64_t p = 0; p < kc; ++p) {
       const float* src = x + (p0 + p) * ld + j0;
       float* d = dst + p * kNr;
-      for (int64_t j = 0; j < full; j += kNr) {
-        _mm256_store_ps(d + j * kc, _mm256_loadu_ps(src + j));
-        _mm256_store_ps(d + j * kc + 8, _mm256_loadu_ps(src + j + 8));
-      }
-      if (tail) {
-        _mm256_store_ps(d + full * kc, _mm256_maskload_ps(src + full, m0));
-        _mm256_store_ps(d + full * kc + 8, _mm256_maskload_ps(src + full + 8, m1));
-      }
+      for (int64_t j = 0; j < full; j += kNr)
+        for (int v = 0; v < 3; ++v) _mm256_store_ps(d + j * kc + 8 * v, _mm256_loadu_ps(src + j + 8 * v));
+      if (tail)
+        for (int v = 0; v < 3; ++v) _mm256_store_ps(d + full * kc + 8 * v, _mm256_maskload_ps(src + full + 8 * v, mask[v]));
     }
     return;
   }
@@ -209,7 +298,7 @@ void gemm_f32_pack_b(const float* x, int64_t ld, bool trans, int64_t p0, int64_t
     int64_t p = 0;
     if (cols == kNr) {
       for (; p + 8 <= kc; p += 8) {
-        for (int h = 0; h < 2; ++h) {
+        for (int h = 0; h < kNr / 8; ++h) {
           __m256 r[8];
           for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(src + (h * 8 + j) * ld + p);
           transpose8(r);
@@ -224,30 +313,37 @@ void gemm_f32_pack_b(const float* x, int64_t ld, bool trans, int64_t p0, int64_t
 
 void gemm_f32_pack_a(const float* x, int64_t ld, bool trans, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
                      float* dst) {
-  const __m256i m6 = lane_mask(kMr);
+  static_assert(kMr == 4, "the vector paths move one 4-float panel row at a time");
   for (int64_t ir = 0; ir < mc; ir += kMr) {
     const int rows = static_cast<int>(std::min<int64_t>(kMr, mc - ir));
     float* d = dst + ir * kc;
     if (trans) {
-      // op(A)[i][p] = X[p][i]: each depth step is a contiguous run of X row p.
+      // op(A)[i][p] = X[p][i]: each depth step is 4 contiguous floats of X row p.
       const float* src = x + p0 * ld + i0 + ir;
       if (rows == kMr) {
-        for (int64_t p = 0; p < kc; ++p) _mm256_maskstore_ps(d + p * kMr, m6, _mm256_maskload_ps(src + p * ld, m6));
+        for (int64_t p = 0; p < kc; ++p) _mm_store_ps(d + p * kMr, _mm_loadu_ps(src + p * ld));
       } else {
         for (int64_t p = 0; p < kc; ++p)
           for (int i = 0; i < kMr; ++i) d[p * kMr + i] = i < rows ? src[p * ld + i] : 0.0f;
       }
       continue;
     }
+    // op(A)[i][p] = X[i][p]: transpose 4 rows x 8 depth steps into 8 panel rows.
     const float* src = x + (i0 + ir) * ld + p0;
     int64_t p = 0;
     if (rows == kMr) {
       for (; p + 8 <= kc; p += 8) {
-        __m256 r[8];
-        for (int i = 0; i < kMr; ++i) r[i] = _mm256_loadu_ps(src + i * ld + p);
-        r[6] = r[7] = _mm256_setzero_ps();
-        transpose8(r);
-        for (int q = 0; q < 8; ++q) _mm256_maskstore_ps(d + (p + q) * kMr, m6, r[q]);
+        const __m256 r0 = _mm256_loadu_ps(src + p), r1 = _mm256_loadu_ps(src + ld + p);
+        const __m256 r2 = _mm256_loadu_ps(src + 2 * ld + p), r3 = _mm256_loadu_ps(src + 3 * ld + p);
+        const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+        const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+        const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);  // p0|p4, p1|p5
+        const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);  // p2|p6, p3|p7
+        float* q = d + p * kMr;
+        _mm256_storeu_ps(q, _mm256_permute2f128_ps(s0, s1, 0x20));
+        _mm256_storeu_ps(q + 8, _mm256_permute2f128_ps(s2, s3, 0x20));
+        _mm256_storeu_ps(q + 16, _mm256_permute2f128_ps(s0, s1, 0x31));
+        _mm256_storeu_ps(q + 24, _mm256_permute2f128_ps(s2, s3, 0x31));
       }
     }
     for (; p < kc; ++p)
@@ -268,7 +364,7 @@ void gemm_f32_apply_epilogue(const GemmEpilogue& e, int64_t row, int64_t col0, i
       const __m256 bv = e.bias_cs == 0 ? _mm256_broadcast_ss(b) : _mm256_maskload_ps(b + col0 + j, mask);
       x = _mm256_fmadd_ps(bv, scale, x);
     }
-    _mm256_maskstore_ps(v + j, mask, activate(x, e));
+    _mm256_maskstore_ps(v + j, mask, activate(x, e.act, e.act_lo, e.act_hi));
   }
 }
 
@@ -287,15 +383,27 @@ void gemm_f32_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64
   float* bbuf = workspace + (g.a.packed ? 0 : round_up(round_up(std::min(g.m, kMc), kMr) * kc_max, 16));
   const int64_t a_rows_pad = g.a.packed ? round_up(g.a.packed->rows(), kMr) : 0;
   const int64_t b_cols_pad = g.b.packed ? round_up(g.b.packed->cols(), kNr) : 0;
-  for (int64_t jc = j0; jc < j1; jc += kNc) {
-    const int64_t nc = std::min(kNc, j1 - jc);
+  const int64_t nc_block = g.a.packed ? kNcPackedA : kNc;
+  for (int64_t jc = j0; jc < j1; jc += nc_block) {
+    const int64_t nc = std::min(nc_block, j1 - jc);
     for (int64_t pc = 0; pc < g.k; pc += kKc) {
       const int64_t kc = std::min(kKc, g.k - pc);
       const float* bp = bbuf;
       if (g.b.packed) bp = g.b.packed->data() + pc * b_cols_pad + jc * kc;
       else if (g.b.pack_fn) g.b.pack_fn(g.b.pack_ctx, pc, kc, jc, nc, bbuf);
       else gemm_f32_pack_b(g.b.data, g.b.ld, g.b.trans, pc, kc, jc, nc, bbuf);
-      const TileParams tp{g.alpha, pc == 0 ? g.beta : 1.0f, pc != 0 || g.beta != 0.0f, pc + kc == g.k, &g.epilogue};
+      const GemmEpilogue& e = g.epilogue;
+      const TileParams tp{.alpha = g.alpha,
+                          .beta = pc == 0 ? g.beta : 1.0f,
+                          .read_c = pc != 0 || g.beta != 0.0f,
+                          .finish = pc + kc == g.k && (e.bias || e.act != Activation::None),
+                          .bias = e.bias,
+                          .bias_rs = e.bias_rs,
+                          .bias_vec = e.bias_cs != 0,
+                          .bias_scale = e.bias_scale,
+                          .act = e.act,
+                          .act_lo = e.act_lo,
+                          .act_hi = e.act_hi};
       for (int64_t ic = i0; ic < i1; ic += kMc) {
         const int64_t mc = std::min(kMc, i1 - ic);
         const float* ap = abuf;

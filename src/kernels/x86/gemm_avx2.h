@@ -15,8 +15,8 @@
 namespace ignis::kernels::x86 {
 
 // Register tile: kGemmMr rows x kGemmNr columns of C held in 12 ymm accumulators.
-inline constexpr int kGemmMr = 6;
-inline constexpr int kGemmNr = 16;
+inline constexpr int kGemmMr = 4;
+inline constexpr int kGemmNr = 24;
 // Depth of one packed block. Prepacked operands are laid out in blocks of this depth, so it
 // is fixed at build time (see gemm_avx2.cc for how it was chosen).
 inline constexpr int64_t kGemmKc = 384;

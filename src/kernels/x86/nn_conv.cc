@@ -182,7 +182,7 @@ Result<std::unique_ptr<Kernel>> create_conv(const KernelInit& init) { return Con
 
 void register_nn_conv(KernelRegistry& r) {
   r.add({.domain = "", .op_type = "Conv", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
-         .priority = 10, .id = "x86/conv_f32_6x16", .factory = create_conv});
+         .priority = 10, .id = "x86/conv_f32_4x24", .factory = create_conv});
 }
 
 }  // namespace ignis::kernels::x86

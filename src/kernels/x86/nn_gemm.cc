@@ -179,9 +179,9 @@ Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) { return Gem
 
 void register_nn_gemm(KernelRegistry& r) {
   r.add({.domain = "", .op_type = "MatMul", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
-         .priority = 10, .id = "x86/matmul_f32_6x16", .factory = create_matmul});
+         .priority = 10, .id = "x86/matmul_f32_4x24", .factory = create_matmul});
   r.add({.domain = "", .op_type = "Gemm", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
-         .priority = 10, .id = "x86/gemm_f32_6x16", .factory = create_gemm});
+         .priority = 10, .id = "x86/gemm_f32_4x24", .factory = create_gemm});
 }
 
 }  // namespace ignis::kernels::x86

@@ -26,11 +26,12 @@ struct KernelCase {
   std::string label;                 // shapes and attributes, printed on failure
 };
 
-// Float tolerance for sums of `depth` products of values in [-1, 1], rounded differently by
-// the two kernels: |got - ref| <= 1e-5 * sqrt(depth) * max(1, max |ref|). Both results carry
-// rounding error that grows like sqrt(depth) times the magnitude of the partial sums.
+// Float tolerance for sums of `depth` products of values in [-1, 1], summed in different
+// orders by the two kernels: |got - ref| <= 2e-6 * sqrt(depth) * max(1, max |ref|). Both
+// results carry rounding error that grows like sqrt(depth) times the magnitude of the
+// partial sums; the largest ratio seen over all cases is ~1e-7, so this leaves a 20x margin.
 inline double tolerance(int64_t depth, double max_abs_ref) {
-  return 1e-5 * std::sqrt(static_cast<double>(std::max<int64_t>(depth, 1))) * std::max(1.0, max_abs_ref);
+  return 2e-6 * std::sqrt(static_cast<double>(std::max<int64_t>(depth, 1))) * std::max(1.0, max_abs_ref);
 }
 
 using CaseGenerator = std::vector<KernelCase> (*)();

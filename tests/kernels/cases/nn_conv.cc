@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Conv cases: pointwise and im2col GEMM paths (output widths around the 16-column panel,
+// Conv cases: pointwise and im2col GEMM paths (output widths around the 24-column panel,
 // strides, asymmetric and SAME padding, dilations, groups, large channel depth), depthwise
 // 3x3/5x5/other kernels at strides 1 and 2 with channel multipliers and widths around the
 // 8- and 32-column vector blocks, plus the shapes handed back to the reference kernel
@@ -12,12 +12,14 @@ namespace ignis::kernel_cases {
 namespace {
 
 struct ConvSpec {
-  Shape x;                      // [N, C, spatial...]
-  int64_t m = 1;                // output channels
-  std::vector<int64_t> kernel;  // spatial kernel extents
+  Shape x = {};                      // [N, C, spatial...]
+  int64_t m = 1;                     // output channels
+  std::vector<int64_t> kernel = {};  // spatial kernel extents
   int64_t group = 1;
-  std::vector<int64_t> strides, dilations, pads;
-  std::string auto_pad;
+  std::vector<int64_t> strides = {};
+  std::vector<int64_t> dilations = {};
+  std::vector<int64_t> pads = {};
+  std::string auto_pad = {};
   bool bias = true;
 };
 
@@ -71,6 +73,7 @@ std::vector<KernelCase> conv_cases() {
   cases.push_back(conv({.x = {1, 2, 2, 2}, .m = 3, .kernel = {3, 3}, .pads = {2, 2, 2, 2}}));  // mostly padding
   cases.push_back(conv({.x = {1, 1, 28, 28}, .m = 8, .kernel = {5, 5}}));
   cases.push_back(conv({.x = {1, 16, 40, 40}, .m = 16, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));  // 1600 columns
+  cases.push_back(conv({.x = {1, 8, 23, 25}, .m = 9, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));  // 575 columns
   // Grouped, not depthwise.
   cases.push_back(conv({.x = {1, 8, 9, 9}, .m = 12, .kernel = {3, 3}, .group = 2, .pads = {1, 1, 1, 1}}));
   cases.push_back(conv({.x = {2, 12, 6, 7}, .m = 12, .kernel = {1, 1}, .group = 3}));

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// MatMul and Gemm cases: sizes around the 6x16 register tile and the cache blocks (6 rows,
-// 16 columns, depth slices of 384, row blocks of 144, column blocks of 3072), 1-sized and
-// prime extents, large depth, numpy batch broadcasting (MatMul), transposes, alpha/beta and
-// every broadcast form of C (Gemm).
+// MatMul and Gemm cases: sizes around the x86 register tile and cache blocks (4 rows, 24
+// columns, depth slices of 384, row blocks of 144, column blocks of 2040), 1-sized and prime
+// extents, large depth, numpy batch broadcasting (MatMul), transposes, alpha/beta and every
+// broadcast form of C (Gemm).
 #include "core/strings.h"
 #include "kernels/cases/cases.h"
 
@@ -25,12 +25,12 @@ KernelCase matmul(Shape a, Shape b) {
 
 std::vector<KernelCase> matmul_cases() {
   std::vector<KernelCase> cases;
-  for (int64_t m : {1, 6, 7, 13, 145})
-    for (int64_t n : {1, 16, 17, 47})
-      for (int64_t k : {1, 13, 384, 385}) cases.push_back(matmul({m, k}, {k, n}));
+  for (int64_t m : {1, 3, 4, 5, 13, 145})
+    for (int64_t n : {1, 23, 24, 25, 49})
+      for (int64_t k : {1, 7, 384, 385}) cases.push_back(matmul({m, k}, {k, n}));
   cases.push_back(matmul({5, 2000}, {2000, 19}));  // six depth slices
   cases.push_back(matmul({300, 31}, {31, 33}));    // three row blocks
-  cases.push_back(matmul({7, 20}, {20, 3100}));    // two column blocks
+  cases.push_back(matmul({7, 20}, {20, 4100}));    // three column blocks
   cases.push_back(matmul({64, 96}, {96, 256}));
   cases.push_back(matmul({3, 0}, {0, 5}));  // empty depth: zeros
   // Batches: folded into one GEMM, broadcast either way, 1-D operands, empty batch.
@@ -75,7 +75,7 @@ KernelCase gemm(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float alpha, 
 
 std::vector<KernelCase> gemm_cases() {
   std::vector<KernelCase> cases;
-  const int64_t sizes[][3] = {{1, 1, 1}, {6, 16, 8}, {7, 17, 9}, {13, 33, 384}, {5, 15, 385}, {145, 47, 31},
+  const int64_t sizes[][3] = {{1, 1, 1}, {4, 24, 8}, {5, 25, 9}, {13, 47, 384}, {3, 23, 385}, {145, 49, 31},
                               {2, 1000, 64}, {37, 3, 700}};
   for (const auto& s : sizes)
     for (int t = 0; t < 4; ++t) cases.push_back(gemm(s[0], s[1], s[2], t & 1, t & 2, 1.0f, 1.0f, -1));

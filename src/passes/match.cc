@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "passes/match.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "ir/rewrite.h"
+
+namespace ignis::passes {
+
+GraphIndex::GraphIndex(const ir::Graph& g) : g_(g), uses_(ir::consumers(g)), producers_(ir::producers(g)) {}
+
+int GraphIndex::producer(const std::string& value) const {
+  auto it = producers_.find(value);
+  return it == producers_.end() ? -1 : it->second;
+}
+
+const ir::Node* GraphIndex::producer_op(const std::string& value, std::string_view op_type) const {
+  const int p = producer(value);
+  if (p < 0) return nullptr;
+  const ir::Node& n = g_.nodes[p];
+  if (!op_type.empty() && !is_onnx(n, op_type)) return nullptr;
+  return &n;
+}
+
+const std::vector<int>& GraphIndex::consumers(const std::string& value) const {
+  auto it = uses_.find(value);
+  return it == uses_.end() ? none_ : it->second;
+}
+
+bool GraphIndex::single_use(const std::string& value) const {
+  return consumers(value).size() == 1 && !ir::is_graph_output(g_, value);
+}
+
+bool GraphIndex::used_only_by(const std::string& value, const std::vector<int>& nodes) const {
+  if (ir::is_graph_output(g_, value)) return false;
+  for (int c : consumers(value))
+    if (std::find(nodes.begin(), nodes.end(), c) == nodes.end()) return false;
+  return true;
+}
+
+std::optional<double> scalar_constant(const ir::Graph& g, const std::string& value, int max_rank) {
+  const Tensor* t = ir::constant_value(g, value);
+  if (!t || t->dtype() != DType::F32 || t->numel() != 1 || t->rank() > max_rank) return std::nullopt;
+  return static_cast<double>(t->data_as<float>()[0]);
+}
+
+bool nearly(double a, double b, double tol) { return std::fabs(a - b) <= tol * std::max(1.0, std::fabs(b)); }
+
+std::string other_input(const ir::Node& n, const std::string& v) {
+  if (n.inputs.size() != 2) return {};
+  if (n.inputs[0] == v) return n.inputs[1];
+  if (n.inputs[1] == v) return n.inputs[0];
+  return {};
+}
+
+void import_ignis_domain(ir::Graph& g) {
+  if (g.opset("ai.ignis") == 0) g.opsets["ai.ignis"] = 1;
+}
+
+void replace_nodes(ir::Graph& g, std::vector<int> pattern, ir::Node fused) {
+  std::sort(pattern.begin(), pattern.end());
+  pattern.erase(std::unique(pattern.begin(), pattern.end()), pattern.end());
+  g.nodes[pattern.back()] = std::move(fused);
+  std::vector<bool> remove(g.nodes.size(), false);
+  for (size_t i = 0; i + 1 < pattern.size(); ++i) remove[pattern[i]] = true;
+  ir::remove_nodes(g, remove);
+}
+
+namespace {
+
+// A single-input activation node reading `value` as its input 0, in the form FusedConv and
+// FusedMatMul encode. Returns false for anything else.
+bool single_node_activation(const ir::Graph& g, const ir::Node& a, ActivationMatch& m) {
+  if (a.outputs.size() != 1 || a.inputs.empty()) return false;
+  if (a.domain == "ai.ignis" && a.op_type == "Gelu") {
+    m.name = a.attrs.get_string("approximate", "none") == "tanh" ? "GeluTanh" : "Gelu";
+    return true;
+  }
+  if (!a.domain.empty()) return false;
+  const std::string& op = a.op_type;
+  if (op == "Relu" || op == "Sigmoid" || op == "HardSwish") {
+    m.name = op;
+    return true;
+  }
+  if (op == "Gelu") {
+    const std::string approx = a.attrs.get_string("approximate", "none");
+    if (approx != "none" && approx != "tanh") return false;
+    m.name = approx == "tanh" ? "GeluTanh" : "Gelu";
+    return true;
+  }
+  if (op == "LeakyRelu") {
+    m.name = op;
+    m.params = {{"activation_alpha", a.attrs.get_float("alpha", 0.01f)}};
+    return true;
+  }
+  if (op == "HardSigmoid") {
+    m.name = op;
+    m.params = {{"activation_alpha", a.attrs.get_float("alpha", 0.2f)},
+                {"activation_beta", a.attrs.get_float("beta", 0.5f)}};
+    return true;
+  }
+  if (op == "Clip") {
+    // Before opset 11 the bounds are attributes (defaulting to the float range); from 11 they
+    // are optional scalar inputs, which must be constants here.
+    float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+    if (g.opset("") < 11) {
+      lo = a.attrs.get_float("min", std::numeric_limits<float>::lowest());
+      hi = a.attrs.get_float("max", std::numeric_limits<float>::max());
+    } else {
+      if (a.inputs.size() > 3) return false;
+      for (size_t i = 1; i < a.inputs.size(); ++i) {
+        if (a.inputs[i].empty()) continue;
+        auto v = scalar_constant(g, a.inputs[i], 1);
+        if (!v) return false;
+        (i == 1 ? lo : hi) = static_cast<float>(*v);
+      }
+    }
+    if (lo > hi) return false;  // Clip then returns max everywhere; keep the op as written
+    m.name = op;
+    if (std::isfinite(lo) || g.opset("") < 11) m.params.push_back({"activation_min", lo});
+    if (std::isfinite(hi) || g.opset("") < 11) m.params.push_back({"activation_max", hi});
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<ActivationMatch> match_activation(const GraphIndex& index, const std::string& value) {
+  const ir::Graph& g = index.graph();
+  if (ir::is_graph_output(g, value)) return std::nullopt;
+  const auto& uses = index.consumers(value);
+  ActivationMatch m;
+  if (uses.size() == 1) {
+    const ir::Node& a = g.nodes[uses[0]];
+    if (a.inputs[0] != value || !single_node_activation(g, a, m)) return std::nullopt;
+    for (size_t i = 1; i < a.inputs.size(); ++i)
+      if (a.inputs[i] == value) return std::nullopt;
+    m.nodes = {uses[0]};
+    m.output = a.outputs[0];
+    return m;
+  }
+  if (uses.size() == 2) {
+    // SiLU: Mul(value, Sigmoid(value)), operands in either order. Same shapes on both sides,
+    // so the Mul does not broadcast.
+    for (int k = 0; k < 2; ++k) {
+      const int si = uses[k], mi = uses[1 - k];
+      const ir::Node& sig = g.nodes[si];
+      const ir::Node& mul = g.nodes[mi];
+      if (!is_onnx(sig, "Sigmoid") || !is_onnx(mul, "Mul") || sig.outputs.size() != 1 || mul.outputs.size() != 1)
+        continue;
+      if (sig.inputs[0] != value || other_input(mul, value) != sig.outputs[0]) continue;
+      if (!index.single_use(sig.outputs[0])) continue;
+      m.name = "SiLU";
+      m.nodes = {si, mi};
+      m.output = mul.outputs[0];
+      return m;
+    }
+  }
+  return std::nullopt;
+}
+
+void set_activation(ir::Node& fused, const ActivationMatch& m) {
+  Attribute name;
+  name.kind = Attribute::Kind::String;
+  name.s = m.name;
+  fused.attrs.set("activation", name);
+  for (const auto& [key, v] : m.params) {
+    Attribute a;
+    a.kind = Attribute::Kind::Float;
+    a.f = v;
+    fused.attrs.set(key, a);
+  }
+}
+
+Result<int> rewrite_all(ir::Graph& g, const std::function<Result<bool>(const GraphIndex&, int)>& try_at) {
+  int count = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    const GraphIndex index(g);
+    for (int i = 0; i < static_cast<int>(g.nodes.size()) && !changed; ++i) {
+      IGNIS_ASSIGN_OR_RETURN(changed, try_at(index, i));
+    }
+    count += changed ? 1 : 0;
+  }
+  return count;
+}
+
+}  // namespace ignis::passes
