@@ -14,9 +14,8 @@
 // constants, zero-copies, or Shape/Gather chains of the same values) and split E into the
 // same H, with the same D for Q and K; the mask is float32 of rank <= 4 and not provably
 // wider than [B, H, Sq, Sk] (see below); Softmax runs over the last axis; c is a float32
-// scalar constant. The scale is
-// applied as a multiplication, which differs from Div by c in the last bit when c is not a
-// power of two.
+// scalar constant of rank <= 4. The scale is applied as a multiplication, which differs from
+// Div by c in the last bit when c is not a power of two.
 #include <unordered_set>
 
 #include "ir/rewrite.h"

@@ -11,7 +11,7 @@ int64_t estimate_flops(const ir::Node& node, const std::vector<const ir::ValueTy
   const Shape& out = outputs[0].shape;
   const std::string& op = node.op_type;
   auto in_shape = [&](size_t i) -> const Shape* { return i < inputs.size() && inputs[i] ? &inputs[i]->shape : nullptr; };
-  if ((op == "Conv" || op == "ConvInteger" || op == "QLinearConv") && in_shape(1)) {
+  if ((op == "Conv" || op == "FusedConv" || op == "ConvInteger" || op == "QLinearConv") && in_shape(1)) {
     const Shape& w = op == "QLinearConv" ? *in_shape(3) : *in_shape(1);
     return 2 * out.numel() * w.numel(1, w.rank());  // per output: Cin/group * prod(kernel)
   }
@@ -20,7 +20,7 @@ int64_t estimate_flops(const ir::Node& node, const std::vector<const ir::ValueTy
     const Shape& w = *in_shape(1);
     return 2 * x.numel() * w.numel(1, w.rank());
   }
-  if ((op == "MatMul" || op == "MatMulInteger") && in_shape(0) && in_shape(0)->rank() > 0) {
+  if ((op == "MatMul" || op == "FusedMatMul" || op == "MatMulInteger") && in_shape(0) && in_shape(0)->rank() > 0) {
     return 2 * out.numel() * in_shape(0)->back();
   }
   if (op == "Gemm" && in_shape(0)) {

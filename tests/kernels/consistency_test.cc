@@ -44,12 +44,16 @@ std::vector<const KernelDef*> optimized_kernels() {
   return defs;
 }
 
+// The reference kernel of the op: the ISA-less kernel of lowest priority (ISA-less kernels of
+// higher priority compose optimized ones).
 const KernelDef* reference_kernel(const KernelDef& def, int64_t opset) {
+  const KernelDef* best = nullptr;
   for (const KernelDef& d : kernels::KernelRegistry::global().all())
     if (d.isa == Isa::None && d.backend == kernels::Backend::Cpu && d.domain == def.domain &&
-        d.op_type == def.op_type && d.types.contains(DType::F32) && opset >= d.since_opset && opset <= d.until_opset)
-      return &d;
-  return nullptr;
+        d.op_type == def.op_type && d.types.contains(DType::F32) && opset >= d.since_opset &&
+        opset <= d.until_opset && (!best || d.priority < best->priority))
+      best = &d;
+  return best;
 }
 
 uint32_t case_seed(std::string_view op, size_t index) {
@@ -107,7 +111,8 @@ struct Prepared {
 
 Result<Prepared> prepare(const KernelCase& c, uint32_t seed) {
   Prepared p;
-  for (size_t i = 0; i < c.inputs.size(); ++i) p.inputs.push_back(random_input(c.inputs[i], seed + static_cast<uint32_t>(i)));
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    p.inputs.push_back(random_input(c.inputs[i], seed + static_cast<uint32_t>(i)));
   std::vector<ir::ValueType> types;
   for (const Tensor& t : p.inputs) types.push_back({t.dtype(), t.shape()});
   std::vector<const ir::ValueType*> type_ptrs;
@@ -116,7 +121,7 @@ Result<Prepared> prepare(const KernelCase& c, uint32_t seed) {
     p.input_ptrs.push_back(&p.inputs[i]);
     p.dtypes.push_back(DType::F32);
   }
-  const auto* schema = ir::OpSchemaRegistry::global().find("", c.op_type, c.opset);
+  const auto* schema = ir::OpSchemaRegistry::global().find(c.domain, c.op_type, c.opset);
   if (!schema) return unsupported(str_cat("no schema for ", c.op_type));
   ir::InferContext ictx("consistency", c.op_type, c.opset, c.attrs, type_ptrs, p.input_ptrs, 1);
   IGNIS_RETURN_IF_ERROR(schema->infer(ictx));
@@ -172,8 +177,8 @@ TEST_P(KernelConsistency, MatchesReference) {
   if (!kernels::isa_available(def.isa)) GTEST_SKIP() << def.id << ": this CPU lacks the kernel's ISA";
   if (!def.types.contains(DType::F32)) GTEST_SKIP() << def.id << ": the cases cover float32 only";
   kernel_cases::CaseGenerator generator = nullptr;
-  for (const auto& [op, gen] : kernel_cases::case_generators())
-    if (op == def.op_type && def.domain.empty()) generator = gen;
+  for (const auto& entry : kernel_cases::case_generators())
+    if (entry.domain == def.domain && entry.op_type == def.op_type) generator = entry.generate;
   ASSERT_NE(generator, nullptr) << def.id << ": no case generator for " << def.op_type
                                 << " (add one under tests/kernels/cases/)";
   const std::optional<uint32_t> only = seed_filter();
@@ -184,7 +189,7 @@ TEST_P(KernelConsistency, MatchesReference) {
     const KernelCase& c = cases[ci];
     const uint32_t seed = case_seed(c.op_type, ci);
     if (only && *only != seed) continue;
-    if (c.opset < def.since_opset || c.opset > def.until_opset) continue;
+    if (c.domain != def.domain || c.opset < def.since_opset || c.opset > def.until_opset) continue;
     const std::string where = str_cat(def.id, " on ", c.op_type, " ", c.label, " (seed ", seed, ")");
     const KernelDef* ref = reference_kernel(def, c.opset);
     ASSERT_NE(ref, nullptr) << where << ": no reference kernel";

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/x86/activation_avx2.h"
 #include "kernels/x86/conv_avx2.h"
 
 namespace ignis::kernels::x86 {
@@ -192,20 +193,6 @@ void fill_padded(const ConvGeometry2d& g, const PaddedPlane& p, const float* x, 
   }
 }
 
-inline __m256 activate(__m256 v, const GemmEpilogue& e) {
-  switch (e.act) {
-    case Activation::None: return v;
-    case Activation::Relu: return _mm256_max_ps(_mm256_setzero_ps(), v);
-    case Activation::Clip:
-      return _mm256_min_ps(_mm256_set1_ps(e.act_hi), _mm256_max_ps(_mm256_set1_ps(e.act_lo), v));
-    case Activation::LeakyRelu: {
-      const __m256 neg = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ);
-      return _mm256_blendv_ps(v, _mm256_mul_ps(v, _mm256_set1_ps(e.act_lo)), neg);
-    }
-  }
-  return v;
-}
-
 struct DepthwiseJob {
   const ConvGeometry2d* g;
   const PaddedPlane* p;
@@ -214,6 +201,7 @@ struct DepthwiseJob {
   const float* w;
   float bias;
   const GemmEpilogue* e;
+  const float* residual;  // added before the activation; laid out like y, or null
   float* y;
 };
 
@@ -247,12 +235,18 @@ void depthwise_strip(const DepthwiseJob& j, int64_t oy, int64_t ox) {
     }
   }
   for (int r = 0; r < R; ++r) {
-    float* yrow = j.y + (oy + r) * g.ow + ox;
+    const int64_t at = (oy + r) * g.ow + ox;
     for (int v = 0; v < V; ++v) {
-      const __m256 out = activate(acc[r][v], *j.e);
       const int64_t left = g.ow - ox - 8 * v;
-      if (left >= 8) _mm256_storeu_ps(yrow + 8 * v, out);
-      else _mm256_maskstore_ps(yrow + 8 * v, lane_mask(static_cast<int>(left)), out);
+      const __m256i mask = lane_mask(static_cast<int>(std::min<int64_t>(left, 8)));
+      __m256 out = acc[r][v];
+      if (j.residual) {
+        const float* z = j.residual + at + 8 * v;
+        out = _mm256_add_ps(out, left >= 8 ? _mm256_loadu_ps(z) : _mm256_maskload_ps(z, mask));
+      }
+      out = activate_avx2(out, *j.e);
+      if (left >= 8) _mm256_storeu_ps(j.y + at + 8 * v, out);
+      else _mm256_maskstore_ps(j.y + at + 8 * v, mask, out);
     }
   }
 }
@@ -294,11 +288,11 @@ size_t conv_f32_depthwise_scratch(const ConvGeometry2d& g) {
 }
 
 void conv_f32_depthwise_plane(const ConvGeometry2d& g, const float* x, const float* w, float bias,
-                              const GemmEpilogue& e, float* y, float* scratch) {
+                              const float* residual, const GemmEpilogue& e, float* y, float* scratch) {
   if (g.oh <= 0 || g.ow <= 0) return;
   const PaddedPlane p = padded_layout(g);
   fill_padded(g, p, x, scratch);
-  const DepthwiseJob j{&g, &p, scratch, scratch + (p.planes == 2 ? p.rows * p.width : 0), w, bias, &e, y};
+  const DepthwiseJob j{&g, &p, scratch, scratch + (p.planes == 2 ? p.rows * p.width : 0), w, bias, &e, residual, y};
   const bool square3 = g.kh == 3 && g.kw == 3, square5 = g.kh == 5 && g.kw == 5;
   if (g.sw == 1) {
     if (square3) return depthwise_plane<3, 3, 1>(j);

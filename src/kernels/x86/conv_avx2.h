@@ -36,9 +36,11 @@ bool conv_f32_depthwise_supported(const ConvGeometry2d& g);
 // Floats of scratch one call of conv_f32_depthwise_plane needs.
 size_t conv_f32_depthwise_scratch(const ConvGeometry2d& g);
 
-// One channel of a depthwise convolution: y[oh x ow] = act(sum_k w[k] * x[window] + bias).
-// `e` supplies the activation (its bias fields are ignored). Requires AVX2 + FMA.
+// One channel of a depthwise convolution:
+//   y[oh x ow] = act(sum_k w[k] * x[window] + bias + residual)
+// with `residual` (a plane laid out like y) optional; `e` supplies the activation (its bias
+// and residual fields are ignored). Requires AVX2 + FMA.
 void conv_f32_depthwise_plane(const ConvGeometry2d& g, const float* x, const float* w, float bias,
-                              const GemmEpilogue& e, float* y, float* scratch);
+                              const float* residual, const GemmEpilogue& e, float* y, float* scratch);
 
 }  // namespace ignis::kernels::x86

@@ -28,6 +28,7 @@
 
 #include <algorithm>
 
+#include "kernels/x86/activation_avx2.h"
 #include "kernels/x86/gemm_avx2.h"
 
 namespace ignis::kernels::x86 {
@@ -51,33 +52,14 @@ inline __m256i lane_mask(int n) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskTable + 8 - n));
 }
 
-inline __m256 activate(__m256 v, Activation act, float lo, float hi) {
-  switch (act) {
-    case Activation::None: return v;
-    // max/min return their second operand when either is NaN: keep v second so NaN propagates.
-    case Activation::Relu: return _mm256_max_ps(_mm256_setzero_ps(), v);
-    case Activation::Clip: return _mm256_min_ps(_mm256_set1_ps(hi), _mm256_max_ps(_mm256_set1_ps(lo), v));
-    case Activation::LeakyRelu: {
-      const __m256 neg = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ);
-      return _mm256_blendv_ps(v, _mm256_mul_ps(v, _mm256_set1_ps(lo)), neg);
-    }
-  }
-  return v;
-}
-
-// How one K slice's tile result lands in C (the epilogue fields copied by value, so that
-// stores to C cannot alias them and the compiler keeps them in registers).
+// How one K slice's tile result lands in C. The epilogue is copied by value so that stores to
+// C cannot alias it and the compiler keeps its fields in registers.
 struct TileParams {
   float alpha;
   float beta;    // factor on the existing C when read_c
   bool read_c;   // false: C is overwritten
-  bool finish;   // last K slice and there is a bias or an activation to apply
-  const float* bias;
-  int64_t bias_rs;
-  bool bias_vec;  // bias_cs == 1
-  float bias_scale;
-  Activation act;
-  float act_lo, act_hi;
+  bool finish;   // last K slice and the epilogue has work (bias, residual or activation)
+  GemmEpilogue e;
 };
 
 // Finishes 8 columns of row `row` (columns col .. col + 7 of C, `mask` selecting the valid
@@ -90,14 +72,19 @@ inline void store8(__m256 acc, float* c, const TileParams& t, int64_t row, int64
     v = _mm256_fmadd_ps(old, _mm256_set1_ps(t.beta), v);
   }
   if (t.finish) {
-    if (t.bias) {
-      const float* b = t.bias + row * t.bias_rs;
+    const GemmEpilogue& e = t.e;
+    if (e.bias) {
+      const float* b = e.bias + row * e.bias_rs;
       __m256 bv;
-      if (!t.bias_vec) bv = _mm256_broadcast_ss(b);
+      if (e.bias_cs == 0) bv = _mm256_broadcast_ss(b);
       else bv = kTail ? _mm256_maskload_ps(b + col, mask) : _mm256_loadu_ps(b + col);
-      v = _mm256_fmadd_ps(bv, _mm256_set1_ps(t.bias_scale), v);
+      v = _mm256_fmadd_ps(bv, _mm256_set1_ps(e.bias_scale), v);
     }
-    v = activate(v, t.act, t.act_lo, t.act_hi);
+    if (e.residual) {
+      const float* z = e.residual + row * e.residual_ld + col;
+      v = _mm256_add_ps(v, kTail ? _mm256_maskload_ps(z, mask) : _mm256_loadu_ps(z));
+    }
+    v = activate_avx2(v, e);
   }
   if (kTail) _mm256_maskstore_ps(c, mask, v);
   else _mm256_storeu_ps(c, v);
@@ -286,7 +273,8 @@ void gemm_f32_pack_b(const float* x, int64_t ld, bool trans, int64_t p0, int64_t
       for (int64_t j = 0; j < full; j += kNr)
         for (int v = 0; v < 3; ++v) _mm256_store_ps(d + j * kc + 8 * v, _mm256_loadu_ps(src + j + 8 * v));
       if (tail)
-        for (int v = 0; v < 3; ++v) _mm256_store_ps(d + full * kc + 8 * v, _mm256_maskload_ps(src + full + 8 * v, mask[v]));
+        for (int v = 0; v < 3; ++v)
+          _mm256_store_ps(d + full * kc + 8 * v, _mm256_maskload_ps(src + full + 8 * v, mask[v]));
     }
     return;
   }
@@ -352,19 +340,19 @@ void gemm_f32_pack_a(const float* x, int64_t ld, bool trans, int64_t i0, int64_t
 }
 
 void gemm_f32_apply_epilogue(const GemmEpilogue& e, int64_t row, int64_t col0, int64_t n, float* v) {
-  if (!e.bias && e.act == Activation::None) return;
+  if (!e.bias && !e.residual && e.act == Activation::None) return;
   const float* b = e.bias ? e.bias + row * e.bias_rs : nullptr;
+  const float* z = e.residual ? e.residual + row * e.residual_ld + col0 : nullptr;
   const __m256 scale = _mm256_set1_ps(e.bias_scale);
-  int64_t j = 0;
-  for (; j < n; j += 8) {
-    const int len = static_cast<int>(std::min<int64_t>(8, n - j));
-    const __m256i mask = lane_mask(len);
+  for (int64_t j = 0; j < n; j += 8) {
+    const __m256i mask = lane_mask(static_cast<int>(std::min<int64_t>(8, n - j)));
     __m256 x = _mm256_maskload_ps(v + j, mask);
     if (b) {
       const __m256 bv = e.bias_cs == 0 ? _mm256_broadcast_ss(b) : _mm256_maskload_ps(b + col0 + j, mask);
       x = _mm256_fmadd_ps(bv, scale, x);
     }
-    _mm256_maskstore_ps(v + j, mask, activate(x, e.act, e.act_lo, e.act_hi));
+    if (z) x = _mm256_add_ps(x, _mm256_maskload_ps(z + j, mask));
+    _mm256_maskstore_ps(v + j, mask, activate_avx2(x, e));
   }
 }
 
@@ -393,17 +381,12 @@ void gemm_f32_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64
       else if (g.b.pack_fn) g.b.pack_fn(g.b.pack_ctx, pc, kc, jc, nc, bbuf);
       else gemm_f32_pack_b(g.b.data, g.b.ld, g.b.trans, pc, kc, jc, nc, bbuf);
       const GemmEpilogue& e = g.epilogue;
+      const bool has_epilogue = e.bias || e.residual || e.act != Activation::None;
       const TileParams tp{.alpha = g.alpha,
                           .beta = pc == 0 ? g.beta : 1.0f,
                           .read_c = pc != 0 || g.beta != 0.0f,
-                          .finish = pc + kc == g.k && (e.bias || e.act != Activation::None),
-                          .bias = e.bias,
-                          .bias_rs = e.bias_rs,
-                          .bias_vec = e.bias_cs != 0,
-                          .bias_scale = e.bias_scale,
-                          .act = e.act,
-                          .act_lo = e.act_lo,
-                          .act_hi = e.act_hi};
+                          .finish = pc + kc == g.k && has_epilogue,
+                          .e = e};
       for (int64_t ic = i0; ic < i1; ic += kMc) {
         const int64_t mc = std::min(kMc, i1 - ic);
         const float* ap = abuf;

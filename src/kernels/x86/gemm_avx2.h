@@ -21,20 +21,26 @@ inline constexpr int kGemmNr = 24;
 // is fixed at build time (see gemm_avx2.cc for how it was chosen).
 inline constexpr int64_t kGemmKc = 384;
 
-enum class Activation { None, Relu, Clip, LeakyRelu };
+// The activations of the ai.ignis fused ops (docs/ops_ai_ignis.md, "Activations").
+enum class Activation { None, Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, SiLU, Gelu, GeluTanh };
 
 // What happens to a finished C tile, in this order: C = alpha * acc + beta * C_old;
-// C += bias_scale * bias[i * bias_rs + j * bias_cs]; C = act(C).
-// bias_cs is 0 (one value per row) or 1 (a row vector, or a full matrix with bias_rs = ldb).
-// A per-output-channel conv bias is {bias, 1, 0}; a MatMul+Add bias is {bias, 0, 1}.
+// C += bias_scale * bias[i * bias_rs + j * bias_cs]; C += residual[i * residual_ld + j];
+// C = act(C). bias_cs is 0 (one value per row) or 1 (a row vector, or a full matrix with
+// bias_rs = its leading dimension). A per-output-channel conv bias is {bias, 1, 0}; a
+// MatMul+Add bias is {bias, 0, 1}; a residual is a matrix shaped like C (FusedConv's Z).
 struct GemmEpilogue {
   const float* bias = nullptr;
   int64_t bias_rs = 0;
   int64_t bias_cs = 0;
   float bias_scale = 1.0f;
+  const float* residual = nullptr;
+  int64_t residual_ld = 0;
   Activation act = Activation::None;
-  float act_lo = 0.0f;  // Clip: lower bound; LeakyRelu: slope for negative inputs
-  float act_hi = 0.0f;  // Clip: upper bound
+  float act_lo = 0.0f;     // Clip lower bound
+  float act_hi = 0.0f;     // Clip upper bound
+  float act_alpha = 0.0f;  // LeakyRelu slope, HardSigmoid alpha
+  float act_beta = 0.0f;   // HardSigmoid beta
 };
 
 // An operand packed once (weights), immutable and shareable across threads. A-side packing
@@ -109,8 +115,8 @@ void gemm_f32_pack_b(const float* x, int64_t ld, bool trans, int64_t p0, int64_t
 void gemm_f32_pack_a(const float* x, int64_t ld, bool trans, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
                      float* dst);
 
-// Applies the epilogue to n contiguous values of row `row` of a C tile starting at column
-// `col0`: v = act(v + bias_scale * bias[row, col0 + j]). Requires AVX2.
+// Applies the epilogue to n contiguous values of row `row` of C starting at column `col0`:
+// v = act(v + bias_scale * bias[row, col0 + j] + residual[row, col0 + j]). Requires AVX2.
 void gemm_f32_apply_epilogue(const GemmEpilogue& e, int64_t row, int64_t col0, int64_t n, float* v);
 
 }  // namespace ignis::kernels::x86

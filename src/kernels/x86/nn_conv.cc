@@ -8,6 +8,8 @@
 // bias is the GEMM epilogue's per-row bias. Depthwise convolutions (one input channel per
 // group) run the direct kernel, one channel plane per task. Everything else (3-D and wider
 // convolutions, depthwise with dilation or strides above 2) goes to the reference kernel.
+// ai.ignis FusedConv, act(Conv(X, W, B) + Z), is the same kernel with the residual Z and
+// the activation applied as each output tile is stored.
 #include <algorithm>
 #include <vector>
 
@@ -51,9 +53,12 @@ ConvGeometry2d as_2d(const WindowGeometry& w) {
 
 class ConvKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, bool fused) {
     auto k = std::make_unique<ConvKernel>();
-    IGNIS_ASSIGN_OR_RETURN(k->reference_, make_reference_kernel("Conv", init));
+    k->fused_ = fused;
+    IGNIS_ASSIGN_OR_RETURN(k->reference_, fused ? make_reference_kernel("ai.ignis", "FusedConv", init)
+                                                : make_reference_kernel("", "Conv", init));
+    if (fused) k->activation_ = fused_activation(init.attrs);
     const Tensor* w = init.constants.size() > 1 ? init.constants[1] : nullptr;
     const int64_t group = init.attrs.get_int("group", 1);
     // Prepack W per group for the GEMM path (1-D and 2-D, not depthwise).
@@ -84,12 +89,14 @@ class ConvKernel final : public Kernel {
     s.cg = w.dim(1);
     s.mg = s.m / s.group;
     const float* bias = ctx.has_input(2) ? ctx.input(2).data_as<float>() : nullptr;
+    const float* residual = fused_ && ctx.has_input(3) ? ctx.input(3).data_as<float>() : nullptr;
     if (s.cg == 1 && s.group > 1) {
       if (!conv_f32_depthwise_supported(g)) return reference_->run(ctx);
-      run_depthwise(ctx, s, g, x.data_as<float>(), w.data_as<float>(), bias, y.data_as<float>());
+      run_depthwise(ctx, s, g, x.data_as<float>(), w.data_as<float>(), bias, residual, y.data_as<float>());
       return Status::ok();
     }
-    run_gemm(ctx, s, g, wg.is_pointwise(), x.data_as<float>(), w.data_as<float>(), bias, y.data_as<float>());
+    run_gemm(ctx, s, g, wg.is_pointwise(), x.data_as<float>(), w.data_as<float>(), bias, residual,
+             y.data_as<float>());
     return Status::ok();
   }
 
@@ -99,7 +106,7 @@ class ConvKernel final : public Kernel {
   };
 
   void run_gemm(KernelContext& ctx, const ConvDims& s, const ConvGeometry2d& g, bool pointwise, const float* x,
-                const float* w, const float* bias, float* y) const {
+                const float* w, const float* bias, const float* residual, float* y) const {
     const int64_t kdim = s.cg * g.kh * g.kw, in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
     GemmArgs shape;
     shape.m = s.mg;
@@ -129,6 +136,10 @@ class ConvKernel final : public Kernel {
         a.b.pack_ctx = &src;
       }
       a.c = y + (n * s.m + grp * s.mg) * out_plane;
+      if (residual) {
+        a.epilogue.residual = residual + (n * s.m + grp * s.mg) * out_plane;
+        a.epilogue.residual_ld = out_plane;
+      }
       if (bias) {
         a.epilogue.bias = bias + grp * s.mg;
         a.epilogue.bias_rs = 1;
@@ -150,7 +161,7 @@ class ConvKernel final : public Kernel {
   }
 
   void run_depthwise(KernelContext& ctx, const ConvDims& s, const ConvGeometry2d& g, const float* x, const float* w,
-                     const float* bias, float* y) const {
+                     const float* bias, const float* residual, float* y) const {
     const int64_t planes = s.n * s.m, in_plane = g.ih * g.iw, out_plane = g.oh * g.ow, taps = g.kh * g.kw;
     ThreadPool* pool = ctx.pool();
     const int64_t work = planes * out_plane * taps;
@@ -165,24 +176,29 @@ class ConvKernel final : public Kernel {
           const int64_t n = t / s.m, m = t % s.m;
           // Output channel m of group m / mg reads input channel m / mg (C == group).
           const float* xc = x + (n * s.c + m / s.mg) * in_plane;
-          conv_f32_depthwise_plane(g, xc, w + m * taps, bias ? bias[m] : 0.0f, activation_, y + t * out_plane, mine);
+          conv_f32_depthwise_plane(g, xc, w + m * taps, bias ? bias[m] : 0.0f,
+                                   residual ? residual + t * out_plane : nullptr, activation_, y + t * out_plane, mine);
         }
       }
     });
   }
 
+  bool fused_ = false;                  // FusedConv: input 3 is the residual Z
   std::unique_ptr<Kernel> reference_;   // 3-D+ convolutions and unsupported depthwise shapes
   std::vector<PackedMatrix> packed_w_;  // per group, when W is constant and the GEMM path applies
-  GemmEpilogue activation_;             // activation only; the bias comes from input 2
+  GemmEpilogue activation_;             // FusedConv's activation; bias and Z are set per run
 };
 
-Result<std::unique_ptr<Kernel>> create_conv(const KernelInit& init) { return ConvKernel::create(init); }
+Result<std::unique_ptr<Kernel>> create_conv(const KernelInit& init) { return ConvKernel::create(init, false); }
+Result<std::unique_ptr<Kernel>> create_fused_conv(const KernelInit& init) { return ConvKernel::create(init, true); }
 
 }  // namespace
 
 void register_nn_conv(KernelRegistry& r) {
   r.add({.domain = "", .op_type = "Conv", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/conv_f32_4x24", .factory = create_conv});
+  r.add({.domain = "ai.ignis", .op_type = "FusedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
+         .isa = Isa::Avx2, .priority = 10, .id = "x86/fusedconv_f32_4x24", .factory = create_fused_conv});
 }
 
 }  // namespace ignis::kernels::x86

@@ -4,7 +4,8 @@
 // fly. MatMul follows numpy broadcasting over the batch dims; when B is one matrix shared by
 // a dense A, the batches fold into one tall GEMM. Gemm's C input becomes the GEMM epilogue
 // bias (any unidirectional broadcast of C to [M, N] is a row/column stride pair), so no
-// separate pass over the output is needed.
+// separate pass over the output is needed. ai.ignis FusedMatMul, act(MatMul(A, B) + bias),
+// is the MatMul kernel with the bias and activation applied as each output tile is stored.
 #include <algorithm>
 #include <vector>
 
@@ -46,8 +47,10 @@ void run_gemm_batch(int64_t count, const GemmArgs& shape, ThreadPool* pool, Kern
 
 class MatMulKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, bool fused) {
     auto k = std::make_unique<MatMulKernel>();
+    k->fused_ = fused;
+    if (fused) k->epilogue_ = fused_activation(init.attrs);
     const Tensor* b = init.constants.size() > 1 ? init.constants[1] : nullptr;
     if (b && b->dtype() == DType::F32 && b->rank() >= 2) {
       const int64_t rows = b->dim(b->rank() - 2), cols = b->dim(b->rank() - 1);
@@ -80,6 +83,12 @@ class MatMulKernel final : public Kernel {
     shape.k = k;
     shape.ldc = n;
     shape.b.packed = packed_b_.empty() ? nullptr : &packed_b_[0];
+    shape.epilogue = epilogue_;
+    if (fused_ && ctx.has_input(2)) {  // FusedMatMul bias: one value per output column
+      shape.epilogue.bias = ctx.input(2).data_as<float>();
+      shape.epilogue.bias_rs = 0;
+      shape.epilogue.bias_cs = 1;
+    }
     const float* ad = a.data_as<float>();
     const float* bd = b.data_as<float>();
     float* yd = y.data_as<float>();
@@ -119,10 +128,15 @@ class MatMulKernel final : public Kernel {
   }
 
  private:
+  bool fused_ = false;                  // FusedMatMul: input 2 is the bias
+  GemmEpilogue epilogue_;               // FusedMatMul's activation
   std::vector<PackedMatrix> packed_b_;  // one per batch matrix of a constant B
 };
 
-Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit& init) { return MatMulKernel::create(init); }
+Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit& init) { return MatMulKernel::create(init, false); }
+Result<std::unique_ptr<Kernel>> create_fused_matmul(const KernelInit& init) {
+  return MatMulKernel::create(init, true);
+}
 
 // ---- Gemm -------------------------------------------------------------------------------
 
@@ -182,6 +196,8 @@ void register_nn_gemm(KernelRegistry& r) {
          .priority = 10, .id = "x86/matmul_f32_4x24", .factory = create_matmul});
   r.add({.domain = "", .op_type = "Gemm", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/gemm_f32_4x24", .factory = create_gemm});
+  r.add({.domain = "ai.ignis", .op_type = "FusedMatMul", .since_opset = 1, .until_opset = 1, .types = kF32,
+         .isa = Isa::Avx2, .priority = 10, .id = "x86/fusedmatmul_f32_4x24", .factory = create_fused_matmul});
 }
 
 }  // namespace ignis::kernels::x86

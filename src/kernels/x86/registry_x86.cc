@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The list of optimized x86 kernel families, called from the global registry.
-// Registration runs on every CPU, so this file and the family registration functions are
-// built without ISA flags; only the kernels themselves execute AVX2 code.
+// The list of optimized x86 kernel families, called from the global registry, and helpers
+// the family files share. Registration runs on every CPU, so this file and the family
+// registration functions are built without ISA flags; only the kernels execute AVX2 code.
+#include <limits>
+#include <string>
+
 #include "core/strings.h"
 #include "kernels/x86/x86_internal.h"
 
@@ -12,13 +15,36 @@ void register_all(KernelRegistry& r) {
   register_nn_conv(r);
 }
 
-Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view op_type, const KernelInit& init) {
+Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view domain, std::string_view op_type,
+                                                      const KernelInit& init) {
+  const KernelDef* best = nullptr;
   for (const KernelDef& d : KernelRegistry::global().all()) {
-    if (d.domain.empty() && d.op_type == op_type && d.isa == Isa::None && d.backend == Backend::Cpu &&
-        d.types.contains(DType::F32) && init.opset >= d.since_opset && init.opset <= d.until_opset)
-      return make_kernel(d, init);
+    if (d.domain == domain && d.op_type == op_type && d.isa == Isa::None && d.backend == Backend::Cpu &&
+        d.types.contains(DType::F32) && init.opset >= d.since_opset && init.opset <= d.until_opset &&
+        (!best || d.priority < best->priority))
+      best = &d;
   }
-  return internal_error(str_cat("no reference kernel for ", op_type, " at opset ", init.opset));
+  if (!best) return internal_error(str_cat("no reference kernel for ", op_type, " at opset ", init.opset));
+  return make_kernel(*best, init);
+}
+
+GemmEpilogue fused_activation(const AttrMap& attrs) {
+  GemmEpilogue e;
+  const std::string name = attrs.get_string("activation", "");
+  if (name == "Relu") e.act = Activation::Relu;
+  else if (name == "Clip") e.act = Activation::Clip;
+  else if (name == "LeakyRelu") e.act = Activation::LeakyRelu;
+  else if (name == "Sigmoid") e.act = Activation::Sigmoid;
+  else if (name == "HardSigmoid") e.act = Activation::HardSigmoid;
+  else if (name == "HardSwish") e.act = Activation::HardSwish;
+  else if (name == "SiLU") e.act = Activation::SiLU;
+  else if (name == "Gelu") e.act = Activation::Gelu;
+  else if (name == "GeluTanh") e.act = Activation::GeluTanh;
+  e.act_lo = attrs.get_float("activation_min", -std::numeric_limits<float>::infinity());
+  e.act_hi = attrs.get_float("activation_max", std::numeric_limits<float>::infinity());
+  e.act_alpha = attrs.get_float("activation_alpha", e.act == Activation::LeakyRelu ? 0.01f : 0.2f);
+  e.act_beta = attrs.get_float("activation_beta", 0.5f);
+  return e;
 }
 
 }  // namespace ignis::kernels::x86

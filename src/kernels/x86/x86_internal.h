@@ -7,15 +7,23 @@
 #include <memory>
 #include <string_view>
 
+#include "core/attribute.h"
 #include "kernels/registry.h"
+#include "kernels/x86/gemm_avx2.h"
 
 namespace ignis::kernels::x86 {
 
-void register_nn_gemm(KernelRegistry& r);  // MatMul, Gemm (nn_gemm.cc)
-void register_nn_conv(KernelRegistry& r);  // Conv (nn_conv.cc)
+void register_nn_gemm(KernelRegistry& r);  // MatMul, Gemm, ai.ignis FusedMatMul (nn_gemm.cc)
+void register_nn_conv(KernelRegistry& r);  // Conv, ai.ignis FusedConv (nn_conv.cc)
 
-// Instantiates the reference kernel of `op_type` (domain ai.onnx, float32, the opset in
-// `init`), for optimized kernels that hand some configurations back to it.
-Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view op_type, const KernelInit& init);
+// Instantiates the reference kernel of (domain, op_type) for float32 at the opset in `init`
+// (the ISA-less kernel of lowest priority), for optimized kernels that hand some
+// configurations back to it.
+Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view domain, std::string_view op_type,
+                                                      const KernelInit& init);
+
+// The activation of an ai.ignis fused op (`activation` and its parameter attributes, already
+// validated by shape inference) as a GEMM epilogue without bias or residual.
+GemmEpilogue fused_activation(const AttrMap& attrs);
 
 }  // namespace ignis::kernels::x86

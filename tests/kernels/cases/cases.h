@@ -17,6 +17,7 @@
 namespace ignis::kernel_cases {
 
 struct KernelCase {
+  std::string domain;  // "" = ai.onnx
   std::string op_type;
   int64_t opset = 17;
   AttrMap attrs;
@@ -36,18 +37,48 @@ inline double tolerance(int64_t depth, double max_abs_ref) {
 
 using CaseGenerator = std::vector<KernelCase> (*)();
 
-std::vector<KernelCase> matmul_cases();  // nn_gemm.cc
-std::vector<KernelCase> gemm_cases();    // nn_gemm.cc
-std::vector<KernelCase> conv_cases();    // nn_conv.cc
+std::vector<KernelCase> matmul_cases();        // nn_gemm.cc
+std::vector<KernelCase> gemm_cases();          // nn_gemm.cc
+std::vector<KernelCase> fused_matmul_cases();  // nn_gemm.cc (ai.ignis)
+std::vector<KernelCase> conv_cases();          // nn_conv.cc
+std::vector<KernelCase> fused_conv_cases();    // nn_conv.cc (ai.ignis)
 
-// Generator per op type (domain ai.onnx).
-inline const std::vector<std::pair<std::string_view, CaseGenerator>>& case_generators() {
-  static const std::vector<std::pair<std::string_view, CaseGenerator>> list = {
-      {"MatMul", matmul_cases},
-      {"Gemm", gemm_cases},
-      {"Conv", conv_cases},
+struct CaseGeneratorEntry {
+  std::string_view domain;
+  std::string_view op_type;
+  CaseGenerator generate;
+};
+
+// Generator per (domain, op type).
+inline const std::vector<CaseGeneratorEntry>& case_generators() {
+  static const std::vector<CaseGeneratorEntry> list = {
+      {"", "MatMul", matmul_cases},
+      {"", "Gemm", gemm_cases},
+      {"", "Conv", conv_cases},
+      {"ai.ignis", "FusedMatMul", fused_matmul_cases},
+      {"ai.ignis", "FusedConv", fused_conv_cases},
   };
   return list;
+}
+
+// The activation attributes of the ai.ignis fused ops, one setting per activation kind.
+struct FusedActivation {
+  std::string name;  // "" = none
+  std::vector<std::pair<std::string, float>> params;
+};
+inline std::vector<FusedActivation> fused_activations() {
+  return {{"", {}},
+          {"Relu", {}},
+          {"Clip", {{"activation_min", 0.0f}, {"activation_max", 0.5f}}},
+          {"Clip", {{"activation_max", -0.25f}}},
+          {"LeakyRelu", {{"activation_alpha", 0.2f}}},
+          {"LeakyRelu", {}},
+          {"Sigmoid", {}},
+          {"HardSigmoid", {{"activation_alpha", 0.3f}, {"activation_beta", 0.4f}}},
+          {"HardSwish", {}},
+          {"SiLU", {}},
+          {"Gelu", {}},
+          {"GeluTanh", {}}};
 }
 
 // Attribute helpers.
@@ -74,6 +105,18 @@ inline Attribute string_attr(std::string v) {
   a.kind = Attribute::Kind::String;
   a.s = std::move(v);
   return a;
+}
+
+inline void set_activation(AttrMap& attrs, const FusedActivation& act) {
+  if (act.name.empty()) return;
+  attrs.set("activation", string_attr(act.name));
+  for (const auto& [name, v] : act.params) attrs.set(name, float_attr(v));
+}
+
+inline std::string activation_label(const FusedActivation& act) {
+  std::string s = act.name.empty() ? "no activation" : "activation=" + act.name;
+  for (const auto& [name, v] : act.params) s += " " + name + "=" + std::to_string(v);
+  return s;
 }
 
 }  // namespace ignis::kernel_cases

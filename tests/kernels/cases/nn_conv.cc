@@ -107,4 +107,42 @@ std::vector<KernelCase> conv_cases() {
   return cases;
 }
 
+std::vector<KernelCase> fused_conv_cases() {
+  // Each path of the Conv kernel (im2col GEMM, pointwise, grouped, depthwise at both strides,
+  // and the reference fallback for 3-D) with the residual Z and every activation.
+  const ConvSpec specs[] = {
+      {.x = {1, 6, 9, 11}, .m = 10, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
+      {.x = {2, 8, 5, 7}, .m = 26, .kernel = {1, 1}},
+      {.x = {1, 8, 6, 6}, .m = 4, .kernel = {3, 3}, .group = 2, .strides = {2, 2}, .pads = {1, 1, 1, 1}},
+      {.x = {1, 5, 12, 35}, .m = 5, .kernel = {3, 3}, .group = 5, .pads = {1, 1, 1, 1}},
+      {.x = {1, 3, 13, 13}, .m = 3, .kernel = {5, 5}, .group = 3, .strides = {2, 2}, .pads = {2, 2, 2, 2}},
+      {.x = {1, 2, 4, 5, 6}, .m = 3, .kernel = {3, 3, 3}, .pads = {1, 1, 1, 1, 1, 1}},
+  };
+  std::vector<KernelCase> cases;
+  for (const auto& act : fused_activations()) {
+    for (const ConvSpec& spec : specs) {
+      for (bool residual : {false, true}) {
+        KernelCase c = conv(spec);
+        c.domain = "ai.ignis";
+        c.op_type = "FusedConv";
+        c.opset = 1;
+        if (residual) {
+          // Z has the convolution's output shape (all specs here keep it computable).
+          Shape y{spec.x[0], spec.m};
+          for (size_t i = 0; i < spec.kernel.size(); ++i) {
+            const int64_t pad = spec.pads.empty() ? 0 : spec.pads[i] + spec.pads[i + spec.kernel.size()];
+            const int64_t stride = spec.strides.empty() ? 1 : spec.strides[i];
+            y.push_back((spec.x[2 + static_cast<int>(i)] + pad - spec.kernel[i]) / stride + 1);
+          }
+          c.inputs.push_back(y);
+        }
+        set_activation(c.attrs, act);
+        c.label += str_cat(residual ? " residual " : " ", activation_label(act));
+        cases.push_back(c);
+      }
+    }
+  }
+  return cases;
+}
+
 }  // namespace ignis::kernel_cases

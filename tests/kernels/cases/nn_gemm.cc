@@ -94,4 +94,24 @@ std::vector<KernelCase> gemm_cases() {
   return cases;
 }
 
+std::vector<KernelCase> fused_matmul_cases() {
+  std::vector<KernelCase> cases;
+  const Shape shapes[][2] = {{{5, 33}, {33, 25}}, {{2, 7, 384}, {384, 49}}, {{3, 4, 9}, {3, 9, 23}}};
+  for (const auto& act : fused_activations()) {
+    for (const auto& s : shapes) {
+      for (bool bias : {false, true}) {
+        KernelCase c = matmul(s[0], s[1]);
+        c.domain = "ai.ignis";
+        c.op_type = "FusedMatMul";
+        c.opset = 1;
+        if (bias) c.inputs.push_back(Shape{s[1][s[1].rank() - 1]});
+        set_activation(c.attrs, act);
+        c.label += str_cat(bias ? " bias " : " no bias ", activation_label(act));
+        cases.push_back(c);
+      }
+    }
+  }
+  return cases;
+}
+
 }  // namespace ignis::kernel_cases

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The x86 sgemm (src/kernels/x86/gemm_avx2.h) against a plain double-precision loop: every
 // operand form (plain, transposed, prepacked, packing callback), alpha/beta on an existing
-// C with a wider leading dimension, each bias layout and activation of the epilogue across
-// several depth slices, the thread split, and empty depth. Op-level behaviour is covered by
+// C with a wider leading dimension, each bias layout, the residual and every activation of
+// the epilogue across several depth slices, the thread split, and empty depth. Op-level behaviour is covered by
 // the registry-wide consistency test.
 #include <gtest/gtest.h>
 
@@ -54,7 +54,13 @@ double activate(double v, const GemmEpilogue& e) {
     case Activation::None: return v;
     case Activation::Relu: return std::max(v, 0.0);
     case Activation::Clip: return std::min(std::max(v, double(e.act_lo)), double(e.act_hi));
-    case Activation::LeakyRelu: return v < 0 ? v * e.act_lo : v;
+    case Activation::LeakyRelu: return v < 0 ? v * e.act_alpha : v;
+    case Activation::Sigmoid: return 1.0 / (1.0 + std::exp(-v));
+    case Activation::HardSigmoid: return std::clamp(e.act_alpha * v + e.act_beta, 0.0, 1.0);
+    case Activation::HardSwish: return v * std::clamp(v / 6.0 + 0.5, 0.0, 1.0);
+    case Activation::SiLU: return v / (1.0 + std::exp(-v));
+    case Activation::Gelu: return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    case Activation::GeluTanh: return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
   }
   return v;
 }
@@ -122,55 +128,69 @@ TEST_F(GemmF32Avx2, MatchesNaiveProductForEveryOperandForm) {
   }
 }
 
-TEST_F(GemmF32Avx2, AppliesAlphaBetaBiasAndActivationInOrder) {
+TEST_F(GemmF32Avx2, AppliesAlphaBetaBiasResidualAndActivationInOrder) {
   const int64_t m = 9, n = 21, k = 800;  // three depth slices: beta first, epilogue last
   const auto a = random_floats(static_cast<size_t>(m * k), 11);
   const auto b = random_floats(static_cast<size_t>(k * n), 12);
   const auto c0 = random_floats(static_cast<size_t>(m * n), 13);
   const auto bias = random_floats(static_cast<size_t>(m * n), 14);
+  const auto residual = random_floats(static_cast<size_t>(m * (n + 2)), 15);  // leading dimension n + 2
   const Naive ref{m, n, k, a, false, b, false};
   struct BiasForm {
     int64_t rs, cs;
   };
   const BiasForm bias_forms[] = {{0, 0}, {1, 0}, {0, 1}, {n, 1}};
-  GemmEpilogue acts[4];
-  acts[1].act = Activation::Relu;
-  acts[2].act = Activation::Clip;
-  acts[2].act_lo = -3.0f;
-  acts[2].act_hi = 2.5f;
-  acts[3].act = Activation::LeakyRelu;
-  acts[3].act_lo = 0.125f;
+  std::vector<GemmEpilogue> acts;
+  for (Activation act : {Activation::None, Activation::Relu, Activation::Clip, Activation::LeakyRelu,
+                         Activation::Sigmoid, Activation::HardSigmoid, Activation::HardSwish, Activation::SiLU,
+                         Activation::Gelu, Activation::GeluTanh}) {
+    GemmEpilogue e;
+    e.act = act;
+    e.act_lo = -3.0f;
+    e.act_hi = 2.5f;
+    e.act_alpha = act == Activation::LeakyRelu ? 0.125f : 0.2f;
+    e.act_beta = 0.5f;
+    acts.push_back(e);
+  }
   for (float beta : {0.0f, 1.0f, -0.5f}) {
     for (int bf = -1; bf < 4; ++bf) {
-      for (const GemmEpilogue& act : acts) {
-        std::vector<float> c = c0;
-        GemmArgs g;
-        g.m = m;
-        g.n = n;
-        g.k = k;
-        g.a = {.data = a.data(), .ld = k};
-        g.b = {.data = b.data(), .ld = n};
-        g.c = c.data();
-        g.ldc = n;
-        g.alpha = 0.75f;
-        g.beta = beta;
-        g.epilogue = act;
-        if (bf >= 0) {
-          g.epilogue.bias = bias.data();
-          g.epilogue.bias_rs = bias_forms[bf].rs;
-          g.epilogue.bias_cs = bias_forms[bf].cs;
-          g.epilogue.bias_scale = 2.0f;
-        }
-        Workspace ws(gemm_f32_workspace(g, 1));
-        gemm_f32(g, nullptr, ws.p.get());
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < n; ++j) {
-            double v = 0.75 * ref.product(i, j) + (beta == 0.0f ? 0.0 : beta * double(c0[i * n + j]));
-            if (bf >= 0) v += 2.0 * bias[i * bias_forms[bf].rs + j * bias_forms[bf].cs];
-            v = activate(v, g.epilogue);
-            ASSERT_NEAR(c[i * n + j], v, 1e-4 * std::max(1.0, std::fabs(v)))
-                << "beta " << beta << " bias form " << bf << " act " << int(act.act) << " at (" << i << ", " << j << ")";
+      for (bool with_residual : {false, true}) {
+        for (const GemmEpilogue& act : acts) {
+          std::vector<float> c = c0;
+          GemmArgs g;
+          g.m = m;
+          g.n = n;
+          g.k = k;
+          g.a = {.data = a.data(), .ld = k};
+          g.b = {.data = b.data(), .ld = n};
+          g.c = c.data();
+          g.ldc = n;
+          g.alpha = 0.75f;
+          g.beta = beta;
+          g.epilogue = act;
+          if (bf >= 0) {
+            g.epilogue.bias = bias.data();
+            g.epilogue.bias_rs = bias_forms[bf].rs;
+            g.epilogue.bias_cs = bias_forms[bf].cs;
+            g.epilogue.bias_scale = 2.0f;
           }
+          if (with_residual) {
+            g.epilogue.residual = residual.data();
+            g.epilogue.residual_ld = n + 2;
+          }
+          Workspace ws(gemm_f32_workspace(g, 1));
+          gemm_f32(g, nullptr, ws.p.get());
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              double v = 0.75 * ref.product(i, j) + (beta == 0.0f ? 0.0 : beta * double(c0[i * n + j]));
+              if (bf >= 0) v += 2.0 * bias[i * bias_forms[bf].rs + j * bias_forms[bf].cs];
+              if (with_residual) v += residual[i * (n + 2) + j];
+              v = activate(v, g.epilogue);
+              ASSERT_NEAR(c[i * n + j], v, 1e-4 * std::max(1.0, std::fabs(v)))
+                  << "beta " << beta << " bias form " << bf << " residual " << with_residual << " act "
+                  << int(act.act) << " at (" << i << ", " << j << ")";
+            }
+        }
       }
     }
   }

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// GraphFacts: what the fusion passes may assume about dtypes, ranks and extents.
+#include "passes/graph_facts.h"
+
+#include "passes/fuse_test_util.h"
+
+namespace ignis::fuse_test {
+namespace {
+
+std::string dims(const passes::GraphFacts& f, const std::string& v) {
+  const passes::ValueFact& fact = f[v];
+  if (!fact.has_rank()) return "?";
+  std::string s = "[";
+  for (int i = 0; i < fact.rank; ++i) {
+    const passes::DimFact& d = fact.dims[i];
+    s += (i ? ", " : "") + (d.is_fixed() ? std::to_string(d.value) : d.symbol);
+  }
+  return s + "]";
+}
+
+TEST(GraphFacts, PropagatesDtypesRanksAndExtentsThroughKnownOps) {
+  GraphBuilder b;
+  b.input("x", {-1, 3, 16, 16}, {"batch", "", "", ""}).input("ids", {-1, -1}, {"batch", "seq"}, DType::I64);
+  b.weight("W", {8, 3, 3, 3}, 1).weight("table", {100, 32}, 2).weight("proj", {32, 5}, 3);
+  b.node("Conv", {"x", "W"}, {"c"}, {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}});
+  b.node("MaxPool", {"c"}, {"p"}, {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}});
+  b.node("GlobalAveragePool", {"p"}, {"gap"}).node("Flatten", {"gap"}, {"flat"});
+  b.node("Gather", {"table", "ids"}, {"emb"}).node("MatMul", {"emb", "proj"}, {"m"});
+  b.node("Transpose", {"m"}, {"t"}, {{"perm", ints({2, 0, 1})}});
+  b.node("Cast", {"m"}, {"m64"}, {{"to", int_attr(11)}}).node("Shape", {"m"}, {"shape"});
+  b.ints_constant("axes", {1}).node("Unsqueeze", {"m", "axes"}, {"u"});
+  b.ints_constant("target", {0, -1}).node("Reshape", {"m", "target"}, {"r"});
+  b.node("Equal", {"ids", "ids"}, {"eq"}).node("NonZero", {"eq"}, {"nz"});
+  const passes::GraphFacts f(b.graph());
+  EXPECT_EQ(dims(f, "c"), "[batch, 8, 8, 8]");
+  EXPECT_EQ(dims(f, "p"), "[batch, 8, 4, 4]");
+  EXPECT_EQ(dims(f, "gap"), "[batch, 8, 1, 1]");
+  EXPECT_EQ(dims(f, "flat"), "[batch, 8]");
+  EXPECT_EQ(dims(f, "emb"), "[batch, seq, 32]");
+  EXPECT_EQ(dims(f, "m"), "[batch, seq, 5]");
+  EXPECT_EQ(dims(f, "t"), "[5, batch, seq]");
+  EXPECT_EQ(f.dtype("m64"), DType::F64);
+  EXPECT_EQ(dims(f, "shape"), "[3]");
+  EXPECT_EQ(f.dtype("shape"), DType::I64);
+  EXPECT_EQ(dims(f, "u"), "[batch, 1, seq, 5]");
+  EXPECT_EQ(f.rank("r"), 2);
+  EXPECT_EQ(f[std::string("r")].dims[0].symbol, "batch");  // 0 copies the extent
+  EXPECT_EQ(f.dtype("eq"), DType::Bool);
+  EXPECT_EQ(f.rank("nz"), 2);
+  EXPECT_TRUE(f.same_shape("m", "m"));
+  EXPECT_FALSE(f.same_shape("m", "emb"));
+}
+
+TEST(GraphFacts, BroadcastsOnlyWhatValidityImplies) {
+  GraphBuilder b;
+  b.input("a", {-1, 4}, {"n", ""}).input("b", {1, 4}).input("c", {-1, 1}, {"m", ""}).input("d", {-1, 4}, {"k", ""});
+  b.node("Add", {"a", "b"}, {"ab"}).node("Add", {"a", "c"}, {"ac"}).node("Add", {"a", "d"}, {"ad"});
+  b.node("Relu", {"ad"}, {"r"}).node("Unknown", {"a"}, {"u"});
+  const passes::GraphFacts f(b.graph());
+  EXPECT_EQ(dims(f, "ab"), "[n, 4]");
+  EXPECT_EQ(f[std::string("ac")].dims[1].value, 4);
+  // n against m: either may be 1, so the result is only "this Add's extent", shared by the
+  // values computed from it and by nothing else.
+  const passes::DimFact& n_or_k = f[std::string("ad")].dims[0];
+  EXPECT_FALSE(n_or_k.is_fixed());
+  EXPECT_NE(n_or_k.symbol, "n");
+  EXPECT_NE(n_or_k.symbol, "k");
+  EXPECT_TRUE(f.same_shape("ad", "r"));
+  EXPECT_FALSE(f.same_shape("ad", "a"));
+  EXPECT_EQ(f.rank("u"), -1);
+  EXPECT_EQ(f.dtype("u"), DType::Undefined);
+  EXPECT_EQ(f.rank("not_a_value"), -1);
+}
+
+}  // namespace
+}  // namespace ignis::fuse_test
