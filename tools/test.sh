@@ -19,6 +19,9 @@ tools/build.sh
 (cd build && ctest --output-on-failure -j "$JOBS" -LE conformance)
 ./build/tests/ignis_conformance "$NODE_DATA" --min-pass-rate 0.65 --ops-doc docs/supported_ops.md | tee build/conformance.txt | tail -n 1
 summary+=("$(tail -n 1 build/conformance.txt)")
+# The same suite with only reference kernels, so the reference path keeps its coverage.
+IGNIS_KERNELS=ref ./build/tests/ignis_conformance "$NODE_DATA" --min-pass-rate 0.65 > build/conformance_ref.txt
+summary+=("reference kernels only: $(tail -n 1 build/conformance_ref.txt)")
 [ "${IGNIS_QUICK:-0}" = 1 ] && { printf '%s\n' "${summary[@]}"; exit 0; }
 
 echo "== 2. AddressSanitizer + UndefinedBehaviorSanitizer"
@@ -51,7 +54,9 @@ if [ ! -f models/.complete ]; then
   touch models/.complete
 fi
 IGNIS_BIN=build/ignis python3 -m pytest -q tests/models 2>&1 | tee build/parity.txt | tail -n 20
-summary+=("$(grep -E '^parity' build/parity.txt || true)")
+summary+=("$(grep -E '^(parity|optimize) ' build/parity.txt || true)")
+IGNIS_KERNELS=ref IGNIS_BIN=build/ignis python3 -m pytest -q tests/models/test_parity.py 2>&1 | tee build/parity_ref.txt | tail -n 3
+summary+=("parity with reference kernels only: $(tail -n 1 build/parity_ref.txt)")
 
 echo "== 5. Python package"
 bash tools/python_test.sh 2>&1 | tee build/python_tests.txt | tail -n 5
