@@ -10,6 +10,7 @@
 #include <map>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -142,6 +143,12 @@ std::string summarize(const Tensor& t) {
 }
 
 int64_t peak_rss_bytes() {
+  // VmHWM belongs to this process image. getrusage's ru_maxrss survives exec on Linux, so a
+  // process started from a large parent (e.g. Python's subprocess) would report the parent's.
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<int64_t>(ru.ru_maxrss) * 1024;
