@@ -28,6 +28,14 @@ int64_t estimate_flops(const ir::Node& node, const std::vector<const ir::ValueTy
     const int64_t k = node.attrs.get_int("transA", 0) ? a[0] : a[a.rank() - 1];
     return 2 * out.numel() * k;
   }
+  if (op == "Attention" && in_shape(0) && in_shape(1) && in_shape(2) && in_shape(0)->rank() == 3 &&
+      in_shape(1)->rank() == 3 && in_shape(2)->rank() == 3) {
+    // Q K^T and P V: 2 * B * Sq * Sk * (H*D + H*Dv)
+    const Shape& q = *in_shape(0);
+    const Shape& k = *in_shape(1);
+    const Shape& v = *in_shape(2);
+    return 2 * q[0] * q[1] * k[1] * (q[2] + v[2]);
+  }
   return out.numel();
 }
 
