@@ -176,42 +176,13 @@ TEST(FusedConv, RejectsBadActivationsResidualShapesAndDtypes) {
 
 // Runs `call` on the registered kernel with id `id` (shape inference first, as run_op does).
 Result<std::vector<Tensor>> run_kernel(const OpCall& call, std::string_view id, int threads) {
-  const auto* schema = ir::OpSchemaRegistry::global().find(call.domain, call.op_type, call.opset);
   const kernels::KernelDef* def = nullptr;
   for (const auto& d : kernels::KernelRegistry::global().all())
     if (d.id == id) def = &d;
-  if (!schema || !def) return not_found(std::string("no schema or no kernel ") + std::string(id));
-  std::vector<ir::ValueType> types(call.inputs.size());
-  std::vector<const ir::ValueType*> type_ptrs(call.inputs.size(), nullptr);
-  std::vector<const Tensor*> values(call.inputs.size(), nullptr);
-  std::vector<DType> dtypes(call.inputs.size(), DType::Undefined);
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
-    if (!call.inputs[i].defined()) continue;
-    types[i] = {call.inputs[i].dtype(), call.inputs[i].shape()};
-    type_ptrs[i] = &types[i];
-    values[i] = &call.inputs[i];
-    dtypes[i] = call.inputs[i].dtype();
-  }
-  ir::InferContext ictx("test", call.op_type, call.opset, call.attrs, type_ptrs, values, call.num_outputs);
-  IGNIS_RETURN_IF_ERROR(schema->infer(ictx));
+  if (!def) return not_found(std::string("no kernel ") + std::string(id));
   // Weights (input 1) as constants, so kernels that prepack them do.
-  std::vector<const Tensor*> constants(call.inputs.size(), nullptr);
-  if (values.size() > 1) constants[1] = values[1];
-  kernels::KernelInit init{call.attrs, call.opset, dtypes, constants};
-  IGNIS_ASSIGN_OR_RETURN(auto kernel, kernels::make_kernel(*def, init));
-  std::vector<Tensor> outputs;
-  for (const auto& vt : ictx.outputs()) {
-    Tensor t = Tensor::empty(vt.dtype, vt.shape);
-    for (int64_t k = 0; k < t.numel(); ++k) t.data_as<float>()[k] = std::nanf("");
-    outputs.push_back(t);
-  }
-  std::vector<Tensor*> out_ptrs;
-  for (auto& t : outputs) out_ptrs.push_back(&t);
-  ThreadPool pool(threads);
-  kernels::Scratch scratch;
-  kernels::KernelContext kctx(call.attrs, call.opset, values, out_ptrs, threads > 1 ? &pool : nullptr, &scratch);
-  IGNIS_RETURN_IF_ERROR(kernel->run(kctx));
-  return outputs;
+  return run_op_with(
+      call, [&](const std::vector<DType>&) { return def; }, std::string(id), threads, /*only_weights_constant=*/true);
 }
 
 // A composed kernel (the best base kernel + epilogue) against the reference kernel.

@@ -95,39 +95,9 @@ inline const kernels::KernelDef* find_ref_kernel(const OpCall& call, const std::
 // Shape inference and the reference kernel as run_op does, with a `threads`-wide pool (run_op
 // runs single-threaded), so the parallel paths are exercised too.
 inline Result<std::vector<Tensor>> run_op_threads(const OpCall& call, int threads) {
-  const auto* schema = ir::OpSchemaRegistry::global().find(call.domain, call.op_type, call.opset);
-  if (!schema) return unsupported("no schema");
-  std::vector<ir::ValueType> types(call.inputs.size());
-  std::vector<const ir::ValueType*> type_ptrs(call.inputs.size(), nullptr);
-  std::vector<const Tensor*> values(call.inputs.size(), nullptr);
-  std::vector<DType> dtypes(call.inputs.size(), DType::Undefined);
-  for (size_t i = 0; i < call.inputs.size(); ++i) {
-    if (!call.inputs[i].defined()) continue;
-    types[i] = {call.inputs[i].dtype(), call.inputs[i].shape()};
-    type_ptrs[i] = &types[i];
-    values[i] = &call.inputs[i];
-    dtypes[i] = call.inputs[i].dtype();
-  }
-  ir::InferContext ictx("test", call.op_type, call.opset, call.attrs, type_ptrs, values, call.num_outputs);
-  IGNIS_RETURN_IF_ERROR(schema->infer(ictx));
-  const auto* def = find_ref_kernel(call, dtypes);
-  if (!def) return unsupported("no reference kernel");
-  kernels::KernelInit init{call.attrs, call.opset, dtypes, values};
-  IGNIS_ASSIGN_OR_RETURN(auto kernel, kernels::make_kernel(*def, init));
-  std::vector<Tensor> outputs;
-  for (const auto& vt : ictx.outputs()) {
-    Tensor t = Tensor::empty(vt.dtype, vt.shape);
-    if (vt.dtype == DType::F32)
-      for (int64_t k = 0; k < t.numel(); ++k) t.data_as<float>()[k] = std::nanf("");
-    outputs.push_back(t);
-  }
-  std::vector<Tensor*> out_ptrs;
-  for (auto& t : outputs) out_ptrs.push_back(&t);
-  ThreadPool pool(threads);
-  kernels::Scratch scratch;
-  kernels::KernelContext kctx(call.attrs, call.opset, values, out_ptrs, threads > 1 ? &pool : nullptr, &scratch);
-  IGNIS_RETURN_IF_ERROR(kernel->run(kctx));
-  return outputs;
+  return run_op_with(
+      call, [&](const std::vector<DType>& dtypes) { return find_ref_kernel(call, dtypes); }, "no reference kernel",
+      threads);
 }
 
 // Runs `call` through the reference kernel and returns output 0, failing the test on error.

@@ -10,7 +10,8 @@
 
 namespace ignis::testing {
 
-Result<std::vector<Tensor>> run_op(const OpCall& call) {
+Result<std::vector<Tensor>> run_op_with(const OpCall& call, const KernelChooser& choose, const std::string& what,
+                                        int threads, bool only_weights_constant) {
   const auto* schema = ir::OpSchemaRegistry::global().find(call.domain, call.op_type, call.opset);
   if (!schema) return unsupported(str_cat("no schema for ", call.op_type, " at opset ", call.opset));
   std::vector<ir::ValueType> types(call.inputs.size());
@@ -27,9 +28,13 @@ Result<std::vector<Tensor>> run_op(const OpCall& call) {
   ir::InferContext ictx("test", call.op_type, call.opset, call.attrs, type_ptrs, values, call.num_outputs);
   IGNIS_RETURN_IF_ERROR(schema->infer(ictx));
 
-  const auto* def = kernels::KernelRegistry::global().find(call.domain, call.op_type, call.opset, dtypes);
-  if (!def) return unsupported(str_cat("no kernel for ", call.op_type, " at opset ", call.opset));
-  kernels::KernelInit init{call.attrs, call.opset, dtypes, values};
+  const kernels::KernelDef* def = choose(dtypes);
+  if (!def) return unsupported(what);
+  std::vector<const Tensor*> constants = values;
+  if (only_weights_constant)
+    for (size_t i = 0; i < constants.size(); ++i)
+      if (i != 1) constants[i] = nullptr;
+  kernels::KernelInit init{call.attrs, call.opset, dtypes, constants};
   IGNIS_ASSIGN_OR_RETURN(auto kernel, kernels::make_kernel(*def, init));
 
   std::vector<Tensor> outputs;
@@ -42,10 +47,20 @@ Result<std::vector<Tensor>> run_op(const OpCall& call) {
   }
   std::vector<Tensor*> out_ptrs;
   for (auto& t : outputs) out_ptrs.push_back(&t);
+  ThreadPool pool(threads);
   kernels::Scratch scratch;
-  kernels::KernelContext kctx(call.attrs, call.opset, values, out_ptrs, nullptr, &scratch);
+  kernels::KernelContext kctx(call.attrs, call.opset, values, out_ptrs, threads > 1 ? &pool : nullptr, &scratch);
   IGNIS_RETURN_IF_ERROR(kernel->run(kctx));
   return outputs;
+}
+
+Result<std::vector<Tensor>> run_op(const OpCall& call) {
+  return run_op_with(
+      call,
+      [&](const std::vector<DType>& dtypes) {
+        return kernels::KernelRegistry::global().find(call.domain, call.op_type, call.opset, dtypes);
+      },
+      str_cat("no kernel for ", call.op_type, " at opset ", call.opset));
 }
 
 Tensor make_tensor_f32(const Shape& shape, const std::vector<float>& values) {

@@ -3,12 +3,14 @@
 // kernel. For kernel unit tests; the runtime does the same per node.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/attribute.h"
 #include "ignis/status.h"
 #include "ignis/tensor.h"
+#include "kernels/kernel.h"
 
 namespace ignis::testing {
 
@@ -23,6 +25,15 @@ struct OpCall {
 
 // Infers output shapes (with every input value known), allocates outputs, runs the kernel.
 Result<std::vector<Tensor>> run_op(const OpCall& call);
+
+// The machinery behind run_op, for tests that pick the kernel themselves: shape inference
+// from the op's schema, then `choose(input dtypes)` (null -> Unsupported naming `what`),
+// float32 outputs poisoned with NaN, and a `threads`-wide pool when threads > 1. Every
+// input is offered to the kernel factory as a constant unless `only_weights_constant`, in
+// which case only input 1 is (so prepacking kernels prepack weights, as in a real plan).
+using KernelChooser = std::function<const kernels::KernelDef*(const std::vector<DType>& dtypes)>;
+Result<std::vector<Tensor>> run_op_with(const OpCall& call, const KernelChooser& choose, const std::string& what,
+                                        int threads = 1, bool only_weights_constant = false);
 
 // Helpers to build inputs and attributes tersely.
 Tensor make_tensor_f32(const Shape& shape, const std::vector<float>& values);
