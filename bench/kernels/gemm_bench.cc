@@ -71,7 +71,8 @@ bool skip_without_avx2(benchmark::State& state) {
 }
 
 // ---- raw sgemm: C[m x n] = A[m x k] * B[k x n], both operands packed on the fly, or B
-// prepacked (weights) when range(4) is 1.
+// prepacked (weights) when range(4) is 1, on the default backend (IGNIS_KERNELS=avx2 picks
+// the AVX2 one on an AVX-512 CPU).
 
 void BM_Sgemm(benchmark::State& state) {
   if (skip_without_avx2(state)) return;
@@ -225,11 +226,13 @@ void matmul_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"m", "k", "n", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 
-BENCHMARK_CAPTURE(BM_Conv, x86, "x86/conv_f32_4x24")->Apply(conv_args);
+BENCHMARK_CAPTURE(BM_Conv, avx512, "x86/conv_f32_8x32")->Apply(conv_args);
+BENCHMARK_CAPTURE(BM_Conv, avx2, "x86/conv_f32_4x24")->Apply(conv_args);
 BENCHMARK_CAPTURE(BM_Conv, ref, "ref/conv")->Apply(conv_args);
-BENCHMARK_CAPTURE(BM_DepthwiseConv, x86, "x86/conv_f32_4x24")->Apply(depthwise_args);
+BENCHMARK_CAPTURE(BM_DepthwiseConv, x86, "x86/conv_f32_8x32")->Apply(depthwise_args);
 BENCHMARK_CAPTURE(BM_DepthwiseConv, ref, "ref/conv")->Apply(depthwise_args);
-BENCHMARK_CAPTURE(BM_MatMul, x86, "x86/matmul_f32_4x24")->Apply(matmul_args);
+BENCHMARK_CAPTURE(BM_MatMul, avx512, "x86/matmul_f32_8x32")->Apply(matmul_args);
+BENCHMARK_CAPTURE(BM_MatMul, avx2, "x86/matmul_f32_4x24")->Apply(matmul_args);
 BENCHMARK_CAPTURE(BM_MatMul, ref, "ref/matmul")->Apply(matmul_args);
 
 }  // namespace

@@ -19,13 +19,23 @@ void* Scratch::get(size_t bytes) {
 
 void KernelRegistry::add(const KernelDef& def) { defs_.push_back(def); }
 
-bool reference_kernels_only() {
-  static const bool only_ref = [] {
+namespace {
+
+// The widest ISA the IGNIS_KERNELS environment variable allows: "ref" (reference kernels
+// only), "avx2" (no AVX-512 kernels, for A/B measurements), unset or anything else: all.
+Isa isa_cap() {
+  static const Isa cap = [] {
     const char* v = std::getenv("IGNIS_KERNELS");
-    return v != nullptr && std::strcmp(v, "ref") == 0;
+    if (v != nullptr && std::strcmp(v, "ref") == 0) return Isa::None;
+    if (v != nullptr && std::strcmp(v, "avx2") == 0) return Isa::Avx2;
+    return Isa::Avx512;
   }();
-  return only_ref;
+  return cap;
 }
+
+}  // namespace
+
+bool reference_kernels_only() { return isa_cap() == Isa::None; }
 
 bool isa_available(Isa isa) {
   switch (isa) {
@@ -36,9 +46,13 @@ bool isa_available(Isa isa) {
   return false;
 }
 
+bool isa_enabled(Isa isa) {
+  return static_cast<int>(isa) <= static_cast<int>(isa_cap()) && isa_available(isa);
+}
+
 bool kernel_usable(const KernelDef& d) {
   if (d.isa == Isa::None && d.backend == Backend::Cpu) return true;
-  return !reference_kernels_only() && d.backend == Backend::Cpu && isa_available(d.isa);
+  return !reference_kernels_only() && d.backend == Backend::Cpu && isa_enabled(d.isa);
 }
 
 const KernelDef* KernelRegistry::find(std::string_view domain, std::string_view op_type, int64_t opset,

@@ -29,6 +29,9 @@ class KernelRegistry {
 
 // True when the CPU can run kernels of `isa`.
 bool isa_available(Isa isa);
+// True when the CPU can run kernels of `isa` and IGNIS_KERNELS does not exclude them
+// (IGNIS_KERNELS=avx2 leaves AVX-512 kernels out, for A/B measurements).
+bool isa_enabled(Isa isa);
 // True when IGNIS_KERNELS=ref is set: only reference kernels are chosen (CI runs the
 // conformance and parity suites once this way so the reference path keeps its coverage).
 bool reference_kernels_only();

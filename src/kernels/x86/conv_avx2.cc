@@ -2,8 +2,9 @@
 // AVX2 im2col packing and direct depthwise convolution.
 //
 // im2col packing: the GEMM asks for a (kc x nc) block of the virtual im2col matrix in its
-// 24-column panel layout. Row p is one (channel, ky, kx) tap; its columns are output
-// positions, which run along output rows. Per chunk of up to 504 columns, each row is built
+// backend's panel layout (24 or 32 columns). Row p is one (channel, ky, kx) tap; its columns
+// are output positions, which run along output rows. Per chunk of up to 512 columns (whole
+// panels), each row is built
 // contiguously in a stack buffer (with unit stride, one vector copy of input floats per
 // output row, zeros for padding), then dealt out to the panels 24 floats at a time; this
 // beat writing panel pieces directly, which needs per-piece bookkeeping at every panel edge.
@@ -22,12 +23,11 @@
 
 #include "kernels/x86/activation_avx2.h"
 #include "kernels/x86/conv_avx2.h"
+#include "kernels/x86/simd_avx2.h"
 
 namespace ignis::kernels::x86 {
 
 namespace {
-
-constexpr int kNr = kGemmNr;
 
 int64_t floor_div(int64_t a, int64_t b) {
   const int64_t q = a / b;
@@ -35,12 +35,6 @@ int64_t floor_div(int64_t a, int64_t b) {
 }
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
-alignas(64) constexpr int32_t kMaskTable[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-
-inline __m256i lane_mask(int n) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskTable + 8 - n));
-}
 
 // d[0, n) = s[0, n); masked loads never touch memory past s + n.
 inline void copy_floats(float* d, const float* s, int64_t n) {
@@ -58,8 +52,9 @@ inline void zero_floats(float* d, int64_t n) {
   for (; i < n; ++i) d[i] = 0.0f;
 }
 
-// Columns of one packing chunk: a multiple of the panel width, so chunks start on panels.
-constexpr int64_t kChunk = 21 * kNr;
+// Floats of the row buffer of one packing chunk; a chunk is the largest multiple of the panel
+// width that fits, so chunks start on panels.
+constexpr int64_t kChunkFloats = 512;
 
 // Row `r` (a channel, ky, kx tap) of the im2col matrix over output positions
 // [j0, j0 + n), written contiguously to `row`.
@@ -97,25 +92,25 @@ void im2col_row(const Im2colSource& s, int64_t r, int64_t j0, int64_t n, float* 
 
 }  // namespace
 
-void conv_f32_pack_im2col(const void* source, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst) {
+void conv_f32_pack_im2col(const void* source, const GemmBackend& backend, int64_t p0, int64_t kc, int64_t j0,
+                          int64_t nc, float* dst) {
   const Im2colSource& s = *static_cast<const Im2colSource*>(source);
+  const int64_t nr = backend.nr;  // a multiple of 8
+  const int64_t chunk = kChunkFloats / nr * nr;
   // Each im2col row of a chunk is built contiguously (long vector copies along output rows,
-  // cheap to compute), then dealt out to the panels 24 floats at a time.
-  alignas(32) float row[kChunk];
-  for (int64_t c0 = 0; c0 < nc; c0 += kChunk) {
-    const int64_t n = std::min(kChunk, nc - c0);
-    const int64_t n_pad = (n + kNr - 1) / kNr * kNr;
+  // cheap to compute), then dealt out to the panels nr floats at a time.
+  alignas(32) float row[kChunkFloats];
+  for (int64_t c0 = 0; c0 < nc; c0 += chunk) {
+    const int64_t n = std::min(chunk, nc - c0);
+    const int64_t n_pad = (n + nr - 1) / nr * nr;
     // Columns past nc in the last panel are multiplied but never stored; keep them zero.
     zero_floats(row + n, n_pad - n);
     float* chunk_dst = dst + c0 * kc;
     for (int64_t p = 0; p < kc; ++p) {
       im2col_row(s, p0 + p, j0 + c0, n, row);
-      float* d = chunk_dst + p * kNr;
-      for (int64_t j = 0; j < n_pad; j += kNr, d += kNr * kc) {
-        _mm256_store_ps(d, _mm256_load_ps(row + j));
-        _mm256_store_ps(d + 8, _mm256_load_ps(row + j + 8));
-        _mm256_store_ps(d + 16, _mm256_load_ps(row + j + 16));
-      }
+      float* d = chunk_dst + p * nr;
+      for (int64_t j = 0; j < n_pad; j += nr, d += nr * kc)
+        for (int64_t v = 0; v < nr; v += 8) _mm256_store_ps(d + v, _mm256_load_ps(row + j + v));
     }
   }
 }

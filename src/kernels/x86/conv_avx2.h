@@ -27,7 +27,8 @@ struct Im2colSource {
 };
 
 // GemmPackFn for an Im2colSource: writes the packed B block without materializing im2col.
-void conv_f32_pack_im2col(const void* source, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst);
+void conv_f32_pack_im2col(const void* source, const GemmBackend& backend, int64_t p0, int64_t kc, int64_t j0,
+                          int64_t nc, float* dst);
 
 // Whether the direct depthwise kernel handles this geometry: kernel up to 7x7, strides 1
 // or 2, no dilation.

@@ -29,7 +29,8 @@
 #include <algorithm>
 
 #include "kernels/x86/activation_avx2.h"
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm_blocked.h"
+#include "kernels/x86/simd_avx2.h"
 
 namespace ignis::kernels::x86 {
 
@@ -38,29 +39,6 @@ namespace {
 constexpr int kMr = kGemmMr;
 constexpr int kNr = kGemmNr;
 constexpr int64_t kKc = kGemmKc;
-constexpr int64_t kMc = 144;         // multiple of kMr
-constexpr int64_t kNc = 2040;        // multiple of kNr
-constexpr int64_t kNcPackedA = 504;  // column block when A is prepacked (no A repacking cost)
-static_assert(kMc % kMr == 0 && kNc % kNr == 0 && kNcPackedA % kNr == 0 && kNcPackedA <= kNc);
-
-int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
-alignas(64) constexpr int32_t kMaskTable[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
-
-// Lanes [0, n) set, n in [0, 8].
-inline __m256i lane_mask(int n) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMaskTable + 8 - n));
-}
-
-// How one K slice's tile result lands in C. The epilogue is copied by value so that stores to
-// C cannot alias it and the compiler keeps its fields in registers.
-struct TileParams {
-  float alpha;
-  float beta;    // factor on the existing C when read_c
-  bool read_c;   // false: C is overwritten
-  bool finish;   // last K slice and the epilogue has work (bias, residual or activation)
-  GemmEpilogue e;
-};
 
 // Finishes 8 columns of row `row` (columns col .. col + 7 of C, `mask` selecting the valid
 // ones when kTail) and stores them.
@@ -205,62 +183,16 @@ constexpr TileFn kTiles[2][kMr] = {
     {micro_tile<1, true>, micro_tile<2, true>, micro_tile<3, true>, micro_tile<4, true>},
 };
 
-// The mc x nc block of C at (row0, col0) from a packed A block and a packed B block. While
-// the row tiles of one B panel run, the next panel is prefetched into L2 a few lines per
-// tile: prepacked weights otherwise arrive from L3 on the panel's first tile.
+// The mc x nc block of C at (row0, col0) from a packed A block and a packed B block.
 void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
                   const TileParams& tp, int64_t row0, int64_t col0) {
-  const int64_t row_tiles = (mc + kMr - 1) / kMr;
-  const int64_t panel_lines = kc * kNr * static_cast<int64_t>(sizeof(float)) / 64;
-  const int64_t lines_per_tile = (panel_lines + row_tiles - 1) / row_tiles;
-  for (int64_t jr = 0; jr < nc; jr += kNr) {
-    const int cols = static_cast<int>(std::min<int64_t>(kNr, nc - jr));
-    const float* bpanel = bp + jr * kc;
-    const char* next = jr + kNr < nc ? reinterpret_cast<const char*>(bpanel + kNr * kc) : nullptr;
-    for (int64_t ir = 0, t = 0; ir < mc; ir += kMr, ++t) {
-      if (next) {
-        for (int64_t l = t * lines_per_tile; l < std::min(panel_lines, (t + 1) * lines_per_tile); ++l)
-          _mm_prefetch(next + l * 64, _MM_HINT_T1);
-      }
-      const int rows = static_cast<int>(std::min<int64_t>(kMr, mc - ir));
-      kTiles[cols < kNr][rows - 1](kc, ap + ir * kc, bpanel, c + ir * ldc + jr, ldc, tp, row0 + ir, col0 + jr, cols);
-    }
-  }
+  for_each_tile<kMr, kNr>(mc, nc, kc, bp, [&](int64_t ir, int rows, int64_t jr, int cols) {
+    kTiles[cols < kNr][rows - 1](kc, ap + ir * kc, bp + jr * kc, c + ir * ldc + jr, ldc, tp, row0 + ir, col0 + jr,
+                                 cols);
+  });
 }
 
-// 8x8 transpose of r[0..7] in place.
-inline void transpose8(__m256 r[8]) {
-  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
-  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
-  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
-  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
-  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
-}
-
-// C = beta * C then the epilogue, for K == 0.
-void gemm_no_depth(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-  for (int64_t i = i0; i < i1; ++i) {
-    float* row = g.c + i * g.ldc + j0;
-    for (int64_t j = 0; j < j1 - j0; ++j) row[j] = g.beta == 0.0f ? 0.0f : g.beta * row[j];
-    gemm_f32_apply_epilogue(g.epilogue, i, j0, j1 - j0, row);
-  }
-}
-
-}  // namespace
-
-void gemm_f32_pack_b(const float* x, int64_t ld, bool trans, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
-                     float* dst) {
+void pack_b_24(const float* x, int64_t ld, bool trans, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst) {
   const int64_t full = nc / kNr * kNr;
   const int tail = static_cast<int>(nc - full);
   if (!trans) {
@@ -299,8 +231,7 @@ void gemm_f32_pack_b(const float* x, int64_t ld, bool trans, int64_t p0, int64_t
   }
 }
 
-void gemm_f32_pack_a(const float* x, int64_t ld, bool trans, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
-                     float* dst) {
+void pack_a_4(const float* x, int64_t ld, bool trans, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) {
   static_assert(kMr == 4, "the vector paths move one 4-float panel row at a time");
   for (int64_t ir = 0; ir < mc; ir += kMr) {
     const int rows = static_cast<int>(std::min<int64_t>(kMr, mc - ir));
@@ -339,6 +270,8 @@ void gemm_f32_pack_a(const float* x, int64_t ld, bool trans, int64_t i0, int64_t
   }
 }
 
+}  // namespace
+
 void gemm_f32_apply_epilogue(const GemmEpilogue& e, int64_t row, int64_t col0, int64_t n, float* v) {
   if (!e.bias && !e.residual && e.act == Activation::None) return;
   const float* b = e.bias ? e.bias + row * e.bias_rs : nullptr;
@@ -356,46 +289,42 @@ void gemm_f32_apply_epilogue(const GemmEpilogue& e, int64_t row, int64_t col0, i
   }
 }
 
-size_t gemm_f32_thread_workspace(const GemmArgs& g) {
-  const int64_t kc = std::min(g.k, kKc);
-  const int64_t a = g.a.packed ? 0 : round_up(std::min(g.m, kMc), kMr) * kc;
-  const int64_t b = g.b.packed ? 0 : round_up(std::min(g.n, kNc), kNr) * kc;
-  return static_cast<size_t>(round_up(a, 16) + round_up(b, 16));
-}
+namespace {
 
-void gemm_f32_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1, float* workspace) {
-  if (i0 >= i1 || j0 >= j1) return;
-  if (g.k <= 0) return gemm_no_depth(g, i0, i1, j0, j1);
-  const int64_t kc_max = std::min(g.k, kKc);
-  float* abuf = workspace;
-  float* bbuf = workspace + (g.a.packed ? 0 : round_up(round_up(std::min(g.m, kMc), kMr) * kc_max, 16));
-  const int64_t a_rows_pad = g.a.packed ? round_up(g.a.packed->rows(), kMr) : 0;
-  const int64_t b_cols_pad = g.b.packed ? round_up(g.b.packed->cols(), kNr) : 0;
-  const int64_t nc_block = g.a.packed ? kNcPackedA : kNc;
-  for (int64_t jc = j0; jc < j1; jc += nc_block) {
-    const int64_t nc = std::min(nc_block, j1 - jc);
-    for (int64_t pc = 0; pc < g.k; pc += kKc) {
-      const int64_t kc = std::min(kKc, g.k - pc);
-      const float* bp = bbuf;
-      if (g.b.packed) bp = g.b.packed->data() + pc * b_cols_pad + jc * kc;
-      else if (g.b.pack_fn) g.b.pack_fn(g.b.pack_ctx, pc, kc, jc, nc, bbuf);
-      else gemm_f32_pack_b(g.b.data, g.b.ld, g.b.trans, pc, kc, jc, nc, bbuf);
-      const GemmEpilogue& e = g.epilogue;
-      const bool has_epilogue = e.bias || e.residual || e.act != Activation::None;
-      const TileParams tp{.alpha = g.alpha,
-                          .beta = pc == 0 ? g.beta : 1.0f,
-                          .read_c = pc != 0 || g.beta != 0.0f,
-                          .finish = pc + kc == g.k && has_epilogue,
-                          .e = e};
-      for (int64_t ic = i0; ic < i1; ic += kMc) {
-        const int64_t mc = std::min(kMc, i1 - ic);
-        const float* ap = abuf;
-        if (g.a.packed) ap = g.a.packed->data() + pc * a_rows_pad + ic * kc;
-        else gemm_f32_pack_a(g.a.data, g.a.ld, g.a.trans, ic, mc, pc, kc, abuf);
-        macro_kernel(mc, nc, kc, ap, bp, g.c + ic * g.ldc + jc, g.ldc, tp, ic, jc);
-      }
-    }
+// The 4x24 tile set for the blocked loop (gemm_blocked.h). Blocking: see the top of the file.
+struct Avx2Tiles {
+  static constexpr int kMr = 4, kNr = 24;
+  static constexpr int64_t kKc = kGemmKc, kMc = 144, kNc = 2040, kNcPackedA = 504;
+  static const GemmBackend& backend() { return gemm_backend_avx2(); }
+  static void pack_a(const float* x, int64_t ld, bool trans, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
+                     float* dst) {
+    pack_a_4(x, ld, trans, i0, mc, p0, kc, dst);
   }
+  static void pack_b(const float* x, int64_t ld, bool trans, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                     float* dst) {
+    pack_b_24(x, ld, trans, p0, kc, j0, nc, dst);
+  }
+  static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, float* c,
+                           int64_t ldc, const TileParams& tp, int64_t row0, int64_t col0) {
+    x86::macro_kernel(mc, nc, kc, ap, bp, c, ldc, tp, row0, col0);
+  }
+};
+static_assert(Avx2Tiles::kMr == kMr && Avx2Tiles::kNr == kNr && Avx2Tiles::kMc % kMr == 0 &&
+              Avx2Tiles::kNc % kNr == 0 && Avx2Tiles::kNcPackedA % kNr == 0);
+
+}  // namespace
+
+const GemmBackend& gemm_backend_avx2() {
+  static const GemmBackend backend{.name = "avx2_4x24",
+                                   .isa = Isa::Avx2,
+                                   .mr = kMr,
+                                   .nr = kNr,
+                                   .kc = kKc,
+                                   .range = blocked_range<Avx2Tiles>,
+                                   .thread_workspace = blocked_workspace<Avx2Tiles>,
+                                   .pack_a = pack_a_4,
+                                   .pack_b = pack_b_24};
+  return backend;
 }
 
 }  // namespace ignis::kernels::x86

@@ -1,24 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
-// Single-precision GEMM for x86 AVX2/FMA, the engine of the x86 MatMul, Gemm and Conv kernels:
+// Single-precision GEMM for x86, the engine of the x86 MatMul, Gemm and Conv kernels:
 //   C = act(alpha * op(A) * op(B) + beta * C + bias_scale * bias)
-// The tile code lives in gemm_avx2.cc (built with -mavx2 -mfma); the thread split and the
-// packed-weight container live in gemm.cc (built without ISA flags, so only code that runs
-// after isa_available(Isa::Avx2) said yes ever executes AVX instructions).
+// Two implementations share this interface (GemmBackend): AVX2/FMA with a 4x24 register tile
+// (gemm_avx2.cc) and AVX-512 with an 8x32 tile (gemm_avx512.cc). Each ISA's tile code lives
+// in a file built with that ISA's flags; the thread split and the packed-weight container
+// live in gemm.cc (built without ISA flags, so only code that runs after the CPU check said
+// yes ever executes vector instructions).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 
 #include "core/thread_pool.h"
+#include "kernels/kernel.h"
 
 namespace ignis::kernels::x86 {
 
-// Register tile: kGemmMr rows x kGemmNr columns of C held in 12 ymm accumulators.
+// The AVX2 register tile: kGemmMr rows x kGemmNr columns of C held in 12 ymm accumulators,
+// and the depth of one packed block (see gemm_avx2.cc for how it was chosen). The AVX-512
+// backend has its own (GemmBackend::mr, nr, kc); code that must work with either reads them
+// from the backend.
 inline constexpr int kGemmMr = 4;
 inline constexpr int kGemmNr = 24;
-// Depth of one packed block. Prepacked operands are laid out in blocks of this depth, so it
-// is fixed at build time (see gemm_avx2.cc for how it was chosen).
 inline constexpr int64_t kGemmKc = 384;
 
 // The activations of the ai.ignis fused ops (docs/ops_ai_ignis.md, "Activations").
@@ -43,35 +48,66 @@ struct GemmEpilogue {
   float act_beta = 0.0f;   // HardSigmoid beta
 };
 
+struct GemmArgs;
+
+// One sgemm implementation: its register tile (mr x nr), the depth of its packed blocks (kc)
+// and its entry points. Packed layouts (below) depend on mr, nr and kc, so an operand packed
+// for one backend is only ever multiplied by that backend.
+struct GemmBackend {
+  std::string_view name;  // e.g. "avx512_8x32"
+  Isa isa = Isa::Avx2;
+  int mr = 0, nr = 0;
+  int64_t kc = 0;
+  // Rows [i0, i1) x columns [j0, j1) of C on the calling thread (i0 a multiple of mr, j0 of nr).
+  void (*range)(const GemmArgs& args, int64_t i0, int64_t i1, int64_t j0, int64_t j1, float* workspace) = nullptr;
+  // Floats of workspace one thread needs to run any part of `args`.
+  size_t (*thread_workspace)(const GemmArgs& args) = nullptr;
+  // op(X)[i0 : i0 + mc, p0 : p0 + kc] (A side) or op(X)[p0 : p0 + kc, j0 : j0 + nc] (B side)
+  // of a plain row-major matrix, written to `dst` in the packed layouts below.
+  void (*pack_a)(const float* x, int64_t ld, bool trans, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
+                 float* dst) = nullptr;
+  void (*pack_b)(const float* x, int64_t ld, bool trans, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                 float* dst) = nullptr;
+};
+
+const GemmBackend& gemm_backend_avx2();
+const GemmBackend& gemm_backend_avx512();
+// The widest backend this CPU runs and IGNIS_KERNELS allows (AVX-512, else AVX2).
+const GemmBackend& gemm_backend_default();
+
 // An operand packed once (weights), immutable and shareable across threads. A-side packing
-// holds op(A) [rows x cols] as kGemmMr-row panels, B-side packing holds op(B) [rows x cols]
-// as kGemmNr-column panels; both are split into kGemmKc-deep blocks along the GEMM depth
-// and zero-padded to whole panels:
-//   A: block p0 at p0 * rows_pad, panel of row i0 at + i0 * kc, element (i, p) at + p * kGemmMr + i
-//   B: block p0 at p0 * cols_pad, panel of col j0 at + j0 * kc, element (p, j) at + p * kGemmNr + j
+// holds op(A) [rows x cols] as mr-row panels, B-side packing holds op(B) [rows x cols] as
+// nr-column panels; both are split into kc-deep blocks along the GEMM depth and zero-padded
+// to whole panels (mr, nr, kc of the backend it was packed for):
+//   A: block p0 at p0 * rows_pad, panel of row i0 at + i0 * kc, element (i, p) at + p * mr + i
+//   B: block p0 at p0 * cols_pad, panel of col j0 at + j0 * kc, element (p, j) at + p * nr + j
 class PackedMatrix {
  public:
   enum class Side { A, B };
   PackedMatrix() = default;
   // Packs op(X) where X is row-major with leading dimension ld and op transposes when `trans`.
-  static PackedMatrix pack(Side side, int64_t rows, int64_t cols, const float* x, int64_t ld, bool trans);
+  static PackedMatrix pack(Side side, int64_t rows, int64_t cols, const float* x, int64_t ld, bool trans,
+                           const GemmBackend& backend = gemm_backend_default());
 
   bool empty() const { return !data_; }
   Side side() const { return side_; }
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
   const float* data() const { return data_.get(); }
+  const GemmBackend& backend() const { return *backend_; }
 
  private:
   Side side_ = Side::A;
   int64_t rows_ = 0, cols_ = 0;
+  const GemmBackend* backend_ = nullptr;
   std::shared_ptr<float> data_;
 };
 
-// Writes op(B)[p0 : p0 + kc, j0 : j0 + nc] in packed B layout (panels of kGemmNr columns,
-// dst[(j / kGemmNr) * kc * kGemmNr + p * kGemmNr + j % kGemmNr], zero-padded to whole
-// panels). Used for B operands that are never materialized, e.g. im2col of a Conv input.
-using GemmPackFn = void (*)(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst);
+// Writes op(B)[p0 : p0 + kc, j0 : j0 + nc] in the packed B layout of `backend` (panels of nr
+// columns, dst[(j / nr) * kc * nr + p * nr + j % nr], zero-padded to whole panels). Used for
+// B operands that are never materialized, e.g. im2col of a Conv input.
+using GemmPackFn = void (*)(const void* ctx, const GemmBackend& backend, int64_t p0, int64_t kc, int64_t j0,
+                            int64_t nc, float* dst);
 
 // One GEMM operand: a plain row-major matrix (data, ld, trans), a prepacked one, or, for B
 // only, a packing callback.
@@ -85,6 +121,9 @@ struct GemmOperand {
 };
 
 struct GemmArgs {
+  // The implementation: that of the prepacked operand when there is one, else this one,
+  // else gemm_backend_default().
+  const GemmBackend* backend = nullptr;
   int64_t m = 0, n = 0, k = 0;
   GemmOperand a, b;
   float* c = nullptr;
@@ -94,26 +133,22 @@ struct GemmArgs {
   GemmEpilogue epilogue;
 };
 
+// The backend that runs `args` (see GemmArgs::backend).
+const GemmBackend& gemm_backend_of(const GemmArgs& args);
+
 // Floats of workspace one thread needs to run any part of `args` (64-byte aligned).
 size_t gemm_f32_thread_workspace(const GemmArgs& args);
 
 // Computes the rows [i0, i1) x columns [j0, j1) of C on the calling thread; i0 must be a
-// multiple of kGemmMr and j0 of kGemmNr. `workspace` holds gemm_f32_thread_workspace floats.
-// Requires AVX2 + FMA.
+// multiple of the backend's mr and j0 of its nr. `workspace` holds gemm_f32_thread_workspace
+// floats.
 void gemm_f32_range(const GemmArgs& args, int64_t i0, int64_t i1, int64_t j0, int64_t j1, float* workspace);
 
 // Whole GEMM split over `pool` (static partition of rows or columns, whichever packs less
 // twice). `workspace` holds gemm_f32_workspace(args, threads) floats, threads being the
-// pool's thread count (1 without a pool). Requires AVX2 + FMA.
+// pool's thread count (1 without a pool).
 size_t gemm_f32_workspace(const GemmArgs& args, int threads);
 void gemm_f32(const GemmArgs& args, ThreadPool* pool, float* workspace);
-
-// Packs op(X)[p0 : p0 + kc, j0 : j0 + nc] (B side) or op(X)[i0 : i0 + mc, p0 : p0 + kc] (A
-// side) of a plain row-major matrix into `dst` in the layouts above. Requires AVX2.
-void gemm_f32_pack_b(const float* x, int64_t ld, bool trans, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
-                     float* dst);
-void gemm_f32_pack_a(const float* x, int64_t ld, bool trans, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
-                     float* dst);
 
 // Applies the epilogue to n contiguous values of row `row` of C starting at column `col0`:
 // v = act(v + bias_scale * bias[row, col0 + j] + residual[row, col0 + j]). Requires AVX2.

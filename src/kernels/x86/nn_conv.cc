@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// x86 Conv (float32, 1-D and 2-D) on the AVX2 sgemm and the direct depthwise kernel.
+// x86 Conv (float32, 1-D and 2-D) on the sgemm (one registration per GEMM backend, AVX2 4x24
+// and AVX-512 8x32) and the direct AVX2 depthwise kernel.
 //
 // Per image and group, Y_g [Mg x OH*OW] = W_g [Mg x Cg*KH*KW] * im2col(X_g). W_g is the GEMM
 // A operand, packed once at creation when W is constant; the B operand is X_g itself for
@@ -53,8 +54,9 @@ ConvGeometry2d as_2d(const WindowGeometry& w) {
 
 class ConvKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, bool fused) {
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, bool fused, const GemmBackend& backend) {
     auto k = std::make_unique<ConvKernel>();
+    k->backend_ = &backend;
     k->fused_ = fused;
     IGNIS_ASSIGN_OR_RETURN(k->reference_, fused ? make_reference_kernel("ai.ignis", "FusedConv", init)
                                                 : make_reference_kernel("", "Conv", init));
@@ -67,7 +69,7 @@ class ConvKernel final : public Kernel {
       const int64_t mg = w->dim(0) / group, kdim = w->numel() / std::max<int64_t>(w->dim(0), 1);
       for (int64_t g = 0; g < group; ++g)
         k->packed_w_.push_back(
-            PackedMatrix::pack(PackedMatrix::Side::A, mg, kdim, w->data_as<float>() + g * mg * kdim, kdim, false));
+            PackedMatrix::pack(PackedMatrix::Side::A, mg, kdim, w->data_as<float>() + g * mg * kdim, kdim, false, backend));
     }
     return std::unique_ptr<Kernel>(std::move(k));
   }
@@ -109,6 +111,7 @@ class ConvKernel final : public Kernel {
                 const float* w, const float* bias, const float* residual, float* y) const {
     const int64_t kdim = s.cg * g.kh * g.kw, in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
     GemmArgs shape;
+    shape.backend = backend_;
     shape.m = s.mg;
     shape.n = out_plane;
     shape.k = kdim;
@@ -183,22 +186,36 @@ class ConvKernel final : public Kernel {
     });
   }
 
+  const GemmBackend* backend_ = nullptr;
   bool fused_ = false;                  // FusedConv: input 3 is the residual Z
   std::unique_ptr<Kernel> reference_;   // 3-D+ convolutions and unsupported depthwise shapes
   std::vector<PackedMatrix> packed_w_;  // per group, when W is constant and the GEMM path applies
   GemmEpilogue activation_;             // FusedConv's activation; bias and Z are set per run
 };
 
-Result<std::unique_ptr<Kernel>> create_conv(const KernelInit& init) { return ConvKernel::create(init, false); }
-Result<std::unique_ptr<Kernel>> create_fused_conv(const KernelInit& init) { return ConvKernel::create(init, true); }
+template <const GemmBackend& (*kBackend)()>
+Result<std::unique_ptr<Kernel>> create_conv(const KernelInit& init) {
+  return ConvKernel::create(init, false, kBackend());
+}
+template <const GemmBackend& (*kBackend)()>
+Result<std::unique_ptr<Kernel>> create_fused_conv(const KernelInit& init) {
+  return ConvKernel::create(init, true, kBackend());
+}
 
 }  // namespace
 
 void register_nn_conv(KernelRegistry& r) {
+  // Priority 10: AVX2 4x24 GEMM; 20: AVX-512 8x32, preferred where the CPU has it.
   r.add({.domain = "", .op_type = "Conv", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
-         .priority = 10, .id = "x86/conv_f32_4x24", .factory = create_conv});
+         .priority = 10, .id = "x86/conv_f32_4x24", .factory = create_conv<gemm_backend_avx2>});
   r.add({.domain = "ai.ignis", .op_type = "FusedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
-         .isa = Isa::Avx2, .priority = 10, .id = "x86/fusedconv_f32_4x24", .factory = create_fused_conv});
+         .isa = Isa::Avx2, .priority = 10, .id = "x86/fusedconv_f32_4x24",
+         .factory = create_fused_conv<gemm_backend_avx2>});
+  r.add({.domain = "", .op_type = "Conv", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx512,
+         .priority = 20, .id = "x86/conv_f32_8x32", .factory = create_conv<gemm_backend_avx512>});
+  r.add({.domain = "ai.ignis", .op_type = "FusedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
+         .isa = Isa::Avx512, .priority = 20, .id = "x86/fusedconv_f32_8x32",
+         .factory = create_fused_conv<gemm_backend_avx512>});
 }
 
 }  // namespace ignis::kernels::x86

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// x86 MatMul and Gemm (float32) on the AVX2 sgemm (gemm_avx2.h). Constant B operands
+// x86 MatMul and Gemm (float32) on the sgemm (gemm_avx2.h), registered once per GEMM backend
+// (AVX2 4x24 and AVX-512 8x32; the registry picks the widest the CPU runs). Constant B operands
 // (weights) are packed once when the kernel is created; everything else is packed on the
 // fly. MatMul follows numpy broadcasting over the batch dims; when B is one matrix shared by
 // a dense A, the batches fold into one tall GEMM. Gemm's C input becomes the GEMM epilogue
@@ -47,8 +48,9 @@ void run_gemm_batch(int64_t count, const GemmArgs& shape, ThreadPool* pool, Kern
 
 class MatMulKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, bool fused) {
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, bool fused, const GemmBackend& backend) {
     auto k = std::make_unique<MatMulKernel>();
+    k->backend_ = &backend;
     k->fused_ = fused;
     if (fused) k->epilogue_ = fused_activation(init.attrs);
     const Tensor* b = init.constants.size() > 1 ? init.constants[1] : nullptr;
@@ -57,7 +59,7 @@ class MatMulKernel final : public Kernel {
       const int64_t count = rows * cols > 0 ? b->numel() / (rows * cols) : 0;
       for (int64_t i = 0; i < count; ++i)
         k->packed_b_.push_back(PackedMatrix::pack(PackedMatrix::Side::B, rows, cols,
-                                                  b->data_as<float>() + i * rows * cols, cols, false));
+                                                  b->data_as<float>() + i * rows * cols, cols, false, backend));
     }
     return std::unique_ptr<Kernel>(std::move(k));
   }
@@ -78,6 +80,7 @@ class MatMulKernel final : public Kernel {
     const int64_t batches = out_batch.numel();
 
     GemmArgs shape;
+    shape.backend = backend_;
     shape.m = m;
     shape.n = n;
     shape.k = k;
@@ -128,27 +131,34 @@ class MatMulKernel final : public Kernel {
   }
 
  private:
+  const GemmBackend* backend_ = nullptr;
   bool fused_ = false;                  // FusedMatMul: input 2 is the bias
   GemmEpilogue epilogue_;               // FusedMatMul's activation
   std::vector<PackedMatrix> packed_b_;  // one per batch matrix of a constant B
 };
 
-Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit& init) { return MatMulKernel::create(init, false); }
+template <const GemmBackend& (*kBackend)()>
+Result<std::unique_ptr<Kernel>> create_matmul(const KernelInit& init) {
+  return MatMulKernel::create(init, false, kBackend());
+}
+template <const GemmBackend& (*kBackend)()>
 Result<std::unique_ptr<Kernel>> create_fused_matmul(const KernelInit& init) {
-  return MatMulKernel::create(init, true);
+  return MatMulKernel::create(init, true, kBackend());
 }
 
 // ---- Gemm -------------------------------------------------------------------------------
 
 class GemmKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, const GemmBackend& backend) {
     auto k = std::make_unique<GemmKernel>();
+    k->backend_ = &backend;
     const Tensor* b = init.constants.size() > 1 ? init.constants[1] : nullptr;
     if (b && b->dtype() == DType::F32 && b->rank() == 2) {
       const bool trans_b = init.attrs.get_int("transB", 0) != 0;
       const int64_t rows = trans_b ? b->dim(1) : b->dim(0), cols = trans_b ? b->dim(0) : b->dim(1);
-      k->packed_b_ = PackedMatrix::pack(PackedMatrix::Side::B, rows, cols, b->data_as<float>(), b->dim(1), trans_b);
+      k->packed_b_ =
+          PackedMatrix::pack(PackedMatrix::Side::B, rows, cols, b->data_as<float>(), b->dim(1), trans_b, backend);
     }
     return std::unique_ptr<Kernel>(std::move(k));
   }
@@ -161,6 +171,7 @@ class GemmKernel final : public Kernel {
     const bool trans_a = ctx.attrs().get_int("transA", 0) != 0;
     const bool trans_b = ctx.attrs().get_int("transB", 0) != 0;
     GemmArgs g;
+    g.backend = backend_;
     g.m = trans_a ? a.dim(1) : a.dim(0);
     g.k = trans_a ? a.dim(0) : a.dim(1);
     g.n = trans_b ? b.dim(0) : b.dim(1);
@@ -184,20 +195,33 @@ class GemmKernel final : public Kernel {
   }
 
  private:
+  const GemmBackend* backend_ = nullptr;
   PackedMatrix packed_b_;  // op(B) when B is constant
 };
 
-Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) { return GemmKernel::create(init); }
+template <const GemmBackend& (*kBackend)()>
+Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) {
+  return GemmKernel::create(init, kBackend());
+}
 
 }  // namespace
 
 void register_nn_gemm(KernelRegistry& r) {
+  // Priority 10: AVX2 4x24; 20: AVX-512 8x32, preferred where the CPU has it.
   r.add({.domain = "", .op_type = "MatMul", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
-         .priority = 10, .id = "x86/matmul_f32_4x24", .factory = create_matmul});
+         .priority = 10, .id = "x86/matmul_f32_4x24", .factory = create_matmul<gemm_backend_avx2>});
   r.add({.domain = "", .op_type = "Gemm", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
-         .priority = 10, .id = "x86/gemm_f32_4x24", .factory = create_gemm});
+         .priority = 10, .id = "x86/gemm_f32_4x24", .factory = create_gemm<gemm_backend_avx2>});
   r.add({.domain = "ai.ignis", .op_type = "FusedMatMul", .since_opset = 1, .until_opset = 1, .types = kF32,
-         .isa = Isa::Avx2, .priority = 10, .id = "x86/fusedmatmul_f32_4x24", .factory = create_fused_matmul});
+         .isa = Isa::Avx2, .priority = 10, .id = "x86/fusedmatmul_f32_4x24",
+         .factory = create_fused_matmul<gemm_backend_avx2>});
+  r.add({.domain = "", .op_type = "MatMul", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx512,
+         .priority = 20, .id = "x86/matmul_f32_8x32", .factory = create_matmul<gemm_backend_avx512>});
+  r.add({.domain = "", .op_type = "Gemm", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx512,
+         .priority = 20, .id = "x86/gemm_f32_8x32", .factory = create_gemm<gemm_backend_avx512>});
+  r.add({.domain = "ai.ignis", .op_type = "FusedMatMul", .since_opset = 1, .until_opset = 1, .types = kF32,
+         .isa = Isa::Avx512, .priority = 20, .id = "x86/fusedmatmul_f32_8x32",
+         .factory = create_fused_matmul<gemm_backend_avx512>});
 }
 
 }  // namespace ignis::kernels::x86

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// MatMul and Gemm cases: sizes around the x86 register tile and cache blocks (4 rows, 24
-// columns, depth slices of 384, row blocks of 144, column blocks of 2040), 1-sized and prime
+// MatMul and Gemm cases: sizes around the x86 register tiles and cache blocks (4x24 and 8x32
+// tiles, depth slices of 384 and 256, row blocks of 144, column blocks of 2040 and 2048),
+// 1-sized and prime
 // extents, large depth, numpy batch broadcasting (MatMul), transposes, alpha/beta and every
 // broadcast form of C (Gemm).
 #include "core/strings.h"
@@ -25,12 +26,13 @@ KernelCase matmul(Shape a, Shape b) {
 
 std::vector<KernelCase> matmul_cases() {
   std::vector<KernelCase> cases;
-  for (int64_t m : {1, 3, 4, 5, 13, 145})
-    for (int64_t n : {1, 23, 24, 25, 49})
-      for (int64_t k : {1, 7, 384, 385}) cases.push_back(matmul({m, k}, {k, n}));
+  for (int64_t m : {1, 3, 4, 5, 8, 9, 13, 145})
+    for (int64_t n : {1, 23, 24, 25, 32, 33, 49})
+      for (int64_t k : {1, 7, 256, 257, 385}) cases.push_back(matmul({m, k}, {k, n}));
   cases.push_back(matmul({5, 2000}, {2000, 19}));  // six depth slices
   cases.push_back(matmul({300, 31}, {31, 33}));    // three row blocks
   cases.push_back(matmul({7, 20}, {20, 4100}));    // three column blocks
+  cases.push_back(matmul({9, 3}, {3, 2049}));      // one column past a 2048 block
   cases.push_back(matmul({64, 96}, {96, 256}));
   cases.push_back(matmul({3, 0}, {0, 5}));  // empty depth: zeros
   // Batches: folded into one GEMM, broadcast either way, 1-D operands, empty batch.

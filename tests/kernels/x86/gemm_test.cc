@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The x86 sgemm (src/kernels/x86/gemm_avx2.h) against a plain double-precision loop: every
+// Each x86 sgemm backend (AVX2 4x24, AVX-512 8x32; src/kernels/x86/gemm_avx2.h) against a
+// plain double-precision loop: every
 // operand form (plain, transposed, prepacked, packing callback), alpha/beta on an existing
 // C with a wider leading dimension, each bias layout, the residual and every activation of
 // the epilogue across several depth slices, the thread split, and empty depth. Op-level behaviour is covered by
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/aligned_alloc.h"
@@ -70,20 +72,30 @@ struct CallbackSource {
   const float* b;
   int64_t ld;
 };
-void pack_from_callback(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst) {
+void pack_from_callback(const void* ctx, const GemmBackend& backend, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                        float* dst) {
   const auto& s = *static_cast<const CallbackSource*>(ctx);
-  gemm_f32_pack_b(s.b, s.ld, false, p0, kc, j0, nc, dst);
+  backend.pack_b(s.b, s.ld, false, p0, kc, j0, nc, dst);
 }
 
-class GemmF32Avx2 : public ::testing::Test {
+class GemmF32 : public ::testing::TestWithParam<const GemmBackend*> {
  protected:
   void SetUp() override {
-    if (!isa_available(Isa::Avx2)) GTEST_SKIP() << "this CPU lacks AVX2/FMA/F16C";
+    if (!isa_available(be().isa)) GTEST_SKIP() << "this CPU lacks " << be().name << "'s ISA";
   }
+  const GemmBackend& be() const { return *GetParam(); }
 };
 
-TEST_F(GemmF32Avx2, MatchesNaiveProductForEveryOperandForm) {
-  const int64_t sizes[][3] = {{1, 1, 1}, {4, 24, 5}, {5, 25, 385}, {13, 47, 800}, {150, 3, 2}, {5, 4100, 3}};
+INSTANTIATE_TEST_SUITE_P(Backends, GemmF32, ::testing::Values(&gemm_backend_avx2(), &gemm_backend_avx512()),
+                         [](const ::testing::TestParamInfo<const GemmBackend*>& info) {
+                           return std::string(info.param->name);
+                         });
+
+TEST_P(GemmF32, MatchesNaiveProductForEveryOperandForm) {
+  // Around both tiles (4x24, 8x32), depth slices (384, 256), row blocks (144) and column blocks.
+  const int64_t sizes[][3] = {{1, 1, 1},     {4, 24, 5},   {5, 25, 385}, {13, 47, 800}, {150, 3, 2},
+                              {5, 4100, 3},  {8, 32, 257}, {9, 33, 513}, {7, 31, 255},  {17, 65, 256},
+                              {145, 70, 9},  {3, 2049, 4}};
   uint32_t seed = 1;
   for (const auto& sz : sizes) {
     const int64_t m = sz[0], n = sz[1], k = sz[2];
@@ -95,6 +107,7 @@ TEST_F(GemmF32Avx2, MatchesNaiveProductForEveryOperandForm) {
       const int64_t ldc = n + 3;
       std::vector<float> c(static_cast<size_t>(m * ldc), 7.0f);  // columns past n must stay 7
       GemmArgs g;
+      g.backend = &be();
       g.m = m;
       g.n = n;
       g.k = k;
@@ -103,10 +116,10 @@ TEST_F(GemmF32Avx2, MatchesNaiveProductForEveryOperandForm) {
       PackedMatrix pa, pb;
       CallbackSource cb{b.data(), n};
       if (form == 3) {
-        pa = PackedMatrix::pack(PackedMatrix::Side::A, m, k, a.data(), k, false);
+        pa = PackedMatrix::pack(PackedMatrix::Side::A, m, k, a.data(), k, false, be());
         g.a = {.packed = &pa};
       } else if (form == 4) {
-        pb = PackedMatrix::pack(PackedMatrix::Side::B, k, n, b.data(), k, true);
+        pb = PackedMatrix::pack(PackedMatrix::Side::B, k, n, b.data(), k, true, be());
         g.b = {.packed = &pb};
       } else if (form == 5) {
         g.b = {.pack_fn = pack_from_callback, .pack_ctx = &cb};
@@ -128,7 +141,7 @@ TEST_F(GemmF32Avx2, MatchesNaiveProductForEveryOperandForm) {
   }
 }
 
-TEST_F(GemmF32Avx2, AppliesAlphaBetaBiasResidualAndActivationInOrder) {
+TEST_P(GemmF32, AppliesAlphaBetaBiasResidualAndActivationInOrder) {
   const int64_t m = 9, n = 21, k = 800;  // three depth slices: beta first, epilogue last
   const auto a = random_floats(static_cast<size_t>(m * k), 11);
   const auto b = random_floats(static_cast<size_t>(k * n), 12);
@@ -158,6 +171,7 @@ TEST_F(GemmF32Avx2, AppliesAlphaBetaBiasResidualAndActivationInOrder) {
         for (const GemmEpilogue& act : acts) {
           std::vector<float> c = c0;
           GemmArgs g;
+          g.backend = &be();
           g.m = m;
           g.n = n;
           g.k = k;
@@ -196,7 +210,7 @@ TEST_F(GemmF32Avx2, AppliesAlphaBetaBiasResidualAndActivationInOrder) {
   }
 }
 
-TEST_F(GemmF32Avx2, ThreadSplitGivesBitwiseIdenticalResults) {
+TEST_P(GemmF32, ThreadSplitGivesBitwiseIdenticalResults) {
   ThreadPool pool(2);
   const int64_t shapes[][3] = {{200, 40, 300}, {12, 500, 400}, {1, 4000, 300}};
   for (const auto& s : shapes) {
@@ -205,6 +219,7 @@ TEST_F(GemmF32Avx2, ThreadSplitGivesBitwiseIdenticalResults) {
     const auto b = random_floats(static_cast<size_t>(k * n), 22);
     std::vector<float> serial(static_cast<size_t>(m * n)), threaded(static_cast<size_t>(m * n));
     GemmArgs g;
+    g.backend = &be();
     g.m = m;
     g.n = n;
     g.k = k;
@@ -220,10 +235,11 @@ TEST_F(GemmF32Avx2, ThreadSplitGivesBitwiseIdenticalResults) {
   }
 }
 
-TEST_F(GemmF32Avx2, EmptyDepthScalesCAndAppliesEpilogue) {
+TEST_P(GemmF32, EmptyDepthScalesCAndAppliesEpilogue) {
   std::vector<float> c = {1, -2, 3, -4, 5, -6};
   const std::vector<float> bias = {10, 20};
   GemmArgs g;
+  g.backend = &be();
   g.m = 2;
   g.n = 3;
   g.k = 0;

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: Apache-2.0
+// AVX-512 single-precision GEMM tiles and packing (the blocked loop is gemm_blocked.h).
+//
+// Register tile 8x32: per depth step the micro-kernel loads two 16-float B vectors and
+// multiplies them by eight broadcast A values into 16 zmm accumulators (the broadcasts fold
+// into the FMAs as memory operands). On CPUs with two 512-bit FMA units this runs at about
+// twice the AVX2 4x24 tile's rate (a register-only FMA loop measured 180 GFLOP/s per core here
+// against 96 with ymm). 8x32 rather than a taller 12x32 or a wider 8x48: 16 accumulators
+// already cover the FMA latency of two units, and the small tile wastes little on the shapes
+// that matter: conv weights have 32..2048 output channels (multiples of 8), and late ResNet
+// layers have 49 or 196 output positions, which 32-column panels cover at 77% and 88%
+// against 51% and 82% for 48 columns.
+// Blocking: the B panel (kKc x 32 floats, 32 KiB at kKc = 256) stays in the 48 KiB L1 with
+// an 8 KiB A panel beside it; the kMc x kKc A block (144 KiB) stays in L2. Partial tiles run
+// the same code with fewer rows (template) and masked column loads/stores; the epilogue
+// (bias, residual, activation) reuses the AVX2 routine on each finished row while it is in L1.
+#include <immintrin.h>
+
+#include <array>
+#include <utility>
+
+#include "kernels/x86/gemm_blocked.h"
+#include "kernels/x86/simd_avx2.h"
+
+namespace ignis::kernels::x86 {
+
+namespace {
+
+constexpr int kMr = 8;
+constexpr int kNr = 32;
+constexpr int64_t kKc = 256;
+
+// Lanes [0, n) of a 16-lane vector, n clamped to [0, 16].
+inline __mmask16 tail_mask(int n) {
+  if (n >= 16) return 0xFFFF;
+  return n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1);
+}
+
+// C[0:M, 0:32] (or its first `cols` columns when kTail) from an A panel (stride kMr per
+// depth step) and a B panel (stride kNr).
+template <int M, bool kTail>
+void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b, float* c, int64_t ldc,
+                const TileParams& tp, int64_t row0, int64_t col0, int cols) {
+  __m512 acc0[M], acc1[M];
+  for (int i = 0; i < M; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  // Touch the C tile early so its lines arrive while the depth loop runs.
+  for (int i = 0; i < M; ++i) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + kNr - 1), _MM_HINT_T0);
+  }
+#pragma GCC unroll 4
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+    for (int i = 0; i < M; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
+      acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
+    }
+    a += kMr;
+    b += kNr;
+  }
+  const TileParams t = tp;
+  if (!kTail && !t.read_c && !t.finish && t.alpha == 1.0f) {  // the common first slice: plain stores
+    for (int i = 0; i < M; ++i) {
+      _mm512_storeu_ps(c + i * ldc, acc0[i]);
+      _mm512_storeu_ps(c + i * ldc + 16, acc1[i]);
+    }
+    return;
+  }
+  const __mmask16 m0 = kTail ? tail_mask(cols) : 0xFFFF, m1 = kTail ? tail_mask(cols - 16) : 0xFFFF;
+  const __m512 alpha = _mm512_set1_ps(t.alpha), beta = _mm512_set1_ps(t.beta);
+  for (int i = 0; i < M; ++i) {
+    float* ci = c + i * ldc;
+    __m512 v0 = _mm512_mul_ps(acc0[i], alpha), v1 = _mm512_mul_ps(acc1[i], alpha);
+    if (t.read_c) {
+      v0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, ci), beta, v0);
+      v1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, ci + 16), beta, v1);
+    }
+    _mm512_mask_storeu_ps(ci, m0, v0);
+    _mm512_mask_storeu_ps(ci + 16, m1, v1);
+    if (t.finish) gemm_f32_apply_epilogue(t.e, row0 + i, col0, cols, ci);
+  }
+}
+
+using TileFn = void (*)(int64_t, const float*, const float*, float*, int64_t, const TileParams&, int64_t, int64_t,
+                        int);
+
+template <bool kTail, int... Ms>
+constexpr auto tiles_of(std::integer_sequence<int, Ms...>) {
+  return std::array<TileFn, sizeof...(Ms)>{micro_tile<Ms + 1, kTail>...};
+}
+constexpr std::array<TileFn, kMr> kTiles[2] = {tiles_of<false>(std::make_integer_sequence<int, kMr>()),
+                                               tiles_of<true>(std::make_integer_sequence<int, kMr>())};
+
+void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
+                  const TileParams& tp, int64_t row0, int64_t col0) {
+  for_each_tile<kMr, kNr>(mc, nc, kc, bp, [&](int64_t ir, int rows, int64_t jr, int cols) {
+    kTiles[cols < kNr][rows - 1](kc, ap + ir * kc, bp + jr * kc, c + ir * ldc + jr, ldc, tp, row0 + ir, col0 + jr,
+                                 cols);
+  });
+}
+
+void pack_b_32(const float* x, int64_t ld, bool trans, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* dst) {
+  const int64_t full = nc / kNr * kNr;
+  const int tail = static_cast<int>(nc - full);
+  if (!trans) {
+    // Row by row: the source streams contiguously, each panel row is 128 contiguous bytes.
+    const __mmask16 m0 = tail_mask(tail), m1 = tail_mask(tail - 16);
+    for (int64_t p = 0; p < kc; ++p) {
+      const float* src = x + (p0 + p) * ld + j0;
+      float* d = dst + p * kNr;
+      for (int64_t j = 0; j < full; j += kNr) {
+        _mm512_store_ps(d + j * kc, _mm512_loadu_ps(src + j));
+        _mm512_store_ps(d + j * kc + 16, _mm512_loadu_ps(src + j + 16));
+      }
+      if (tail) {
+        _mm512_store_ps(d + full * kc, _mm512_maskz_loadu_ps(m0, src + full));
+        _mm512_store_ps(d + full * kc + 16, _mm512_maskz_loadu_ps(m1, src + full + 16));
+      }
+    }
+    return;
+  }
+  // op(B)[p][j] = X[j][p]: transpose 8x8 blocks of X rows into each panel.
+  for (int64_t jr = 0; jr < nc; jr += kNr) {
+    const int cols = static_cast<int>(std::min<int64_t>(kNr, nc - jr));
+    const float* src = x + (j0 + jr) * ld + p0;
+    float* d = dst + jr * kc;
+    int64_t p = 0;
+    if (cols == kNr) {
+      for (; p + 8 <= kc; p += 8) {
+        for (int h = 0; h < kNr / 8; ++h) {
+          __m256 r[8];
+          for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(src + (h * 8 + j) * ld + p);
+          transpose8(r);
+          for (int q = 0; q < 8; ++q) _mm256_store_ps(d + (p + q) * kNr + h * 8, r[q]);
+        }
+      }
+    }
+    for (; p < kc; ++p)
+      for (int j = 0; j < kNr; ++j) d[p * kNr + j] = j < cols ? src[j * ld + p] : 0.0f;
+  }
+}
+
+void pack_a_8(const float* x, int64_t ld, bool trans, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) {
+  for (int64_t ir = 0; ir < mc; ir += kMr) {
+    const int rows = static_cast<int>(std::min<int64_t>(kMr, mc - ir));
+    float* d = dst + ir * kc;
+    if (trans) {
+      // op(A)[i][p] = X[p][i]: each depth step is 8 contiguous floats of X row p.
+      const float* src = x + p0 * ld + i0 + ir;
+      if (rows == kMr) {
+        for (int64_t p = 0; p < kc; ++p) _mm256_store_ps(d + p * kMr, _mm256_loadu_ps(src + p * ld));
+      } else {
+        for (int64_t p = 0; p < kc; ++p)
+          for (int i = 0; i < kMr; ++i) d[p * kMr + i] = i < rows ? src[p * ld + i] : 0.0f;
+      }
+      continue;
+    }
+    // op(A)[i][p] = X[i][p]: transpose 8 rows x 8 depth steps into 8 panel rows.
+    const float* src = x + (i0 + ir) * ld + p0;
+    int64_t p = 0;
+    if (rows == kMr) {
+      for (; p + 8 <= kc; p += 8) {
+        __m256 r[8];
+        for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * ld + p);
+        transpose8(r);
+        for (int q = 0; q < 8; ++q) _mm256_store_ps(d + (p + q) * kMr, r[q]);
+      }
+    }
+    for (; p < kc; ++p)
+      for (int i = 0; i < kMr; ++i) d[p * kMr + i] = i < rows ? src[i * ld + p] : 0.0f;
+  }
+}
+
+// The 8x32 tile set for the blocked loop (gemm_blocked.h).
+struct Avx512Tiles {
+  static constexpr int kMr = x86::kMr, kNr = x86::kNr;
+  static constexpr int64_t kKc = x86::kKc, kMc = 144, kNc = 2048, kNcPackedA = 512;
+  static const GemmBackend& backend() { return gemm_backend_avx512(); }
+  static void pack_a(const float* x, int64_t ld, bool trans, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
+                     float* dst) {
+    pack_a_8(x, ld, trans, i0, mc, p0, kc, dst);
+  }
+  static void pack_b(const float* x, int64_t ld, bool trans, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                     float* dst) {
+    pack_b_32(x, ld, trans, p0, kc, j0, nc, dst);
+  }
+  static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, float* c,
+                           int64_t ldc, const TileParams& tp, int64_t row0, int64_t col0) {
+    x86::macro_kernel(mc, nc, kc, ap, bp, c, ldc, tp, row0, col0);
+  }
+};
+static_assert(Avx512Tiles::kMc % kMr == 0 && Avx512Tiles::kNc % kNr == 0 && Avx512Tiles::kNcPackedA % kNr == 0);
+
+}  // namespace
+
+const GemmBackend& gemm_backend_avx512() {
+  static const GemmBackend backend{.name = "avx512_8x32",
+                                   .isa = Isa::Avx512,
+                                   .mr = kMr,
+                                   .nr = kNr,
+                                   .kc = kKc,
+                                   .range = blocked_range<Avx512Tiles>,
+                                   .thread_workspace = blocked_workspace<Avx512Tiles>,
+                                   .pack_a = pack_a_8,
+                                   .pack_b = pack_b_32};
+  return backend;
+}
+
+}  // namespace ignis::kernels::x86

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// The blocked GEMM loop shared by the per-ISA sgemm files (gemm_avx2.cc, gemm_avx512.cc): the
+// BLIS loop order over column blocks, depth slices and row blocks, with the packing of each
+// operand (or its prepacked blocks) and the macro-kernel supplied by the ISA file.
+//
+// Everything here sits in an unnamed namespace on purpose: each ISA file compiles its own
+// copy with its own flags, and internal linkage keeps the linker from merging an AVX-512
+// instantiation into code that must run on an AVX2-only CPU.
+#pragma once
+
+#include <algorithm>
+
+#include "kernels/x86/gemm_avx2.h"
+
+namespace ignis::kernels::x86 {
+namespace {
+
+inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// How one K slice's tile result lands in C. The epilogue is copied by value so that stores to
+// C cannot alias it and the compiler keeps its fields in registers.
+struct TileParams {
+  float alpha;
+  float beta;    // factor on the existing C when read_c
+  bool read_c;   // false: C is overwritten
+  bool finish;   // last K slice and the epilogue has work (bias, residual or activation)
+  GemmEpilogue e;
+};
+
+// C = beta * C then the epilogue, for K == 0.
+inline void gemm_no_depth(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  for (int64_t i = i0; i < i1; ++i) {
+    float* row = g.c + i * g.ldc + j0;
+    for (int64_t j = 0; j < j1 - j0; ++j) row[j] = g.beta == 0.0f ? 0.0f : g.beta * row[j];
+    gemm_f32_apply_epilogue(g.epilogue, i, j0, j1 - j0, row);
+  }
+}
+
+// T, the ISA file's tile set, provides:
+//   static constexpr int kMr, kNr;  static constexpr int64_t kKc, kMc, kNc, kNcPackedA;
+//     (kMc a multiple of kMr; kNc and kNcPackedA multiples of kNr; kNcPackedA is the column
+//     block when A is prepacked, so a freshly packed B block stays in L2)
+//   static const GemmBackend& backend();
+//   static void pack_a(...), pack_b(...)  with GemmBackend::pack_a / pack_b's signatures;
+//   static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp,
+//                            float* c, int64_t ldc, const TileParams& tp, int64_t row0, int64_t col0).
+template <class T>
+size_t blocked_workspace(const GemmArgs& g) {
+  const int64_t kc = std::min(g.k, T::kKc);
+  const int64_t a = g.a.packed ? 0 : round_up(std::min(g.m, T::kMc), T::kMr) * kc;
+  const int64_t b = g.b.packed ? 0 : round_up(std::min(g.n, T::kNc), T::kNr) * kc;
+  return static_cast<size_t>(round_up(a, 16) + round_up(b, 16));
+}
+
+template <class T>
+void blocked_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1, float* workspace) {
+  if (i0 >= i1 || j0 >= j1) return;
+  if (g.k <= 0) return gemm_no_depth(g, i0, i1, j0, j1);
+  const int64_t kc_max = std::min(g.k, T::kKc);
+  float* abuf = workspace;
+  float* bbuf = workspace + (g.a.packed ? 0 : round_up(round_up(std::min(g.m, T::kMc), T::kMr) * kc_max, 16));
+  const int64_t a_rows_pad = g.a.packed ? round_up(g.a.packed->rows(), T::kMr) : 0;
+  const int64_t b_cols_pad = g.b.packed ? round_up(g.b.packed->cols(), T::kNr) : 0;
+  const int64_t nc_block = g.a.packed ? T::kNcPackedA : T::kNc;
+  const GemmEpilogue& e = g.epilogue;
+  const bool has_epilogue = e.bias || e.residual || e.act != Activation::None;
+  for (int64_t jc = j0; jc < j1; jc += nc_block) {
+    const int64_t nc = std::min(nc_block, j1 - jc);
+    for (int64_t pc = 0; pc < g.k; pc += T::kKc) {
+      const int64_t kc = std::min(T::kKc, g.k - pc);
+      const float* bp = bbuf;
+      if (g.b.packed) bp = g.b.packed->data() + pc * b_cols_pad + jc * kc;
+      else if (g.b.pack_fn) g.b.pack_fn(g.b.pack_ctx, T::backend(), pc, kc, jc, nc, bbuf);
+      else T::pack_b(g.b.data, g.b.ld, g.b.trans, pc, kc, jc, nc, bbuf);
+      const TileParams tp{.alpha = g.alpha,
+                          .beta = pc == 0 ? g.beta : 1.0f,
+                          .read_c = pc != 0 || g.beta != 0.0f,
+                          .finish = pc + kc == g.k && has_epilogue,
+                          .e = e};
+      for (int64_t ic = i0; ic < i1; ic += T::kMc) {
+        const int64_t mc = std::min(T::kMc, i1 - ic);
+        const float* ap = abuf;
+        if (g.a.packed) ap = g.a.packed->data() + pc * a_rows_pad + ic * kc;
+        else T::pack_a(g.a.data, g.a.ld, g.a.trans, ic, mc, pc, kc, abuf);
+        T::macro_kernel(mc, nc, kc, ap, bp, g.c + ic * g.ldc + jc, g.ldc, tp, ic, jc);
+      }
+    }
+  }
+}
+
+// Prefetches the next B panel into L2 a few lines per row tile while the row tiles of the
+// current panel run: prepacked weights otherwise arrive from L3 on the panel's first tile.
+// Calls tile(ir, rows, jr, cols) for every register tile of the mc x nc block.
+template <int kMr, int kNr, class Tile>
+inline void for_each_tile(int64_t mc, int64_t nc, int64_t kc, const float* bp, Tile&& tile) {
+  const int64_t row_tiles = (mc + kMr - 1) / kMr;
+  const int64_t panel_lines = kc * kNr * static_cast<int64_t>(sizeof(float)) / 64;
+  const int64_t lines_per_tile = (panel_lines + row_tiles - 1) / row_tiles;
+  for (int64_t jr = 0; jr < nc; jr += kNr) {
+    const int cols = static_cast<int>(std::min<int64_t>(kNr, nc - jr));
+    const char* next = jr + kNr < nc ? reinterpret_cast<const char*>(bp + (jr + kNr) * kc) : nullptr;
+    for (int64_t ir = 0, t = 0; ir < mc; ir += kMr, ++t) {
+      if (next) {
+        for (int64_t l = t * lines_per_tile; l < std::min(panel_lines, (t + 1) * lines_per_tile); ++l)
+          __builtin_prefetch(next + l * 64, 0, 2);
+      }
+      tile(ir, static_cast<int>(std::min<int64_t>(kMr, mc - ir)), jr, cols);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ignis::kernels::x86
