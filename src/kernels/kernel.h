@@ -71,6 +71,14 @@ class Kernel {
   virtual ~Kernel() = default;
   // Must be safe to call concurrently: per-run state lives in ctx, not in the kernel.
   virtual Status run(KernelContext& ctx) const = 0;
+  // False when run() never reads the data of input `input` because the kernel copied what it
+  // needs (e.g. prepacked weights) from that constant when it was created. When every reader
+  // of a constant says so, the session may drop the constant's data; ctx.input(input) then
+  // still has its dtype and shape but a null data pointer.
+  virtual bool uses_constant_data(int input) const {
+    (void)input;
+    return true;
+  }
 };
 
 using KernelFn = Status (*)(KernelContext& ctx);

@@ -124,15 +124,17 @@ ValueFact window_op(const ir::Node& n, const ValueFact& x, const ValueFact* w, D
   return out;
 }
 
-ValueFact matmul(const ValueFact& a, const ValueFact& b, DType dtype) {
+// numpy matmul of a and b; trans_a / trans_b (FusedMatMul) swap the last two axes of a / b.
+ValueFact matmul(const ValueFact& a, const ValueFact& b, DType dtype, bool trans_a = false, bool trans_b = false) {
   if (!a.has_rank() || !b.has_rank() || a.rank < 1 || b.rank < 1) return with_rank(dtype, -1);
+  if ((trans_a && a.rank < 2) || (trans_b && b.rank < 2)) return with_rank(dtype, -1);
   ValueFact ab = with_rank(dtype, std::max(a.rank - 2, 0));
   ValueFact bb = with_rank(dtype, std::max(b.rank - 2, 0));
   for (int i = 0; i + 2 < a.rank; ++i) ab.dims[i] = a.dims[i];
   for (int i = 0; i + 2 < b.rank; ++i) bb.dims[i] = b.dims[i];
   ValueFact out = broadcast_all({&ab, &bb}, dtype);
-  if (a.rank >= 2) out.dims.push_back(a.dims[a.rank - 2]);
-  if (b.rank >= 2) out.dims.push_back(b.dims.back());
+  if (a.rank >= 2) out.dims.push_back(trans_a ? a.dims.back() : a.dims[a.rank - 2]);
+  if (b.rank >= 2) out.dims.push_back(trans_b ? b.dims[b.rank - 2] : b.dims.back());
   out.rank = static_cast<int>(out.dims.size());
   return out;
 }
@@ -179,7 +181,8 @@ std::vector<ValueFact> infer_node(const ir::Graph& g, const ir::Node& n, const F
   if (n.domain == "ai.ignis") {
     if (op == "Gelu") out[0] = x;
     else if (op == "FusedConv") out[0] = window_op(n, x, &in(1), x.dtype);
-    else if (op == "FusedMatMul") out[0] = matmul(x, in(1), x.dtype);
+    else if (op == "FusedMatMul")
+      out[0] = matmul(x, in(1), x.dtype, n.attrs.get_int("transA", 0) != 0, n.attrs.get_int("transB", 0) != 0);
     else if (op == "SkipLayerNorm") {
       out[0] = broadcast_all({&x, &in(1)}, x.dtype);
       if (out.size() > 1) out[1] = out[0];

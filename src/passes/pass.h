@@ -48,6 +48,9 @@ Result<std::vector<PassCount>> optimize(ir::Graph& g, Level level, const PassCon
 Result<int> eliminate_identity(ir::Graph& g, const PassContext& ctx);
 Result<int> eliminate_dead_code(ir::Graph& g, const PassContext& ctx);
 Result<int> fold_constants(ir::Graph& g, const PassContext& ctx);
+Result<int> eliminate_common_subexpressions(ir::Graph& g, const PassContext& ctx);
+Result<int> eliminate_no_ops(ir::Graph& g, const PassContext& ctx);
+Result<int> fold_static_shapes(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_conv_bn(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_matmul_add_gemm(ir::Graph& g, const PassContext& ctx);
 // Level All: these emit ai.ignis ops (docs/ops_ai_ignis.md).
@@ -56,5 +59,6 @@ Result<int> fuse_attention(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_conv_activation(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_matmul_activation(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_skip_layer_norm(ir::Graph& g, const PassContext& ctx);
+Result<int> fold_transpose_into_matmul(ir::Graph& g, const PassContext& ctx);
 
 }  // namespace ignis::passes

@@ -8,21 +8,31 @@
 namespace ignis::passes {
 
 const std::vector<Pass>& pipeline() {
-  static const std::vector<Pass> passes = {
-      {"eliminate_identity", Level::Basic, eliminate_identity},
-      {"fold_constants", Level::Basic, fold_constants},
-      {"eliminate_dead_code", Level::Basic, eliminate_dead_code},
-      {"fuse_conv_bn", Level::Extended, fuse_conv_bn},
-      {"fuse_matmul_add_gemm", Level::Extended, fuse_matmul_add_gemm},
-      // Gelu and attention first: they consume the Erf/Tanh chains and the attention MatMuls
-      // before the MatMul fusion could claim them, then the MatMul fusion takes Gelu as its
-      // activation.
-      {"fuse_gelu", Level::All, fuse_gelu},
-      {"fuse_attention", Level::All, fuse_attention},
-      {"fuse_conv_activation", Level::All, fuse_conv_activation},
-      {"fuse_matmul_activation", Level::All, fuse_matmul_activation},
-      {"fuse_skip_layer_norm", Level::All, fuse_skip_layer_norm},
-  };
+  static const std::vector<Pass> passes = [] {
+    std::vector<Pass> p = {
+        {"eliminate_identity", Level::Basic, eliminate_identity},
+        {"eliminate_no_ops", Level::Basic, eliminate_no_ops},
+        // Before fold_constants, which then folds the arithmetic on the static shapes.
+        {"fold_static_shapes", Level::Basic, fold_static_shapes},
+        {"fold_constants", Level::Basic, fold_constants},
+        // After folding, so values folded to equal constants merge too.
+        {"eliminate_common_subexpressions", Level::Basic, eliminate_common_subexpressions},
+        {"eliminate_dead_code", Level::Basic, eliminate_dead_code},
+        {"fuse_conv_bn", Level::Extended, fuse_conv_bn},
+        {"fuse_matmul_add_gemm", Level::Extended, fuse_matmul_add_gemm},
+        // Gelu and attention first: they consume the Erf/Tanh chains and the attention MatMuls
+        // before the MatMul fusion could claim them, then the MatMul fusion takes Gelu as its
+        // activation.
+        {"fuse_gelu", Level::All, fuse_gelu},
+        {"fuse_attention", Level::All, fuse_attention},
+        {"fuse_conv_activation", Level::All, fuse_conv_activation},
+        {"fuse_matmul_activation", Level::All, fuse_matmul_activation},
+        {"fuse_skip_layer_norm", Level::All, fuse_skip_layer_norm},
+        // After the MatMul fusions, so it adds the flags to the FusedMatMul they leave.
+        {"fold_transpose_into_matmul", Level::All, fold_transpose_into_matmul},
+    };
+    return p;
+  }();
   return passes;
 }
 

@@ -84,7 +84,8 @@ Status infer_fused_conv(InferContext& ctx) {
   return Status::ok();
 }
 
-// ---- FusedMatMul: act(MatMul(A, B) + bias) --------------------------------------------------
+// ---- FusedMatMul: act(MatMul(A', B') + bias) ------------------------------------------------
+// A' is A with its last two axes swapped when transA = 1, else A; B' likewise with transB.
 
 Status infer_fused_matmul(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 3));
@@ -92,24 +93,40 @@ Status infer_fused_matmul(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(expect_input(ctx, 1, "B", kF32));
   IGNIS_RETURN_IF_ERROR(expect_f32_if_present(ctx, 2, "bias"));
   IGNIS_RETURN_IF_ERROR(check_activation(ctx));
+  bool trans[2] = {false, false};
+  for (int i = 0; i < 2; ++i) {
+    const char* name = i == 0 ? "transA" : "transB";
+    const Attribute* t = ctx.attrs().find(name);
+    if (t == nullptr) continue;
+    if (t->kind != Attribute::Kind::Int || (t->i != 0 && t->i != 1))
+      return ctx.fail("attribute '", name, "' must be the int 0 or 1");
+    trans[i] = t->i != 0;
+    if (trans[i] && ctx.input_shape(i).rank() < 2)
+      return ctx.fail("attribute '", name, "' = 1 needs input ", i, " of rank >= 2, got ", ctx.input_shape(i).str());
+  }
   const Shape& a = ctx.input_shape(0);
   const Shape& b = ctx.input_shape(1);
   if (a.rank() < 1 || b.rank() < 1) return ctx.fail("inputs must have rank >= 1, got A ", a.str(), " and B ", b.str());
-  const int64_t ka = a.back();
-  const int64_t kb = b.rank() == 1 ? b[0] : b[b.rank() - 2];
-  if (ka != kb) return ctx.fail("inner dimensions differ: A ", a.str(), " and B ", b.str());
+  // Rows of A', inner extents of A' and B', columns of B' (the last axis of the product).
+  const int ra = a.rank(), rb = b.rank();
+  const int64_t ka = trans[0] ? a[ra - 2] : a.back();
+  const int64_t kb = rb == 1 ? b[0] : (trans[1] ? b.back() : b[rb - 2]);
+  if (ka != kb)
+    return ctx.fail("inner dimensions differ: A ", a.str(), (trans[0] ? " (transA)" : ""), " and B ", b.str(),
+                    (trans[1] ? " (transB)" : ""));
   Shape a_batch, b_batch;
-  for (int i = 0; i + 2 < a.rank(); ++i) a_batch.push_back(a[i]);
-  for (int i = 0; i + 2 < b.rank(); ++i) b_batch.push_back(b[i]);
+  for (int i = 0; i + 2 < ra; ++i) a_batch.push_back(a[i]);
+  for (int i = 0; i + 2 < rb; ++i) b_batch.push_back(b[i]);
   auto batch = broadcast_shapes(a_batch, b_batch);
   if (!batch) return ctx.fail("batch dimensions of A ", a.str(), " and B ", b.str(), " do not broadcast");
   std::vector<int64_t> out = batch->to_vector();
-  if (a.rank() >= 2) out.push_back(a[a.rank() - 2]);
-  if (b.rank() >= 2) out.push_back(b.back());
+  if (ra >= 2) out.push_back(trans[0] ? a.back() : a[ra - 2]);
+  if (rb >= 2) out.push_back(trans[1] ? b[rb - 2] : b.back());
   if (ctx.has_input(2)) {
-    if (b.rank() < 2) return ctx.fail("input 2 ('bias') needs B of rank >= 2, got B ", b.str());
-    if (!(ctx.input_shape(2) == Shape{b.back()}))
-      return ctx.fail("input 2 ('bias') must have shape [", b.back(), "], got ", ctx.input_shape(2).str());
+    if (rb < 2) return ctx.fail("input 2 ('bias') needs B of rank >= 2, got B ", b.str());
+    const int64_t n = out.back();
+    if (!(ctx.input_shape(2) == Shape{n}))
+      return ctx.fail("input 2 ('bias') must have shape [", n, "], got ", ctx.input_shape(2).str());
   }
   IGNIS_ASSIGN_OR_RETURN(Shape y, checked_shape(ctx, out, DType::F32, "output"));
   ctx.set_output(0, DType::F32, y);

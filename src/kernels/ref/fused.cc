@@ -2,12 +2,14 @@
 // Kernels of the ai.ignis fused ops (docs/ops_ai_ignis.md), float32 only.
 // Reference kernels ("ref/..."): FusedConv and FusedMatMul run the reference ai.onnx Conv /
 // MatMul kernel into their output and then apply the epilogue (bias, residual, activation)
-// in place, so they agree with the unfused graph by construction. Gelu and SkipLayerNorm are
+// in place, so they agree with the unfused graph by construction (FusedMatMul's transA /
+// transB operands are transposed into scratch first). Gelu and SkipLayerNorm are
 // plain loops (row statistics in double); Attention runs the reference GEMM on each head's
 // strided slices of Q, K and V, with the softmax in between.
 // Composed kernels ("cpu/..._composed", preferred over the reference ones): FusedConv and
 // FusedMatMul run the best Conv / MatMul kernel the registry offers for the node (an ISA
-// kernel, with its weight prepacking, unless IGNIS_KERNELS=ref) and then the same epilogue;
+// kernel, with its weight prepacking, unless IGNIS_KERNELS=ref) and then the same epilogue
+// (FusedMatMul with transA / transB runs the reference kernel);
 // Attention runs its two batched products on the best MatMul kernel. Fusing thus keeps the
 // speed of the optimized base kernels where no fused ISA kernel applies.
 #include <algorithm>
@@ -165,10 +167,39 @@ Status fused_conv_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
+bool has_trans_flag(const AttrMap& attrs) { return attrs.get_int("transA", 0) != 0 || attrs.get_int("transB", 0) != 0; }
+
+// `t` (rank >= 2) with its last two axes swapped, written to `dst` (t.numel() floats).
+Tensor swap_last_two_axes(const Tensor& t, float* dst) {
+  const int r = t.rank();
+  const int64_t rows = t.dim(r - 2), cols = t.dim(r - 1);
+  const int64_t batches = rows * cols > 0 ? t.numel() / (rows * cols) : 0;
+  const float* src = t.data_as<float>();
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) dst[b * rows * cols + j * rows + i] = src[b * rows * cols + i * cols + j];
+  Shape s = t.shape();
+  s[r - 2] = cols;
+  s[r - 1] = rows;
+  return Tensor::view(DType::F32, s, dst);
+}
+
+// transA / transB: the reference MatMul runs on transposed copies of the flagged operands,
+// made in scratch.
 Status fused_matmul_kernel(KernelContext& ctx) {
   static const KernelFn matmul = find_reference("MatMul");
+  Tensor operands[2] = {ctx.input(0), ctx.input(1)};
+  const bool trans[2] = {ctx.attrs().get_int("transA", 0) != 0, ctx.attrs().get_int("transB", 0) != 0};
+  size_t floats = 0;
+  for (int i = 0; i < 2; ++i) floats += trans[i] ? static_cast<size_t>(operands[i].numel()) : 0;
+  float* copies = floats ? static_cast<float*>(ctx.scratch(floats * sizeof(float))) : nullptr;
+  for (int i = 0; i < 2; ++i) {
+    if (!trans[i]) continue;
+    operands[i] = swap_last_two_axes(operands[i], copies);
+    copies += operands[i].numel();
+  }
   Tensor& y = ctx.output(0);
-  IGNIS_RETURN_IF_ERROR(run_reference(ctx, "MatMul", matmul, {&ctx.input(0), &ctx.input(1)}, y));
+  IGNIS_RETURN_IF_ERROR(run_reference(ctx, "MatMul", matmul, {&operands[0], &operands[1]}, y));
   matmul_epilogue(ctx, y);
   return Status::ok();
 }
@@ -209,6 +240,11 @@ class ComposedKernel final : public Kernel {
     return Status::ok();
   }
 
+  // The base kernel alone reads the first base_inputs_ inputs; the epilogues read only later ones.
+  bool uses_constant_data(int input) const override {
+    return input >= base_inputs_ || base_->uses_constant_data(input);
+  }
+
  private:
   static constexpr int64_t kBaseOpset = 13;
   Epilogue epilogue_ = nullptr;
@@ -221,7 +257,14 @@ Result<std::unique_ptr<Kernel>> create_fused_conv(const KernelInit& init) {
   return ComposedKernel::create(init, "Conv", 3, conv_epilogue);
 }
 
+// With transA / transB set the composed kernel is the reference one: the base MatMul
+// kernels have no transposed operands.
 Result<std::unique_ptr<Kernel>> create_fused_matmul(const KernelInit& init) {
+  if (has_trans_flag(init.attrs)) {
+    static const KernelDef reference{.domain = "ai.ignis", .op_type = "FusedMatMul", .id = "ref/fusedmatmul",
+                                     .fn = fused_matmul_kernel};
+    return make_kernel(reference, init);
+  }
   return ComposedKernel::create(init, "MatMul", 2, matmul_epilogue);
 }
 

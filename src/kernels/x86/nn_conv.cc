@@ -74,6 +74,10 @@ class ConvKernel final : public Kernel {
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
+  // W is packed only for the GEMM path, which then never reads W's data; the depthwise and
+  // reference paths read it directly.
+  bool uses_constant_data(int input) const override { return input != 1 || packed_w_.empty(); }
+
   Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);

@@ -6,7 +6,8 @@
 // a dense A, the batches fold into one tall GEMM. Gemm's C input becomes the GEMM epilogue
 // bias (any unidirectional broadcast of C to [M, N] is a row/column stride pair), so no
 // separate pass over the output is needed. ai.ignis FusedMatMul, act(MatMul(A, B) + bias),
-// is the MatMul kernel with the bias and activation applied as each output tile is stored.
+// is the MatMul kernel with the bias and activation applied as each output tile is stored, and
+// its transA / transB become the GEMM's operand transposes (B packed transposed when constant).
 #include <algorithm>
 #include <vector>
 
@@ -52,17 +53,26 @@ class MatMulKernel final : public Kernel {
     auto k = std::make_unique<MatMulKernel>();
     k->backend_ = &backend;
     k->fused_ = fused;
-    if (fused) k->epilogue_ = fused_activation(init.attrs);
+    if (fused) {
+      k->epilogue_ = fused_activation(init.attrs);
+      k->trans_a_ = init.attrs.get_int("transA", 0) != 0;
+      k->trans_b_ = init.attrs.get_int("transB", 0) != 0;
+    }
     const Tensor* b = init.constants.size() > 1 ? init.constants[1] : nullptr;
     if (b && b->dtype() == DType::F32 && b->rank() >= 2) {
+      // Each batch matrix of B is stored [rows x cols]; op(B) is its transpose under transB.
       const int64_t rows = b->dim(b->rank() - 2), cols = b->dim(b->rank() - 1);
       const int64_t count = rows * cols > 0 ? b->numel() / (rows * cols) : 0;
+      const bool tb = k->trans_b_;
       for (int64_t i = 0; i < count; ++i)
-        k->packed_b_.push_back(PackedMatrix::pack(PackedMatrix::Side::B, rows, cols,
-                                                  b->data_as<float>() + i * rows * cols, cols, false, backend));
+        k->packed_b_.push_back(PackedMatrix::pack(PackedMatrix::Side::B, tb ? cols : rows, tb ? rows : cols,
+                                                  b->data_as<float>() + i * rows * cols, cols, tb, backend));
     }
     return std::unique_ptr<Kernel>(std::move(k));
   }
+
+  // A prepacked B is all run() reads of input 1 (its shape aside).
+  bool uses_constant_data(int input) const override { return input != 1 || packed_b_.empty(); }
 
   Status run(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
@@ -70,9 +80,12 @@ class MatMulKernel final : public Kernel {
     Tensor& y = ctx.output(0);
     if (y.numel() == 0) return Status::ok();
     // numpy matmul: a 1-D A is [1, K], a 1-D B is [K, 1]; the batch dims broadcast.
-    const int64_t m = a.rank() == 1 ? 1 : a.dim(a.rank() - 2);
-    const int64_t k = a.dim(a.rank() - 1);
-    const int64_t n = b.rank() == 1 ? 1 : b.dim(b.rank() - 1);
+    // FusedMatMul's transA / transB swap the last two axes of A / B (rank >= 2, checked by
+    // shape inference).
+    const int ra = a.rank(), rb = b.rank();
+    const int64_t m = ra == 1 ? 1 : (trans_a_ ? a.dim(ra - 1) : a.dim(ra - 2));
+    const int64_t k = trans_a_ ? a.dim(ra - 2) : a.dim(ra - 1);
+    const int64_t n = rb == 1 ? 1 : (trans_b_ ? b.dim(rb - 2) : b.dim(rb - 1));
     Shape a_batch, b_batch;
     for (int i = 0; i + 2 < a.rank(); ++i) a_batch.push_back(a.dim(i));
     for (int i = 0; i + 2 < b.rank(); ++i) b_batch.push_back(b.dim(i));
@@ -98,11 +111,11 @@ class MatMulKernel final : public Kernel {
     auto operand_b = [&](int64_t index) {
       GemmOperand op;
       if (!packed_b_.empty()) op.packed = &packed_b_[static_cast<size_t>(index)];
-      else op = {.data = bd + index * k * n, .ld = n};
+      else op = {.data = bd + index * k * n, .ld = trans_b_ ? k : n, .trans = trans_b_};
       return op;
     };
 
-    if (b_batch.numel() == 1 && a_batch == out_batch) {
+    if (b_batch.numel() == 1 && a_batch == out_batch && !trans_a_) {
       // One B for every batch and A dense: a single [batches * M, K] x [K, N] product.
       GemmArgs g = shape;
       g.m = batches * m;
@@ -122,7 +135,7 @@ class MatMulKernel final : public Kernel {
     } while (it.next());
     run_gemm_batch(batches, shape, ctx.pool(), ctx, [&](int64_t i) {
       GemmArgs g = shape;
-      g.a = {.data = ad + a_index[i] * m * k, .ld = k};
+      g.a = {.data = ad + a_index[i] * m * k, .ld = trans_a_ ? m : k, .trans = trans_a_};
       g.b = operand_b(b_index[i]);
       g.c = yd + i * m * n;
       return g;
@@ -133,6 +146,7 @@ class MatMulKernel final : public Kernel {
  private:
   const GemmBackend* backend_ = nullptr;
   bool fused_ = false;                  // FusedMatMul: input 2 is the bias
+  bool trans_a_ = false, trans_b_ = false;  // FusedMatMul's transA / transB
   GemmEpilogue epilogue_;               // FusedMatMul's activation
   std::vector<PackedMatrix> packed_b_;  // one per batch matrix of a constant B
 };
@@ -162,6 +176,8 @@ class GemmKernel final : public Kernel {
     }
     return std::unique_ptr<Kernel>(std::move(k));
   }
+
+  bool uses_constant_data(int input) const override { return input != 1 || packed_b_.empty(); }
 
   Status run(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Conv cases: pointwise and im2col GEMM paths (output widths around the 24-column panel,
+// Conv cases: pointwise and im2col GEMM paths (output widths around the 24- and 32-column panels,
 // strides, asymmetric and SAME padding, dilations, groups, large channel depth), depthwise
 // 3x3/5x5/other kernels at strides 1 and 2 with channel multipliers and widths around the
 // 8- and 32-column vector blocks, plus the shapes handed back to the reference kernel
@@ -74,6 +74,10 @@ std::vector<KernelCase> conv_cases() {
   cases.push_back(conv({.x = {1, 1, 28, 28}, .m = 8, .kernel = {5, 5}}));
   cases.push_back(conv({.x = {1, 16, 40, 40}, .m = 16, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));  // 1600 columns
   cases.push_back(conv({.x = {1, 8, 23, 25}, .m = 9, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));  // 575 columns
+  // Around the AVX-512 8x32 tile, its 256-deep slices and 512-column packing chunks.
+  cases.push_back(conv({.x = {1, 29, 3, 11}, .m = 17, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));  // depth 261, 33 cols
+  cases.push_back(conv({.x = {1, 32, 1, 31}, .m = 9, .kernel = {1, 1}}));                           // 31 columns
+  cases.push_back(conv({.x = {1, 7, 19, 27}, .m = 8, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));  // 513 columns
   // Grouped, not depthwise.
   cases.push_back(conv({.x = {1, 8, 9, 9}, .m = 12, .kernel = {3, 3}, .group = 2, .pads = {1, 1, 1, 1}}));
   cases.push_back(conv({.x = {2, 12, 6, 7}, .m = 12, .kernel = {1, 1}, .group = 3}));

@@ -113,6 +113,29 @@ std::vector<KernelCase> fused_matmul_cases() {
       }
     }
   }
+  // transA / transB: operands stored with their last two axes swapped, constant B (prepacked
+  // transposed) and batched, with a bias and an activation.
+  const Shape trans_shapes[][2] = {{{33, 5}, {25, 33}}, {{2, 384, 7}, {49, 384}}, {{3, 9, 4}, {3, 23, 9}},
+                                   {{13, 1}, {40, 13}}};
+  for (const auto& s : trans_shapes) {
+    for (int t = 1; t < 4; ++t) {
+      const bool ta = (t & 1) != 0, tb = (t & 2) != 0;
+      Shape a = s[0], b = s[1];
+      if (!ta) std::swap(a[a.rank() - 1], a[a.rank() - 2]);
+      if (!tb) std::swap(b[b.rank() - 1], b[b.rank() - 2]);
+      KernelCase c = matmul(a, b);
+      c.domain = "ai.ignis";
+      c.op_type = "FusedMatMul";
+      c.opset = 1;
+      c.depth = ta ? a[a.rank() - 2] : a[a.rank() - 1];
+      c.inputs.push_back(Shape{tb ? b[b.rank() - 2] : b[b.rank() - 1]});
+      c.attrs.set("transA", int_attr(ta ? 1 : 0));
+      c.attrs.set("transB", int_attr(tb ? 1 : 0));
+      set_activation(c.attrs, fused_activations()[1]);
+      c.label += str_cat(" transA=", ta, " transB=", tb, " bias ", activation_label(fused_activations()[1]));
+      cases.push_back(c);
+    }
+  }
   return cases;
 }
 
