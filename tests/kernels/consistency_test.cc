@@ -155,13 +155,13 @@ Result<std::vector<Tensor>> run_kernel(const KernelDef& def, const KernelCase& c
 }
 
 // Empty when equal within tolerance, else a description of the first bad element.
-std::string compare(const Tensor& got, const Tensor& want, int64_t depth) {
+std::string compare(const Tensor& got, const Tensor& want, int64_t depth, double error_scale) {
   if (!(got.shape() == want.shape())) return str_cat("shape ", got.shape().str(), " vs ", want.shape().str());
   const float* g = got.data_as<float>();
   const float* w = want.data_as<float>();
   double max_ref = 0;
   for (int64_t i = 0; i < want.numel(); ++i) max_ref = std::max(max_ref, std::fabs(static_cast<double>(w[i])));
-  const double tol = kernel_cases::tolerance(depth, max_ref);
+  const double tol = error_scale * kernel_cases::tolerance(depth, max_ref);
   for (int64_t i = 0; i < want.numel(); ++i) {
     const double diff = std::fabs(static_cast<double>(g[i]) - static_cast<double>(w[i]));
     if (std::isnan(g[i]) != std::isnan(w[i]) || diff > tol)
@@ -210,7 +210,7 @@ TEST_P(KernelConsistency, MatchesReference) {
         EXPECT_TRUE(guard_error.empty()) << where << " [" << mode << "]: " << guard_error;
         ASSERT_EQ(got->size(), want->size()) << where;
         for (size_t o = 0; o < got->size(); ++o) {
-          const std::string diff = compare((*got)[o], (*want)[o], c.depth);
+          const std::string diff = compare((*got)[o], (*want)[o], c.depth, c.error_scale);
           EXPECT_TRUE(diff.empty()) << where << " [" << mode << "] output " << o << ": " << diff;
         }
         ++checked;

@@ -16,6 +16,7 @@
 
 #include "core/conv_geometry.h"
 #include "kernels/x86/conv_avx2.h"
+#include "kernels/x86/conv_winograd.h"
 #include "kernels/x86/gemm_avx2.h"
 #include "kernels/x86/x86_internal.h"
 
@@ -71,6 +72,16 @@ class ConvKernel final : public Kernel {
         k->packed_w_.push_back(
             PackedMatrix::pack(PackedMatrix::Side::A, mg, kdim, w->data_as<float>() + g * mg * kdim, kdim, false, backend));
     }
+    // Winograd F(4x4, 3x3) for unit-stride 3x3 convolutions on the AVX-512 backend
+    // (conv_winograd.h says where it wins); runs whose geometry does not qualify use the GEMM.
+    auto all_ones = [&](const char* name) {
+      const std::vector<int64_t> v = init.attrs.get_ints(name);
+      return std::all_of(v.begin(), v.end(), [](int64_t e) { return e == 1; });
+    };
+    if (&backend == &gemm_backend_avx512() && w && w->dtype() == DType::F32 && w->rank() == 4 &&
+        conv_winograd_weights_supported(w->dim(2), w->dim(3), w->dim(1), w->dim(0), group) && all_ones("strides") &&
+        all_ones("dilations"))
+      k->winograd_ = ConvWinograd::create(w->data_as<float>(), w->dim(0), w->dim(1));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -99,6 +110,13 @@ class ConvKernel final : public Kernel {
     if (s.cg == 1 && s.group > 1) {
       if (!conv_f32_depthwise_supported(g)) return reference_->run(ctx);
       run_depthwise(ctx, s, g, x.data_as<float>(), w.data_as<float>(), bias, residual, y.data_as<float>());
+      return Status::ok();
+    }
+    if (!winograd_.empty() && conv_winograd_supported(g, s.cg, s.m, s.group)) {
+      ThreadPool* pool = ctx.pool();
+      float* ws = static_cast<float*>(
+          ctx.scratch(winograd_.scratch_floats(g, s.n, pool ? pool->threads() : 1) * sizeof(float)));
+      winograd_.run(g, s.n, x.data_as<float>(), bias, residual, activation_, y.data_as<float>(), pool, ws);
       return Status::ok();
     }
     run_gemm(ctx, s, g, wg.is_pointwise(), x.data_as<float>(), w.data_as<float>(), bias, residual,
@@ -194,6 +212,7 @@ class ConvKernel final : public Kernel {
   bool fused_ = false;                  // FusedConv: input 3 is the residual Z
   std::unique_ptr<Kernel> reference_;   // 3-D+ convolutions and unsupported depthwise shapes
   std::vector<PackedMatrix> packed_w_;  // per group, when W is constant and the GEMM path applies
+  ConvWinograd winograd_;               // transformed W, when W is constant and Winograd may apply
   GemmEpilogue activation_;             // FusedConv's activation; bias and Z are set per run
 };
 

@@ -13,6 +13,7 @@ namespace ignis::kernels::x86 {
 void register_all(KernelRegistry& r) {
   register_nn_gemm(r);
   register_nn_conv(r);
+  register_nn_transformer(r);
 }
 
 Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view domain, std::string_view op_type,

@@ -15,6 +15,8 @@ namespace ignis::kernels::x86 {
 
 void register_nn_gemm(KernelRegistry& r);  // MatMul, Gemm, ai.ignis FusedMatMul (nn_gemm.cc)
 void register_nn_conv(KernelRegistry& r);  // Conv, ai.ignis FusedConv (nn_conv.cc)
+// ai.ignis Attention and SkipLayerNorm, LayerNormalization, Softmax (nn_transformer.cc)
+void register_nn_transformer(KernelRegistry& r);
 
 // Instantiates the reference kernel of (domain, op_type) for float32 at the opset in `init`
 // (the ISA-less kernel of lowest priority), for optimized kernels that hand some

@@ -24,6 +24,7 @@ struct KernelCase {
   std::vector<Shape> inputs;         // float32 inputs filled with uniform values in [-1, 1]
   std::vector<int> weight_inputs;    // also run with these passed as plan-time constants
   int64_t depth = 1;                 // products summed per output element
+  double error_scale = 1.0;          // rounding of the method relative to a direct sum (tolerance factor)
   std::string label;                 // shapes and attributes, printed on failure
 };
 
@@ -37,11 +38,22 @@ inline double tolerance(int64_t depth, double max_abs_ref) {
 
 using CaseGenerator = std::vector<KernelCase> (*)();
 
-std::vector<KernelCase> matmul_cases();        // nn_gemm.cc
 std::vector<KernelCase> gemm_cases();          // nn_gemm.cc
-std::vector<KernelCase> fused_matmul_cases();  // nn_gemm.cc (ai.ignis)
 std::vector<KernelCase> conv_cases();          // nn_conv.cc
 std::vector<KernelCase> fused_conv_cases();    // nn_conv.cc (ai.ignis)
+std::vector<KernelCase> conv_winograd_cases();        // conv_winograd.cc
+std::vector<KernelCase> fused_conv_winograd_cases();  // conv_winograd.cc (ai.ignis)
+std::vector<KernelCase> attention_cases();        // nn_transformer.cc (ai.ignis)
+std::vector<KernelCase> skip_layer_norm_cases();  // nn_transformer.cc (ai.ignis)
+std::vector<KernelCase> layer_norm_cases();       // nn_transformer.cc
+std::vector<KernelCase> softmax_cases();          // nn_transformer.cc
+
+// a followed by b (one op's cases from several files; later files append, so the seeds of
+// earlier cases do not change).
+inline std::vector<KernelCase> concat(std::vector<KernelCase> a, std::vector<KernelCase> b) {
+  for (KernelCase& c : b) a.push_back(std::move(c));
+  return a;
+}
 
 struct CaseGeneratorEntry {
   std::string_view domain;
@@ -52,11 +64,13 @@ struct CaseGeneratorEntry {
 // Generator per (domain, op type).
 inline const std::vector<CaseGeneratorEntry>& case_generators() {
   static const std::vector<CaseGeneratorEntry> list = {
-      {"", "MatMul", matmul_cases},
       {"", "Gemm", gemm_cases},
-      {"", "Conv", conv_cases},
-      {"ai.ignis", "FusedMatMul", fused_matmul_cases},
-      {"ai.ignis", "FusedConv", fused_conv_cases},
+      {"", "Conv", [] { return concat(conv_cases(), conv_winograd_cases()); }},
+      {"ai.ignis", "FusedConv", [] { return concat(fused_conv_cases(), fused_conv_winograd_cases()); }},
+      {"ai.ignis", "Attention", attention_cases},
+      {"ai.ignis", "SkipLayerNorm", skip_layer_norm_cases},
+      {"", "LayerNormalization", layer_norm_cases},
+      {"", "Softmax", softmax_cases},
   };
   return list;
 }

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// Winograd F(4x4, 3x3) convolution for float32 NCHW, 3x3 kernels at stride 1 and dilation 1
+// (conv_winograd_avx512.cc), used by the x86 Conv kernel (nn_conv.cc) on its AVX-512 backend.
+// The weight transform runs once, when the kernel is created; each run transforms blocks of
+// input tiles, multiplies them by the transformed weights with the sgemm, and transforms the
+// products back into the output, applying bias, residual and activation on the way.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernels/x86/conv_avx2.h"
+#include "kernels/x86/gemm_avx2.h"
+
+namespace ignis::kernels::x86 {
+
+// Where Winograd beats the im2col GEMM. Single convolutions (AVX-512, one thread, 3x3 pad 1,
+// cin == cout; table in conv_winograd_avx512.cc) win 1.3-2.5x from 16 output tiles (14x14)
+// up, break even at 9 (10x10, 12x12) and lose 1.5-2.5x at 4 (7x7, 8x8), where the
+// transformed weights (4x the plain ones) are streamed for too few tiles. Inside resnet50,
+// where every convolution's weights come from L3 or memory, the 14x14 stage (256 channels,
+// 16 tiles) gained nothing measurable at one thread, so the limit is 36 tiles (about 21x21
+// outputs): the 56x56 and 28x28 stages. Channel counts from 16 (2x at 16 channels on 56x56)
+// to 256 (512-channel weights would take 38 MB transformed).
+inline constexpr int64_t kConvWinogradMinChannels = 16;
+inline constexpr int64_t kConvWinogradMaxChannels = 256;
+inline constexpr int64_t kConvWinogradMinTiles = 36;
+
+// Whether the weights of a convolution can be prepared for Winograd: 3x3 kernel, one group,
+// channel counts in range. Stride and dilation must be 1 (checked from the attributes by the
+// caller, and again per run by conv_winograd_supported).
+inline bool conv_winograd_weights_supported(int64_t kh, int64_t kw, int64_t cin, int64_t cout, int64_t group) {
+  return kh == 3 && kw == 3 && group == 1 && cin >= kConvWinogradMinChannels && cout >= kConvWinogradMinChannels &&
+         cin <= kConvWinogradMaxChannels && cout <= kConvWinogradMaxChannels;
+}
+
+// Whether a run of this geometry should take the Winograd path: 2-D 3x3, unit strides and
+// dilations, any padding, enough output tiles per image.
+inline bool conv_winograd_supported(const ConvGeometry2d& g, int64_t cin, int64_t cout, int64_t group) {
+  if (!conv_winograd_weights_supported(g.kh, g.kw, cin, cout, group)) return false;
+  if (g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 || g.oh < 1 || g.ow < 1) return false;
+  return ((g.oh + 3) / 4) * ((g.ow + 3) / 4) >= kConvWinogradMinTiles;
+}
+
+// Transformed weights of one convolution and the per-run driver. Requires AVX-512F (create
+// and run execute AVX-512 code); immutable after creation, so run may be called concurrently.
+class ConvWinograd {
+ public:
+  // w: [cout, cin, 3, 3], row-major.
+  static ConvWinograd create(const float* w, int64_t cout, int64_t cin);
+
+  bool empty() const { return u_.empty(); }
+  int64_t cin() const { return cin_; }
+  int64_t cout() const { return cout_; }
+
+  // Floats of scratch one run needs on `threads` threads.
+  size_t scratch_floats(const ConvGeometry2d& g, int64_t batch, int threads) const;
+
+  // y[batch, cout, oh, ow] = act(conv(x) + bias + residual) with x [batch, cin, ih, iw];
+  // bias ([cout]) and residual (shaped like y) may be null; `act` supplies the activation
+  // (its bias and residual fields are ignored).
+  void run(const ConvGeometry2d& g, int64_t batch, const float* x, const float* bias, const float* residual,
+           const GemmEpilogue& act, float* y, ThreadPool* pool, float* scratch) const;
+
+ private:
+  int64_t cin_ = 0, cout_ = 0;
+  std::vector<PackedMatrix> u_;  // 36 transformed weight matrices [cout x cin], AVX-512 A panels
+};
+
+}  // namespace ignis::kernels::x86
