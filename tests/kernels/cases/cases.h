@@ -38,7 +38,9 @@ inline double tolerance(int64_t depth, double max_abs_ref) {
 
 using CaseGenerator = std::vector<KernelCase> (*)();
 
+std::vector<KernelCase> matmul_cases();        // nn_gemm.cc
 std::vector<KernelCase> gemm_cases();          // nn_gemm.cc
+std::vector<KernelCase> fused_matmul_cases();  // nn_gemm.cc (ai.ignis)
 std::vector<KernelCase> conv_cases();          // nn_conv.cc
 std::vector<KernelCase> fused_conv_cases();    // nn_conv.cc (ai.ignis)
 std::vector<KernelCase> conv_winograd_cases();        // conv_winograd.cc
@@ -64,8 +66,10 @@ struct CaseGeneratorEntry {
 // Generator per (domain, op type).
 inline const std::vector<CaseGeneratorEntry>& case_generators() {
   static const std::vector<CaseGeneratorEntry> list = {
+      {"", "MatMul", matmul_cases},
       {"", "Gemm", gemm_cases},
       {"", "Conv", [] { return concat(conv_cases(), conv_winograd_cases()); }},
+      {"ai.ignis", "FusedMatMul", fused_matmul_cases},
       {"ai.ignis", "FusedConv", [] { return concat(fused_conv_cases(), fused_conv_winograd_cases()); }},
       {"ai.ignis", "Attention", attention_cases},
       {"ai.ignis", "SkipLayerNorm", skip_layer_norm_cases},
