@@ -15,6 +15,10 @@ namespace ignis::kernels::x86 {
 
 void register_nn_gemm(KernelRegistry& r);  // MatMul, Gemm, ai.ignis FusedMatMul (nn_gemm.cc)
 void register_nn_conv(KernelRegistry& r);  // Conv, ai.ignis FusedConv (nn_conv.cc)
+// MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool (nn_pool.cc)
+void register_nn_pool(KernelRegistry& r);
+// Add, Sub, Mul, Div, Relu, Sigmoid, Tanh, Exp, Erf (elementwise.cc)
+void register_elementwise(KernelRegistry& r);
 // ai.ignis Attention and SkipLayerNorm, LayerNormalization, Softmax (nn_transformer.cc)
 void register_nn_transformer(KernelRegistry& r);
 

@@ -45,6 +45,19 @@ std::vector<KernelCase> conv_cases();          // nn_conv.cc
 std::vector<KernelCase> fused_conv_cases();    // nn_conv.cc (ai.ignis)
 std::vector<KernelCase> conv_winograd_cases();        // conv_winograd.cc
 std::vector<KernelCase> fused_conv_winograd_cases();  // conv_winograd.cc (ai.ignis)
+std::vector<KernelCase> max_pool_cases();             // nn_pool.cc
+std::vector<KernelCase> average_pool_cases();         // nn_pool.cc
+std::vector<KernelCase> global_max_pool_cases();      // nn_pool.cc
+std::vector<KernelCase> global_average_pool_cases();  // nn_pool.cc
+std::vector<KernelCase> add_cases();                  // elementwise.cc
+std::vector<KernelCase> sub_cases();                  // elementwise.cc
+std::vector<KernelCase> mul_cases();                  // elementwise.cc
+std::vector<KernelCase> div_cases();                  // elementwise.cc
+std::vector<KernelCase> relu_cases();                 // elementwise.cc
+std::vector<KernelCase> sigmoid_cases();              // elementwise.cc
+std::vector<KernelCase> tanh_cases();                 // elementwise.cc
+std::vector<KernelCase> exp_cases();                  // elementwise.cc
+std::vector<KernelCase> erf_cases();                  // elementwise.cc
 std::vector<KernelCase> attention_cases();        // nn_transformer.cc (ai.ignis)
 std::vector<KernelCase> skip_layer_norm_cases();  // nn_transformer.cc (ai.ignis)
 std::vector<KernelCase> layer_norm_cases();       // nn_transformer.cc
@@ -71,6 +84,19 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"", "Conv", [] { return concat(conv_cases(), conv_winograd_cases()); }},
       {"ai.ignis", "FusedMatMul", fused_matmul_cases},
       {"ai.ignis", "FusedConv", [] { return concat(fused_conv_cases(), fused_conv_winograd_cases()); }},
+      {"", "MaxPool", max_pool_cases},
+      {"", "AveragePool", average_pool_cases},
+      {"", "GlobalMaxPool", global_max_pool_cases},
+      {"", "GlobalAveragePool", global_average_pool_cases},
+      {"", "Add", add_cases},
+      {"", "Sub", sub_cases},
+      {"", "Mul", mul_cases},
+      {"", "Div", div_cases},
+      {"", "Relu", relu_cases},
+      {"", "Sigmoid", sigmoid_cases},
+      {"", "Tanh", tanh_cases},
+      {"", "Exp", exp_cases},
+      {"", "Erf", erf_cases},
       {"ai.ignis", "Attention", attention_cases},
       {"ai.ignis", "SkipLayerNorm", skip_layer_norm_cases},
       {"", "LayerNormalization", layer_norm_cases},

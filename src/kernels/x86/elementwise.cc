@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// Registration of the x86 elementwise kernels (elementwise_avx2.cc). Built without ISA
+// flags: it runs on every CPU, while the kernels are chosen only where AVX2 is available.
+#include "kernels/x86/elementwise_avx2.h"
+#include "kernels/x86/x86_internal.h"
+
+namespace ignis::kernels::x86 {
+
+void register_elementwise(KernelRegistry& r) {
+  constexpr DTypeSet kF32{DType::F32};
+  // Opset 7 dropped the legacy axis broadcasting; older nodes keep the reference kernels.
+  r.add({.domain = "", .op_type = "Add", .since_opset = 7, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/add_f32_avx2", .factory = elementwise_f32_create_add});
+  r.add({.domain = "", .op_type = "Sub", .since_opset = 7, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/sub_f32_avx2", .factory = elementwise_f32_create_sub});
+  r.add({.domain = "", .op_type = "Mul", .since_opset = 7, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/mul_f32_avx2", .factory = elementwise_f32_create_mul});
+  r.add({.domain = "", .op_type = "Div", .since_opset = 7, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/div_f32_avx2", .factory = elementwise_f32_create_div});
+  r.add({.domain = "", .op_type = "Relu", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/relu_f32_avx2", .fn = elementwise_f32_relu});
+  r.add({.domain = "", .op_type = "Sigmoid", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/sigmoid_f32_avx2", .fn = elementwise_f32_sigmoid});
+  r.add({.domain = "", .op_type = "Tanh", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/tanh_f32_avx2", .fn = elementwise_f32_tanh});
+  r.add({.domain = "", .op_type = "Exp", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/exp_f32_avx2", .fn = elementwise_f32_exp});
+  r.add({.domain = "", .op_type = "Erf", .since_opset = 9, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/erf_f32_avx2", .fn = elementwise_f32_erf});
+}
+
+}  // namespace ignis::kernels::x86

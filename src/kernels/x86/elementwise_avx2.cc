@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: Apache-2.0
+// AVX2 float32 elementwise kernels: Add, Sub, Mul, Div with broadcasting, and Relu, Sigmoid,
+// Tanh, Exp, Erf.
+//
+// A binary op's operands are aligned to the output shape and their dims coalesced from the
+// innermost outwards (extent-1 dims dropped, neighbours merged where both operands are
+// contiguous across them), as the reference kernel does. When at most three dims remain,
+// every output row (the innermost dim) reads each operand either contiguously or as one
+// repeated value; that covers equal shapes, scalars, per-channel [1, C, 1, 1] against
+// [N, C, H, W] from either side and row vectors [N] against [..., M, N]. Other forms go to the
+// reference kernel. The arithmetic is one IEEE operation per element, so results equal the
+// reference's exactly. Unary ops run the vector functions below or in activation_avx2.h,
+// tails through masked loads and stores so every element sees the same approximation. Work
+// is split over the pool only from 64 Ki elements on.
+#include "kernels/x86/elementwise_avx2.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/x86/activation_avx2.h"
+#include "kernels/x86/x86_internal.h"
+
+namespace ignis::kernels::x86 {
+
+namespace {
+
+// Elements per part when splitting over the pool: tensors below twice this stay on the
+// calling thread.
+constexpr int64_t kElementsPerPart = int64_t{1} << 15;
+
+int parts_for(ThreadPool* pool, int64_t n) {
+  const int64_t threads = pool ? pool->threads() : 1;
+  return static_cast<int>(std::clamp<int64_t>(n / kElementsPerPart, 1, threads));
+}
+
+// Runs fn(begin, end) over [0, n), split in `parts` contiguous ranges of whole vectors.
+template <class Fn>
+void run_split(ThreadPool* pool, int64_t n, const Fn& fn) {
+  const int parts = parts_for(pool, n);
+  if (parts == 1) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t part = begin; part < end; ++part) {
+      const int64_t b = n * part / parts / 8 * 8, e = part + 1 == parts ? n : n * (part + 1) / parts / 8 * 8;
+      if (b < e) fn(b, e);
+    }
+  });
+}
+
+// Lanes [0, n) of a tail, n in [0, 8].
+inline __m256i tail_mask(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Binary arithmetic
+
+enum class BinaryOp { Add, Sub, Mul, Div };
+
+template <BinaryOp Op>
+inline __m256 apply8(__m256 a, __m256 b) {
+  if constexpr (Op == BinaryOp::Add) return _mm256_add_ps(a, b);
+  else if constexpr (Op == BinaryOp::Sub) return _mm256_sub_ps(a, b);
+  else if constexpr (Op == BinaryOp::Mul) return _mm256_mul_ps(a, b);
+  else return _mm256_div_ps(a, b);
+}
+template <BinaryOp Op>
+inline float apply1(float a, float b) {
+  if constexpr (Op == BinaryOp::Add) return a + b;
+  else if constexpr (Op == BinaryOp::Sub) return a - b;
+  else if constexpr (Op == BinaryOp::Mul) return a * b;
+  else return a / b;
+}
+
+// z[i] = a[i * SA] op b[i * SB] for i < n, strides 0 (one repeated value) or 1.
+template <BinaryOp Op, int SA, int SB>
+void binary_row(const float* a, const float* b, float* z, int64_t n) {
+  const __m256 va = _mm256_set1_ps(a[0]), vb = _mm256_set1_ps(b[0]);
+  auto load_a = [&](int64_t i) { return SA ? _mm256_loadu_ps(a + i) : va; };
+  auto load_b = [&](int64_t i) { return SB ? _mm256_loadu_ps(b + i) : vb; };
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 r0 = apply8<Op>(load_a(i), load_b(i));
+    const __m256 r1 = apply8<Op>(load_a(i + 8), load_b(i + 8));
+    _mm256_storeu_ps(z + i, r0);
+    _mm256_storeu_ps(z + i + 8, r1);
+  }
+  if (i + 8 <= n) {
+    _mm256_storeu_ps(z + i, apply8<Op>(load_a(i), load_b(i)));
+    i += 8;
+  }
+  for (; i < n; ++i) z[i] = apply1<Op>(a[SA ? i : 0], b[SB ? i : 0]);
+}
+
+template <BinaryOp Op>
+void binary_row_any(const float* a, int64_t sa, const float* b, int64_t sb, float* z, int64_t n) {
+  if (sa && sb) binary_row<Op, 1, 1>(a, b, z, n);
+  else if (sa) binary_row<Op, 1, 0>(a, b, z, n);
+  else if (sb) binary_row<Op, 0, 1>(a, b, z, n);
+  else binary_row<Op, 0, 0>(a, b, z, n);
+}
+
+// The output as up to three coalesced dims, innermost first, with each operand's strides.
+struct BroadcastLayout {
+  int rank = 0;
+  int64_t dims[3] = {1, 1, 1};
+  int64_t sa[3] = {0, 0, 0}, sb[3] = {0, 0, 0};
+};
+
+// False when more than three dims remain after coalescing.
+bool make_layout(const Shape& out, const Shape& a, const Shape& b, BroadcastLayout& l) {
+  const int r = out.rank();
+  int64_t ca = 1, cb = 1;  // contiguous strides of a and b at the current dim
+  for (int d = r - 1; d >= 0; --d) {
+    const int da = d - (r - a.rank()), db = d - (r - b.rank());
+    const int64_t ea = da >= 0 ? a[da] : 1, eb = db >= 0 ? b[db] : 1;
+    const int64_t sa = ea == out[d] ? ca : 0, sb = eb == out[d] ? cb : 0;
+    ca *= ea;
+    cb *= eb;
+    if (out[d] == 1) continue;
+    if (l.rank > 0 && sa == l.sa[l.rank - 1] * l.dims[l.rank - 1] && sb == l.sb[l.rank - 1] * l.dims[l.rank - 1]) {
+      l.dims[l.rank - 1] *= out[d];
+      continue;
+    }
+    if (l.rank == 3) return false;
+    l.dims[l.rank] = out[d];
+    l.sa[l.rank] = sa;
+    l.sb[l.rank] = sb;
+    ++l.rank;
+  }
+  return true;
+}
+
+template <BinaryOp Op>
+class BinaryKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    constexpr const char* kNames[] = {"Add", "Sub", "Mul", "Div"};
+    auto k = std::make_unique<BinaryKernel>();
+    IGNIS_ASSIGN_OR_RETURN(k->reference_, make_reference_kernel("", kNames[static_cast<int>(Op)], init));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    Tensor& z = ctx.output(0);
+    if (b.dtype() != DType::F32) return reference_->run(ctx);
+    const int64_t total = z.numel();
+    if (total == 0) return Status::ok();
+    BroadcastLayout l;
+    if (!make_layout(z.shape(), a.shape(), b.shape(), l)) return reference_->run(ctx);
+    const float* pa = a.data_as<float>();
+    const float* pb = b.data_as<float>();
+    float* pz = z.data_as<float>();
+    const int64_t inner = l.dims[0], sa0 = l.sa[0], sb0 = l.sb[0];
+    // Elements [begin, end) of the output, row piece by row piece.
+    auto range = [&](int64_t begin, int64_t end) {
+      int64_t i0 = begin % inner, rest = begin / inner;
+      int64_t i1 = rest % l.dims[1], i2 = rest / l.dims[1];
+      int64_t cur = begin;
+      while (cur < end) {
+        const int64_t len = std::min(inner - i0, end - cur);
+        const int64_t oa = i0 * sa0 + i1 * l.sa[1] + i2 * l.sa[2], ob = i0 * sb0 + i1 * l.sb[1] + i2 * l.sb[2];
+        binary_row_any<Op>(pa + oa, sa0, pb + ob, sb0, pz + cur, len);
+        cur += len;
+        i0 = 0;
+        if (++i1 == l.dims[1]) {
+          i1 = 0;
+          ++i2;
+        }
+      }
+    };
+    run_split(ctx.pool(), total, range);
+    return Status::ok();
+  }
+
+ private:
+  std::unique_ptr<Kernel> reference_;  // operands that do not coalesce to three dims
+};
+
+// ---------------------------------------------------------------------------------------------
+// Unary
+
+// e^x over the whole float range: x is clamped to [-104, 89], where e^x has already
+// underflowed to 0 or overflowed to infinity, and 2^n is applied in two halves so that both
+// factors stay normal floats. The polynomial is exp_avx2's.
+inline __m256 exp_full_avx2(__m256 x) {
+  x = _mm256_min_ps(_mm256_set1_ps(89.0f), _mm256_max_ps(_mm256_set1_ps(-104.0f), x));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+// tanh |x| is the odd Taylor series through x^15 below 0.5 (truncation below 1e-8 relative)
+// and 1 - 2 / (e^2|x| + 1) above, where the subtraction loses at most one bit; the sign is
+// restored last.
+inline __m256 tanh_avx2(__m256 x) {
+  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  const __m256 sign = _mm256_and_ps(x, sign_bit);
+  const __m256 z = _mm256_andnot_ps(sign_bit, x);
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 e = exp_avx2(_mm256_add_ps(z, z));
+  const __m256 large = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
+  const __m256 z2 = _mm256_mul_ps(z, z);
+  __m256 p = _mm256_set1_ps(-929569.0f / 638512875.0f);
+  p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(21844.0f / 6081075.0f));
+  p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(-1382.0f / 155925.0f));
+  p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(62.0f / 2835.0f));
+  p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(-17.0f / 315.0f));
+  p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(2.0f / 15.0f));
+  p = _mm256_fmadd_ps(p, z2, _mm256_set1_ps(-1.0f / 3.0f));
+  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(z, z2), p, z);
+  const __m256 r = _mm256_blendv_ps(large, small, _mm256_cmp_ps(z, _mm256_set1_ps(0.5f), _CMP_LT_OQ));
+  return _mm256_or_ps(r, sign);
+}
+
+// erf: below 0.75 in magnitude the Maclaurin series 2/sqrt(pi) sum (-1)^k x^(2k+1) / (k! (2k+1))
+// through k = 8 (truncation below 2e-8 relative), which keeps small results accurate relative
+// to their size; above, erf_avx2 (Abramowitz-Stegun 7.1.26, absolute error below 3e-7 in float).
+inline __m256 erf_series_avx2(__m256 x) {
+  const __m256 x2 = _mm256_mul_ps(x, x);
+  __m256 p = _mm256_set1_ps(1.0f / 685440.0f);
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-1.0f / 75600.0f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(1.0f / 9360.0f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-1.0f / 1320.0f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(1.0f / 216.0f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-1.0f / 42.0f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(1.0f / 10.0f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-1.0f / 3.0f));
+  const __m256 series = _mm256_fmadd_ps(_mm256_mul_ps(x, x2), p, x);
+  const __m256 small = _mm256_mul_ps(series, _mm256_set1_ps(1.12837916709551257f));
+  const __m256 z = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+  return _mm256_blendv_ps(erf_avx2(x), small, _mm256_cmp_ps(z, _mm256_set1_ps(0.75f), _CMP_LT_OQ));
+}
+
+struct ReluFn {
+  // max returns its second operand when either is NaN: NaN stays NaN, -0 stays -0.
+  __m256 operator()(__m256 v) const { return _mm256_max_ps(_mm256_setzero_ps(), v); }
+};
+struct SigmoidFn {
+  __m256 operator()(__m256 v) const { return sigmoid_avx2(v); }
+};
+struct TanhFn {
+  __m256 operator()(__m256 v) const { return tanh_avx2(v); }
+};
+struct ExpFn {
+  __m256 operator()(__m256 v) const { return exp_full_avx2(v); }
+};
+struct ErfFn {
+  __m256 operator()(__m256 v) const { return erf_series_avx2(v); }
+};
+
+template <class F>
+Status run_unary(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const float* px = x.data_as<float>();
+  float* py = ctx.output(0).data_as<float>();
+  const F f;
+  run_split(ctx.pool(), x.numel(), [&](int64_t begin, int64_t end) {
+    int64_t i = begin;
+    for (; i + 8 <= end; i += 8) _mm256_storeu_ps(py + i, f(_mm256_loadu_ps(px + i)));
+    if (i < end) {
+      const __m256i mask = tail_mask(end - i);
+      _mm256_maskstore_ps(py + i, mask, f(_mm256_maskload_ps(px + i, mask)));
+    }
+  });
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> elementwise_f32_create_add(const KernelInit& init) {
+  return BinaryKernel<BinaryOp::Add>::create(init);
+}
+Result<std::unique_ptr<Kernel>> elementwise_f32_create_sub(const KernelInit& init) {
+  return BinaryKernel<BinaryOp::Sub>::create(init);
+}
+Result<std::unique_ptr<Kernel>> elementwise_f32_create_mul(const KernelInit& init) {
+  return BinaryKernel<BinaryOp::Mul>::create(init);
+}
+Result<std::unique_ptr<Kernel>> elementwise_f32_create_div(const KernelInit& init) {
+  return BinaryKernel<BinaryOp::Div>::create(init);
+}
+
+Status elementwise_f32_relu(KernelContext& ctx) { return run_unary<ReluFn>(ctx); }
+Status elementwise_f32_sigmoid(KernelContext& ctx) { return run_unary<SigmoidFn>(ctx); }
+Status elementwise_f32_tanh(KernelContext& ctx) { return run_unary<TanhFn>(ctx); }
+Status elementwise_f32_exp(KernelContext& ctx) { return run_unary<ExpFn>(ctx); }
+Status elementwise_f32_erf(KernelContext& ctx) { return run_unary<ErfFn>(ctx); }
+
+}  // namespace ignis::kernels::x86

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: Apache-2.0
+// AVX2 pooling kernels (float32, NCHW): MaxPool and AveragePool over 1-D and 2-D windows,
+// GlobalMaxPool and GlobalAveragePool.
+//
+// A windowed pool produces each output row in two passes. The vertical pass reduces the
+// window's input rows (only those inside the input) column by column, 8 columns per vector,
+// into a row buffer that spans the padded input width; the buffer's padding columns hold the
+// reduction's neutral value (NaN for max, which loses to every number; 0 for average) and
+// are written once per call, so the horizontal pass has no border cases: it reduces the
+// kernel-width taps of the buffer for 8 outputs at a time, loading directly at unit stride,
+// deinterleaving two loads at stride 2 (the last, partial vector stored under a mask) and
+// gathering at other strides. Average divides by the window's count of input taps (or of
+// taps inside the padded extent with count_include_pad), as the reference does. Max ignores
+// NaN unless every tap of the window is NaN. Global pools reduce each plane with four 8-lane
+// accumulators. Channel planes are split over the pool only when the work pays for waking
+// workers. MaxPool's Indices output, 3-D windows and windows without any input tap go to the
+// reference kernel.
+#include "kernels/x86/pool_avx2.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+
+#include "core/conv_geometry.h"
+#include "kernels/x86/x86_internal.h"
+
+namespace ignis::kernels::x86 {
+
+namespace {
+
+// Window taps or elements below which a call stays on the calling thread; one more thread
+// per multiple of this.
+constexpr int64_t kWorkPerThread = int64_t{1} << 17;
+
+int parts_for(ThreadPool* pool, int64_t work, int64_t units) {
+  const int64_t threads = pool ? pool->threads() : 1;
+  return static_cast<int>(
+      std::clamp<int64_t>(work / kWorkPerThread, 1, std::max<int64_t>(1, std::min(threads, units))));
+}
+
+enum class Reduce { Max, Average };
+
+// NaN-ignoring max: the other operand when one is NaN, NaN only when both are.
+inline __m256 nanmax8(__m256 a, __m256 b) {
+  return _mm256_blendv_ps(_mm256_max_ps(a, b), a, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+}
+inline float nanmax1(float a, float b) {
+  if (b != b) return a;
+  return (a != a || b > a) ? b : a;
+}
+
+template <Reduce R>
+inline __m256 combine8(__m256 a, __m256 b) {
+  if constexpr (R == Reduce::Max) return nanmax8(a, b);
+  else return _mm256_add_ps(a, b);
+}
+template <Reduce R>
+inline float combine1(float a, float b) {
+  if constexpr (R == Reduce::Max) return nanmax1(a, b);
+  else return a + b;
+}
+
+inline float hsum8(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+inline float hmax8(__m256 v) {
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, v);
+  float m = lanes[0];
+  for (int i = 1; i < 8; ++i) m = nanmax1(m, lanes[i]);
+  return m;
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+  const int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+// One spatial axis of the window: output o reads input o * s - pb + k * d, k < kernel.
+struct Axis {
+  int64_t in = 1, out = 1, kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
+};
+
+// Taps of output o: [lo, hi) land inside the input, `padded` inside the padded extent.
+struct Taps {
+  int64_t lo, hi, padded;
+};
+
+Taps axis_taps(const Axis& a, int64_t o) {
+  const int64_t start = o * a.stride - a.pad_begin;
+  auto range = [&](int64_t lo_coord, int64_t hi_coord, int64_t& lo, int64_t& hi) {
+    lo = std::clamp<int64_t>(ceil_div(lo_coord - start, a.dilation), 0, a.kernel);
+    hi = std::clamp<int64_t>(floor_div(hi_coord - 1 - start, a.dilation) + 1, lo, a.kernel);
+  };
+  int64_t lo, hi, plo, phi;
+  range(0, a.in, lo, hi);
+  range(-a.pad_begin, a.in + a.pad_end, plo, phi);
+  return {lo, hi, phi - plo};
+}
+
+bool every_window_has_input(const Axis& a) {
+  for (int64_t o = 0; o < a.out; ++o) {
+    const Taps t = axis_taps(a, o);
+    if (t.hi <= t.lo) return false;
+  }
+  return true;
+}
+
+struct Window2d {
+  Axis h, w;
+  int64_t row_len = 0;  // row buffer columns: input columns [-pad_begin, row_len - pad_begin)
+  bool include_pad = false;
+  bool supported = false;  // every window has an input tap
+};
+
+Window2d as_2d(const WindowGeometry& g) {
+  Window2d p;
+  auto axis = [&](int i) {
+    return Axis{g.in[i], g.out[i], g.kernel[i], g.stride[i], g.dilation[i], g.pad_begin[i], g.pad_end[i]};
+  };
+  if (g.rank == 1) p.w = axis(0);
+  else {
+    p.h = axis(0);
+    p.w = axis(1);
+  }
+  p.row_len = (p.w.out - 1) * p.w.stride + (p.w.kernel - 1) * p.w.dilation + 1;
+  return p;
+}
+
+// Row buffer floats beyond row_len: the stride-2 path loads 16 floats per 8 outputs, and the
+// last, partial vector of outputs reads up to 8 outputs' worth past the last window.
+constexpr int64_t kRowSlack = 32;
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// Columns of output stride S (0 = any stride, read by gathering).
+template <int S>
+inline __m256 load_taps(const float* p, __m256i gather_index) {
+  if constexpr (S == 1) {
+    return _mm256_loadu_ps(p);
+  } else if constexpr (S == 2) {
+    const __m256 lo = _mm256_loadu_ps(p), hi = _mm256_loadu_ps(p + 8);
+    // [lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6] -> [lo0 lo2 lo4 lo6 hi0 hi2 hi4 hi6]
+    const __m256 even = _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), _MM_SHUFFLE(3, 1, 2, 0)));
+  } else {
+    return _mm256_i32gather_ps(p, gather_index, 4);
+  }
+}
+
+// Output row from the row buffer; `count` is the per-column window count (average only)
+// and `row_count` the window count along the other axis.
+template <Reduce R, int S>
+void pool_row(const Window2d& g, const float* row, const float* count, float row_count, float* y) {
+  const int64_t ow = g.w.out, kw = g.w.kernel, sw = g.w.stride, dw = g.w.dilation;
+  const __m256i index = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                           _mm256_set1_epi32(static_cast<int>(sw)));
+  const __m256 rc = _mm256_set1_ps(row_count);
+  int64_t o = 0;
+  for (; o + 8 <= ow; o += 8) {
+    const float* p = row + o * sw;
+    __m256 acc = load_taps<S>(p, index);
+    for (int64_t k = 1; k < kw; ++k) acc = combine8<R>(acc, load_taps<S>(p + k * dw, index));
+    if constexpr (R == Reduce::Average) acc = _mm256_div_ps(acc, _mm256_mul_ps(rc, _mm256_loadu_ps(count + o)));
+    _mm256_storeu_ps(y + o, acc);
+  }
+  if constexpr (S != 0) {
+    // The last outputs as one more vector: its loads stay inside the row buffer's slack,
+    // which holds the neutral value, and only the outputs' lanes are stored.
+    if (o < ow) {
+      const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(ow - o)),
+                                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+      const float* p = row + o * sw;
+      __m256 acc = load_taps<S>(p, index);
+      for (int64_t k = 1; k < kw; ++k) acc = combine8<R>(acc, load_taps<S>(p + k * dw, index));
+      if constexpr (R == Reduce::Average)
+        acc = _mm256_div_ps(acc, _mm256_mul_ps(rc, _mm256_maskload_ps(count + o, mask)));
+      _mm256_maskstore_ps(y + o, mask, acc);
+    }
+    return;
+  }
+  for (; o < ow; ++o) {
+    const float* p = row + o * sw;
+    float acc = p[0];
+    for (int64_t k = 1; k < kw; ++k) acc = combine1<R>(acc, p[k * dw]);
+    if constexpr (R == Reduce::Average) acc /= row_count * count[o];
+    y[o] = acc;
+  }
+}
+
+// One (image, channel) plane. `row` is this thread's row buffer with its padding columns
+// already set to the neutral value.
+template <Reduce R>
+void pool_plane(const Window2d& g, const float* x, float* y, float* row, const float* count) {
+  const int64_t iw = g.w.in;
+  const int64_t cols = std::clamp<int64_t>(g.row_len - g.w.pad_begin, 0, iw);
+  float* dst = row + g.w.pad_begin;
+  for (int64_t oh = 0; oh < g.h.out; ++oh) {
+    const Taps th = axis_taps(g.h, oh);
+    const float* first = x + (oh * g.h.stride - g.h.pad_begin + th.lo * g.h.dilation) * iw;
+    const int64_t step = g.h.dilation * iw, n = th.hi - th.lo;
+    int64_t c = 0;
+    for (; c + 8 <= cols; c += 8) {
+      __m256 acc = _mm256_loadu_ps(first + c);
+      for (int64_t k = 1; k < n; ++k) acc = combine8<R>(acc, _mm256_loadu_ps(first + k * step + c));
+      _mm256_storeu_ps(dst + c, acc);
+    }
+    for (; c < cols; ++c) {
+      float acc = first[c];
+      for (int64_t k = 1; k < n; ++k) acc = combine1<R>(acc, first[k * step + c]);
+      dst[c] = acc;
+    }
+    const float row_count = static_cast<float>(g.include_pad ? th.padded : n);
+    float* yrow = y + oh * g.w.out;
+    if (g.w.stride == 1) pool_row<R, 1>(g, row, count, row_count, yrow);
+    else if (g.w.stride == 2) pool_row<R, 2>(g, row, count, row_count, yrow);
+    else pool_row<R, 0>(g, row, count, row_count, yrow);
+  }
+}
+
+template <Reduce R>
+class WindowPoolKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    auto k = std::make_unique<WindowPoolKernel>();
+    IGNIS_ASSIGN_OR_RETURN(k->reference_,
+                           make_reference_kernel("", R == Reduce::Max ? "MaxPool" : "AveragePool", init));
+    k->ceil_mode_ = init.attrs.get_int("ceil_mode", 0) != 0 && init.opset >= 10;
+    k->include_pad_ = R == Reduce::Average && init.attrs.get_int("count_include_pad", 0) != 0;
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if ((x.rank() != 3 && x.rank() != 4) || (R == Reduce::Max && ctx.has_output(1))) return reference_->run(ctx);
+    Tensor& y = ctx.output(0);
+    if (y.numel() == 0) return Status::ok();
+    Window2d g;
+    IGNIS_RETURN_IF_ERROR(geometry(ctx, g));
+    if (!g.supported) return reference_->run(ctx);
+
+    const int64_t planes = x.dim(0) * x.dim(1);
+    const int64_t in_plane = g.h.in * g.w.in, out_plane = g.h.out * g.w.out;
+    const int64_t work = planes * g.h.out * (g.h.kernel * g.w.in + g.w.out * g.w.kernel);
+    const int parts = parts_for(ctx.pool(), work, planes);
+    const int64_t count_len = R == Reduce::Average ? round_up(g.w.out, 16) : 0;
+    const int64_t row_stride = round_up(g.row_len + kRowSlack, 16);
+    float* scratch =
+        static_cast<float*>(ctx.scratch(static_cast<size_t>(count_len + parts * row_stride) * sizeof(float)));
+    float* count = scratch;
+    if constexpr (R == Reduce::Average) {
+      for (int64_t o = 0; o < g.w.out; ++o) {
+        const Taps t = axis_taps(g.w, o);
+        count[o] = static_cast<float>(g.include_pad ? t.padded : t.hi - t.lo);
+      }
+    }
+    const float neutral = R == Reduce::Max ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+    const float* xs = x.data_as<float>();
+    float* ys = y.data_as<float>();
+    auto run_parts = [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part) {
+        float* row = scratch + count_len + part * row_stride;
+        const __m256 fill = _mm256_set1_ps(neutral);
+        for (int64_t i = 0; i < row_stride; i += 8) _mm256_store_ps(row + i, fill);
+        for (int64_t p = planes * part / parts; p < planes * (part + 1) / parts; ++p)
+          pool_plane<R>(g, xs + p * in_plane, ys + p * out_plane, row, count);
+      }
+    };
+    if (parts == 1) run_parts(0, 1);
+    else parallel_for(ctx.pool(), parts, 1, run_parts);
+    return Status::ok();
+  }
+
+ private:
+  // The window geometry for the input's spatial extents. Parsing the attributes costs about
+  // as much as pooling a small plane, so the last geometry is kept for the next run.
+  Status geometry(const KernelContext& ctx, Window2d& g) const {
+    const auto spatial = ctx.input(0).shape().dims().subspan(2);
+    const int rank = static_cast<int>(spatial.size());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      bool hit = cached_rank_ == rank;
+      for (int i = 0; hit && i < rank; ++i) hit = cached_in_[i] == spatial[i];
+      if (hit) {
+        g = cached_;
+        return Status::ok();
+      }
+    }
+    IGNIS_ASSIGN_OR_RETURN(const WindowGeometry wg, make_window_geometry(ctx.attrs(), spatial, {}, ceil_mode_));
+    g = as_2d(wg);
+    g.include_pad = include_pad_;
+    g.supported = every_window_has_input(g.h) && every_window_has_input(g.w);
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int i = 0; i < rank; ++i) cached_in_[i] = spatial[i];
+    cached_rank_ = rank;
+    cached_ = g;
+    return Status::ok();
+  }
+
+  std::unique_ptr<Kernel> reference_;  // Indices output, 3-D windows, windows without input taps
+  bool ceil_mode_ = false;
+  bool include_pad_ = false;
+  mutable std::mutex mu_;  // guards the cached geometry
+  mutable int cached_rank_ = -1;
+  mutable int64_t cached_in_[2] = {};
+  mutable Window2d cached_;
+};
+
+template <Reduce R>
+float reduce_plane(const float* v, int64_t n) {
+  const __m256 init = R == Reduce::Max ? _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN()) : _mm256_setzero_ps();
+  __m256 a0 = init, a1 = init, a2 = init, a3 = init;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    a0 = combine8<R>(a0, _mm256_loadu_ps(v + i));
+    a1 = combine8<R>(a1, _mm256_loadu_ps(v + i + 8));
+    a2 = combine8<R>(a2, _mm256_loadu_ps(v + i + 16));
+    a3 = combine8<R>(a3, _mm256_loadu_ps(v + i + 24));
+  }
+  for (; i + 8 <= n; i += 8) a0 = combine8<R>(a0, _mm256_loadu_ps(v + i));
+  const __m256 a = combine8<R>(combine8<R>(a0, a1), combine8<R>(a2, a3));
+  float r = R == Reduce::Max ? hmax8(a) : hsum8(a);
+  for (; i < n; ++i) r = combine1<R>(r, v[i]);
+  return r;
+}
+
+template <Reduce R>
+class GlobalPoolKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    auto k = std::make_unique<GlobalPoolKernel>();
+    IGNIS_ASSIGN_OR_RETURN(
+        k->reference_, make_reference_kernel("", R == Reduce::Max ? "GlobalMaxPool" : "GlobalAveragePool", init));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (x.rank() < 3) return reference_->run(ctx);
+    const int64_t size = x.shape().numel(2, x.rank());
+    if (size == 0) return reference_->run(ctx);
+    const int64_t planes = x.dim(0) * x.dim(1);
+    const float* xs = x.data_as<float>();
+    float* ys = ctx.output(0).data_as<float>();
+    const float count = static_cast<float>(size);
+    auto run_planes = [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) {
+        const float r = reduce_plane<R>(xs + p * size, size);
+        ys[p] = R == Reduce::Max ? r : r / count;
+      }
+    };
+    const int parts = parts_for(ctx.pool(), planes * size, planes);
+    if (parts == 1) {
+      run_planes(0, planes);
+    } else {
+      parallel_for(ctx.pool(), parts, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t part = begin; part < end; ++part) run_planes(planes * part / parts, planes * (part + 1) / parts);
+      });
+    }
+    return Status::ok();
+  }
+
+ private:
+  std::unique_ptr<Kernel> reference_;  // rank below 3, empty planes
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> pool_f32_create_max(const KernelInit& init) {
+  return WindowPoolKernel<Reduce::Max>::create(init);
+}
+Result<std::unique_ptr<Kernel>> pool_f32_create_average(const KernelInit& init) {
+  return WindowPoolKernel<Reduce::Average>::create(init);
+}
+Result<std::unique_ptr<Kernel>> pool_f32_create_global_max(const KernelInit& init) {
+  return GlobalPoolKernel<Reduce::Max>::create(init);
+}
+Result<std::unique_ptr<Kernel>> pool_f32_create_global_average(const KernelInit& init) {
+  return GlobalPoolKernel<Reduce::Average>::create(init);
+}
+
+}  // namespace ignis::kernels::x86

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// Elementwise cases: Add, Sub, Mul, Div over every broadcast form the fast kernels take
+// (equal shapes, scalars on either side, per-channel [1, C, 1, 1] against [N, C, H, W] from
+// either side, row vectors, columns, outer products) with rows of 1..17 elements (every
+// vector tail), tensors large enough to split over threads, and forms handed back to the
+// reference kernel; Relu, Sigmoid, Tanh, Exp and Erf over lengths 1..17 and a large tensor.
+// Values beyond [-1, 1], NaN and infinities are covered by tests/kernels/x86/elementwise_test.cc.
+#include "core/strings.h"
+#include "kernels/cases/cases.h"
+
+namespace ignis::kernel_cases {
+
+namespace {
+
+std::vector<std::pair<Shape, Shape>> binary_shapes() {
+  std::vector<std::pair<Shape, Shape>> s;
+  for (int64_t n = 1; n <= 17; ++n) {
+    s.push_back({{n}, {n}});
+    s.push_back({{2, 3, n}, {}});                 // scalar
+    s.push_back({{1}, {3, n}});                   // scalar on the left
+    s.push_back({{1, 4, n, 1}, {1, 4, 1, 1}});    // per-channel, one row per channel
+    s.push_back({{2, 3, 2, n}, {1, 3, 1, 1}});    // per-channel, two images
+    s.push_back({{3, 1, 1}, {1, 3, 1, n}});       // per-channel on the left, rank mismatch
+    s.push_back({{2, 5, n}, {n}});                // row vector
+    s.push_back({{1, 1, n}, {4, 3, n}});          // row vector on the left
+  }
+  s.push_back({{2, 3, 4, 5}, {2, 3, 4, 5}});
+  s.push_back({{1, 1, 1, 9}, {1, 1, 1, 9}});
+  s.push_back({{1, 32, 7, 7}, {1, 32, 1, 1}});
+  s.push_back({{4, 1}, {4, 6}});                      // column
+  s.push_back({{4, 1}, {1, 6}});                      // outer product
+  s.push_back({{5, 1, 7}, {1, 3, 1}});                // three coalesced dims
+  s.push_back({{2, 1, 3, 1}, {1, 4, 1, 5}});          // four coalesced dims: reference
+  s.push_back({{0, 3}, {3}});                         // empty
+  s.push_back({{1, 1}, {1}});
+  // Large enough to split over two threads.
+  s.push_back({{2, 256, 130}, {2, 256, 130}});
+  s.push_back({{1, 32, 56, 56}, {1, 32, 1, 1}});
+  s.push_back({{1, 1, 1, 1}, {1, 24, 60, 61}});
+  s.push_back({{7, 97, 131}, {131}});
+  return s;
+}
+
+std::vector<KernelCase> binary_cases(const char* op) {
+  std::vector<KernelCase> cases;
+  for (const auto& [a, b] : binary_shapes()) {
+    KernelCase c;
+    c.op_type = op;
+    c.opset = 14;
+    c.inputs = {a, b};
+    c.label = str_cat("A", a.str(), " B", b.str());
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+std::vector<KernelCase> unary_cases(const char* op, int64_t opset) {
+  std::vector<KernelCase> cases;
+  std::vector<Shape> shapes;
+  for (int64_t n = 1; n <= 17; ++n) shapes.push_back({n});
+  shapes.push_back({3, 5, 31});
+  shapes.push_back({1, 96, 28, 28});  // split over two threads
+  shapes.push_back({0, 4});
+  for (const Shape& s : shapes) {
+    KernelCase c;
+    c.op_type = op;
+    c.opset = opset;
+    c.inputs = {s};
+    c.label = str_cat("X", s.str());
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+}  // namespace
+
+std::vector<KernelCase> add_cases() { return binary_cases("Add"); }
+std::vector<KernelCase> sub_cases() { return binary_cases("Sub"); }
+std::vector<KernelCase> mul_cases() { return binary_cases("Mul"); }
+std::vector<KernelCase> div_cases() { return binary_cases("Div"); }
+std::vector<KernelCase> relu_cases() { return unary_cases("Relu", 14); }
+std::vector<KernelCase> sigmoid_cases() { return unary_cases("Sigmoid", 13); }
+std::vector<KernelCase> tanh_cases() { return unary_cases("Tanh", 13); }
+std::vector<KernelCase> exp_cases() { return unary_cases("Exp", 13); }
+std::vector<KernelCase> erf_cases() { return unary_cases("Erf", 13); }
+
+}  // namespace ignis::kernel_cases
