@@ -30,6 +30,7 @@ struct BenchOptions {
   int warmup = 3;
   bool json = false;
   std::string profile;   // Chrome trace output path
+  std::string level = "all";  // graph optimization level of the session
 };
 int run_bench(const BenchOptions& opts);
 

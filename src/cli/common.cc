@@ -159,4 +159,11 @@ int fail(const Status& s) {
   return 1;
 }
 
+OptLevel parse_level(const std::string& level) {
+  if (level == "none") return OptLevel::None;
+  if (level == "basic") return OptLevel::Basic;
+  if (level == "extended") return OptLevel::Extended;
+  return OptLevel::All;
+}
+
 }  // namespace ignis::cli

@@ -37,4 +37,7 @@ int64_t peak_rss_bytes();
 // One-line error to stderr; returns the exit code for the caller to return.
 int fail(const Status& s);
 
+// "none" | "basic" | "extended" | "all" (the --level values; the CLI checks membership).
+OptLevel parse_level(const std::string& level);
+
 }  // namespace ignis::cli

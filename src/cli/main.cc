@@ -44,6 +44,9 @@ int main(int argc, char** argv) {
   c_bench->add_option("--warmup", bench.warmup, "untimed runs first")->default_val(3);
   c_bench->add_flag("--json", bench.json, "print one JSON object");
   c_bench->add_option("--profile", bench.profile, "write a Chrome/Perfetto trace of per-op times to this file");
+  c_bench->add_option("--level", bench.level, "graph optimization level: none | basic | extended | all")
+      ->default_val("all")
+      ->check(CLI::IsMember({"none", "basic", "extended", "all"}));
 
   OptimizeCliOptions optimize;
   auto* c_opt = app.add_subcommand("optimize", "rewrite the graph (folding, fusion, cleanups) and write a new ONNX file");

@@ -10,10 +10,7 @@ namespace ignis::cli {
 
 int run_optimize(const OptimizeCliOptions& opts) {
   OptimizeOptions o;
-  o.level = opts.level == "none" ? OptLevel::None
-            : opts.level == "basic" ? OptLevel::Basic
-            : opts.level == "all"   ? OptLevel::All
-                                    : OptLevel::Extended;
+  o.level = parse_level(opts.level);
   o.dot_dir = opts.dot_dir;
   auto report = optimize_model(opts.model, opts.output, o);
   if (!report) return fail(report.error());
