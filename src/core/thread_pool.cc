@@ -2,6 +2,7 @@
 #include "core/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <set>
 #include <string>
@@ -11,13 +12,14 @@ namespace ignis {
 
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = default_threads();
+  threads = std::min(threads, kMaxThreads);
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 ThreadPool::~ThreadPool() {
+  stop_.store(true);
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    std::lock_guard<std::mutex> lock(mu_);  // a worker between its check and its wait holds mu_
   }
   wake_.notify_all();
   for (auto& w : workers_) w.join();
@@ -39,40 +41,80 @@ int ThreadPool::default_threads() {
 }
 
 namespace {
+
 std::pair<int64_t, int64_t> chunk_range(int64_t n, int chunks, int k) {
   const int64_t base = n / chunks, extra = n % chunks;
   const int64_t begin = k * base + std::min<int64_t>(k, extra);
   return {begin, begin + base + (k < extra ? 1 : 0)};
 }
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// The first part of a spin that busy-waits; the rest yields between checks.
+constexpr int kPauseMicros = 10;
+
+// Waits until done() or until kSpinMicros have passed; returns done()'s last value. The
+// first kPauseMicros busy-wait; after that each check yields the CPU, so that on a
+// machine with more runnable threads than cores (or a container's CPU quota) a waiting
+// thread hands its time to the threads doing the work (measured on `ignis bench` of
+// minilm with 2 threads on a loaded 2-core machine: pausing throughout was slower).
+template <class Done>
+bool spin_until(Done done) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto yield_from = start + std::chrono::microseconds(kPauseMicros);
+  const auto deadline = start + std::chrono::microseconds(ThreadPool::kSpinMicros);
+  for (;;) {
+    for (int i = 0; i < 32; ++i) {
+      if (done()) return true;
+      cpu_relax();
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) return done();
+    if (now >= yield_from) std::this_thread::yield();
+  }
+}
+
+constexpr uint64_t kChunkBits = 16;
+int epoch_chunks(uint64_t epoch) { return static_cast<int>(epoch & ((uint64_t{1} << kChunkBits) - 1)); }
+
 }  // namespace
 
+// Lost wake-ups are excluded by ordering (all seq_cst): a worker announces itself in
+// sleeping_workers_ and then re-reads epoch_ under mu_; the caller publishes epoch_ and then
+// reads sleeping_workers_, taking mu_ before it notifies. Either the worker sees the new
+// epoch or the caller sees the sleeper. The finish handshake (pending_, caller_sleeping_,
+// done_) is the mirror image.
 void ThreadPool::worker_loop(int index) {
   uint64_t seen = 0;
   for (;;) {
-    const std::function<void(int64_t, int64_t)>* job;
-    int64_t n;
-    int chunks;
-    {
+    auto fresh = [&] { return stop_.load() || epoch_.load() != seen; };
+    if (!spin_until(fresh)) {
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      job = job_;
-      n = job_n_;
-      chunks = job_chunks_;
+      sleeping_workers_.fetch_add(1);
+      wake_.wait(lock, fresh);
+      sleeping_workers_.fetch_sub(1);
     }
-    if (index < chunks) {
-      auto [b, e] = chunk_range(n, chunks, index);
-      if (b < e) (*job)(b, e);
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_.notify_one();
+    if (stop_.load()) return;
+    seen = epoch_.load();
+    const int chunks = epoch_chunks(seen);
+    if (index >= chunks) continue;  // not part of this job; job_ may already be the next one
+    auto [b, e] = chunk_range(job_n_, chunks, index);
+    if (b < e) (*job_)(b, e);
+    if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
+      { std::lock_guard<std::mutex> lock(mu_); }
+      done_.notify_one();
     }
   }
 }
 
-void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(1, grain);
   const int chunks = static_cast<int>(std::min<int64_t>(threads(), (n + grain - 1) / grain));
@@ -85,23 +127,27 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     fn(0, n);
     return;
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    job_ = &fn;
-    job_n_ = n;
-    job_chunks_ = chunks;
-    pending_ = static_cast<int>(workers_.size());
-    ++generation_;
+  job_ = &fn;
+  job_n_ = n;
+  pending_.store(chunks - 1);
+  const uint64_t seq = (epoch_.load() >> kChunkBits) + 1;
+  epoch_.store((seq << kChunkBits) | static_cast<uint64_t>(chunks));
+  if (sleeping_workers_.load() > 0) {
+    { std::lock_guard<std::mutex> lock(mu_); }
+    wake_.notify_all();
   }
-  wake_.notify_all();
   auto [b, e] = chunk_range(n, chunks, 0);
   fn(b, e);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [&] { return pending_ == 0; });
-  job_ = nullptr;
+  auto finished = [&] { return pending_.load() == 0; };
+  if (!spin_until(finished)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    caller_sleeping_.store(true);
+    done_.wait(lock, finished);
+    caller_sleeping_.store(false);
+  }
 }
 
-void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, RangeFn fn) {
   if (pool) pool->parallel_for(n, grain, fn);
   else if (n > 0) fn(0, n);
 }

@@ -3,19 +3,49 @@
 // one contiguous chunk per thread (static partitioning) and blocks until all chunks finish.
 // Safe to call from several threads at once: a caller that finds the workers busy runs its
 // whole range inline rather than queueing behind another run.
+//
+// Waking a sleeping thread costs tens of microseconds, more than many kernels take. So idle
+// workers spin for a bounded time (kSpinMicros) after each job before they block on a
+// condition variable, and the caller spins the same way for the workers to finish: a model's
+// back-to-back kernels find the workers awake without a syscall.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace ignis {
 
+// A non-owning reference to a callable taking (begin, end). Building one never allocates;
+// the callable must outlive the call it is passed to (a lambda argument does).
+class RangeFn {
+ public:
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, RangeFn> && std::is_invocable_v<F&, int64_t, int64_t>)
+  RangeFn(F&& f)  // NOLINT(google-explicit-constructor): lambdas convert implicitly, like std::function
+      : obj_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_([](void* obj, int64_t begin, int64_t end) { (*static_cast<std::remove_reference_t<F>*>(obj))(begin, end); }) {}
+
+  void operator()(int64_t begin, int64_t end) const { call_(obj_, begin, end); }
+
+ private:
+  void* obj_;
+  void (*call_)(void*, int64_t, int64_t);
+};
+
 class ThreadPool {
  public:
+  // How long an idle worker (or a caller waiting for workers) spins before it blocks. Longer
+  // spins measured slower on a loaded 2-core machine (resnet50, 2 threads: 0 us 81.1 ms,
+  // 20 us 82.7, 80 us 84.6); the gap between a model's back-to-back kernels is shorter.
+  static constexpr int kSpinMicros = 20;
+  static constexpr int kMaxThreads = 1024;
+
   // `threads` includes the calling thread; 1 means no workers. 0 = physical cores.
   explicit ThreadPool(int threads);
   ~ThreadPool();
@@ -25,8 +55,8 @@ class ThreadPool {
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
   // Calls fn(begin, end) over disjoint chunks covering [0, n). Chunks are at least `grain`
-  // long, so small ranges stay on the calling thread.
-  void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+  // long, so small ranges stay on the calling thread (a single chunk never touches a worker).
+  void parallel_for(int64_t n, int64_t grain, RangeFn fn);
 
   // Physical cores of this machine (falls back to hardware_concurrency).
   static int default_threads();
@@ -36,19 +66,26 @@ class ThreadPool {
 
   std::vector<std::thread> workers_;
   std::mutex dispatch_mu_;  // held by the caller that owns the workers for one parallel_for
-  std::mutex mu_;
+
+  // The job, written by the owning caller before it publishes a new epoch, and read only by
+  // the workers that take part in it (they stay busy until the job ends, so it cannot change
+  // under them).
+  const RangeFn* job_ = nullptr;
+  int64_t job_n_ = 0;
+
+  // (job sequence number << 16) | chunk count: one word, so a worker that takes no part in a
+  // job learns that from the same load that tells it a job exists.
+  std::atomic<uint64_t> epoch_{0};
+  std::atomic<int> pending_{0};          // workers still running the current job's chunks
+  std::atomic<int> sleeping_workers_{0};
+  std::atomic<bool> caller_sleeping_{false};
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;  // guards the blocking waits only
   std::condition_variable wake_;
   std::condition_variable done_;
-  const std::function<void(int64_t, int64_t)>* job_ = nullptr;
-  int64_t job_n_ = 0;
-  int job_chunks_ = 0;
-  uint64_t generation_ = 0;
-  int pending_ = 0;
-  bool stop_ = false;
 };
 
 // Runs fn over [0, n) on `pool` if given, inline otherwise.
-void parallel_for(ThreadPool* pool, int64_t n, int64_t grain,
-                  const std::function<void(int64_t, int64_t)>& fn);
+void parallel_for(ThreadPool* pool, int64_t n, int64_t grain, RangeFn fn);
 
 }  // namespace ignis

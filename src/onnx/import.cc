@@ -4,7 +4,11 @@
 // trust it. Protobuf exceptions and parse failures become Status values here.
 #include "onnx/import.h"
 
+#include <fcntl.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -33,8 +37,9 @@ Result<Shape> convert_dims(const google::protobuf::RepeatedField<int64_t>& dims,
   return s;
 }
 
-Result<std::vector<char>> read_external(const onnx::TensorProto& tp, const std::string& base_dir,
-                                        const std::string& what) {
+// Reads `bytes` of external data for `tp` straight into `dst`.
+Status read_external(const onnx::TensorProto& tp, const std::string& base_dir, const std::string& what, char* dst,
+                     int64_t bytes) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : tp.external_data()) {
@@ -55,10 +60,10 @@ Result<std::vector<char>> read_external(const onnx::TensorProto& tp, const std::
   if (offset < 0 || offset > size) return invalid_model(str_cat(what, ": external data offset ", offset, " is past the end of '", location, "'"));
   if (length < 0) length = size - offset;
   if (offset + length > size) return invalid_model(str_cat(what, ": external data range exceeds file '", location, "'"));
-  std::vector<char> buf(static_cast<size_t>(length));
+  if (length != bytes) return invalid_model(str_cat(what, ": external data has ", length, " bytes, expected ", bytes));
   in.seekg(offset);
-  in.read(buf.data(), length);
-  return buf;
+  if (bytes > 0 && !in.read(dst, bytes)) return not_found(str_cat(what, ": reading external data from '", path.string(), "' failed"));
+  return Status::ok();
 }
 
 template <class Field>
@@ -68,7 +73,11 @@ Status check_count(const Field& f, int64_t numel, const std::string& what) {
   return Status::ok();
 }
 
-Result<Tensor> convert_tensor(const onnx::TensorProto& tp, const std::string& base_dir) {
+// With `owned` (the same proto, mutable), raw_data is moved into the tensor instead of copied:
+// the tensor keeps the string alive. Its data is then 16-byte aligned (malloc), not 64; kernels
+// already accept any alignment of their inputs, which may be views of caller memory.
+Result<Tensor> convert_tensor(const onnx::TensorProto& tp, const std::string& base_dir,
+                              onnx::TensorProto* owned = nullptr) {
   const std::string what = str_cat("tensor '", tp.name(), "'");
   if (tp.data_type() == onnx::TensorProto::STRING) return unsupported(str_cat(what, ": string tensors are not supported"));
   auto dt = dtype_from_onnx(tp.data_type());
@@ -78,14 +87,17 @@ Result<Tensor> convert_tensor(const onnx::TensorProto& tp, const std::string& ba
   const int64_t numel = shape.numel();
   const size_t esize = dtype_size(*dt);
   if (numel > (int64_t{1} << 40)) return invalid_model(str_cat(what, ": implausibly large (", numel, " elements)"));
-  Tensor t = Tensor::zeros(*dt, shape);
+  if (owned && tp.data_location() != onnx::TensorProto::EXTERNAL && tp.has_raw_data() && numel > 0) {
+    if (tp.raw_data().size() != numel * esize)
+      return invalid_model(str_cat(what, ": raw_data has ", tp.raw_data().size(), " bytes, expected ", numel * esize));
+    std::shared_ptr<std::string> raw(owned->release_raw_data());
+    return Tensor::wrap(*dt, shape, raw->data(), raw);
+  }
+  Tensor t = Tensor::empty(*dt, shape);
   char* dst = static_cast<char*>(t.data());
 
   if (tp.data_location() == onnx::TensorProto::EXTERNAL) {
-    IGNIS_ASSIGN_OR_RETURN(auto buf, read_external(tp, base_dir, what));
-    if (buf.size() != numel * esize)
-      return invalid_model(str_cat(what, ": external data has ", buf.size(), " bytes, expected ", numel * esize));
-    if (!buf.empty()) std::memcpy(dst, buf.data(), buf.size());
+    IGNIS_RETURN_IF_ERROR(read_external(tp, base_dir, what, dst, numel * static_cast<int64_t>(esize)));
     return t;
   }
   if (tp.has_raw_data()) {
@@ -224,18 +236,20 @@ Result<Tensor> constant_value(const ir::Node& n) {
   return invalid_model(str_cat(n.label(), ": Constant without a value attribute"));
 }
 
-Result<ir::Graph> convert_model(const onnx::ModelProto& mp, const std::string& base_dir) {
+// Takes `mp` by mutable reference to move each initializer's raw bytes into its tensor: the
+// model's weights are held once, never copied.
+Result<ir::Graph> convert_model(onnx::ModelProto& mp, const std::string& base_dir) {
   ir::Graph g;
   g.ir_version = mp.ir_version();
   g.producer = mp.producer_name();
   for (const auto& os : mp.opset_import()) g.opsets[normalize_domain(os.domain())] = os.version();
   if (!g.opsets.count("")) g.opsets[""] = 1;  // IR 1-2 models predate opset_import
   if (!mp.has_graph()) return invalid_model("model has no graph");
-  const auto& gp = mp.graph();
+  auto& gp = *mp.mutable_graph();
   g.name = gp.name();
 
-  for (const auto& init : gp.initializer()) {
-    IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(init, base_dir));
+  for (auto& init : *gp.mutable_initializer()) {
+    IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(init, base_dir, &init));
     g.initializers[init.name()] = std::move(t);
   }
   if (gp.sparse_initializer_size() > 0) return unsupported("sparse initializers are not supported");
@@ -280,6 +294,32 @@ Result<ir::Graph> import_model(std::span<const std::byte> bytes, const std::stri
     onnx::ModelProto mp;
     if (!mp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
       return invalid_model("not a valid ONNX model: protobuf parsing failed (truncated or not an ONNX file)");
+    if (!mp.has_graph() && mp.opset_import_size() == 0)
+      return invalid_model("not a valid ONNX model: no graph and no opset imports");
+    return convert_model(mp, base_dir);
+  } catch (const std::exception& e) {
+    return invalid_model(str_cat("not a valid ONNX model: ", e.what()));
+  }
+}
+
+Result<ir::Graph> import_model_file(const std::string& path, const std::string& base_dir) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return not_found(str_cat("cannot open model file '", path, "'"));
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return not_found(str_cat("cannot read model file '", path, "'"));
+  if (st.st_size > static_cast<off_t>(std::numeric_limits<int>::max()))
+    return unsupported("models over 2 GiB must keep their weights as external data");
+  try {
+    onnx::ModelProto mp;
+    google::protobuf::io::FileInputStream stream(fd, 1 << 20);
+    if (!mp.ParseFromZeroCopyStream(&stream)) {
+      if (stream.GetErrno() != 0) return not_found(str_cat("reading model file '", path, "' failed"));
+      return invalid_model("not a valid ONNX model: protobuf parsing failed (truncated or not an ONNX file)");
+    }
     if (!mp.has_graph() && mp.opset_import_size() == 0)
       return invalid_model("not a valid ONNX model: no graph and no opset imports");
     return convert_model(mp, base_dir);

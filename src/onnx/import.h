@@ -16,6 +16,10 @@ namespace ignis::onnx_io {
 // external data is refused. Constant nodes become initializers.
 Result<ir::Graph> import_model(std::span<const std::byte> bytes, const std::string& base_dir);
 
+// As import_model, reading the model from file `path` as a stream: the serialized bytes are
+// never held whole, so peak memory is about one copy of the weights.
+Result<ir::Graph> import_model_file(const std::string& path, const std::string& base_dir);
+
 // Parses a serialized onnx.TensorProto (as in ONNX test-data folders).
 Result<Tensor> import_tensor_proto(std::span<const std::byte> bytes, std::string* name);
 

@@ -8,7 +8,7 @@
 
 namespace ignis::runtime {
 
-Result<std::shared_ptr<const Model>> build_model(ir::Graph graph) {
+Result<std::shared_ptr<Model>> build_model(ir::Graph graph) {
   auto m = std::make_shared<Model>();
   m->graph = std::move(graph);
   const ir::Graph& g = m->graph;
@@ -65,7 +65,14 @@ Result<std::shared_ptr<const Model>> build_model(ir::Graph graph) {
   for (int i = 0; i < static_cast<int>(m->nodes.size()); ++i)
     for (int v : m->nodes[i].inputs)
       if (v >= 0) m->last_use[v] = i;
-  return std::shared_ptr<const Model>(std::move(m));
+  return m;
+}
+
+void release_initializer_data(Model& model, int value) {
+  auto it = model.graph.initializers.find(model.value_names[value]);
+  if (it == model.graph.initializers.end()) return;
+  Tensor& t = it->second;
+  t = Tensor::view(t.dtype(), t.shape(), static_cast<const void*>(nullptr));
 }
 
 }  // namespace ignis::runtime

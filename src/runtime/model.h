@@ -34,6 +34,11 @@ struct Model {
 
 // Verifies the graph and checks every node against the registries. Unsupported ops are
 // reported all at once, grouped by op type with the node names.
-Result<std::shared_ptr<const Model>> build_model(ir::Graph graph);
+Result<std::shared_ptr<Model>> build_model(ir::Graph graph);
+
+// Frees the data of initializer `value`, keeping its dtype and shape for shape inference (its
+// data pointer becomes null). For weights that only kernels holding their own copy read
+// (PlanOptions::on_initializer_unused); never while a run may read the model.
+void release_initializer_data(Model& model, int value);
 
 }  // namespace ignis::runtime

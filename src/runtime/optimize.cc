@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // optimize_model: import, run the passes, export, and report what changed.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
 #include "core/strings.h"
 #include "ignis/optimize.h"
@@ -43,9 +43,12 @@ int64_t model_flops(std::span<const std::byte> bytes, const std::string& dir) {
 
 Result<OptimizeReport> optimize_model(const std::string& input_path, const std::string& output_path,
                                       const OptimizeOptions& options) {
-  std::ifstream in(input_path, std::ios::binary);
+  std::ifstream in(input_path, std::ios::binary | std::ios::ate);
   if (!in) return not_found(str_cat("model file '", input_path, "' does not exist or cannot be read"));
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<char> bytes(static_cast<size_t>(std::max<std::streamoff>(0, in.tellg())));
+  in.seekg(0);
+  if (!bytes.empty() && !in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+    return not_found(str_cat("reading model file '", input_path, "' failed"));
   std::error_code ec;
   const std::string dir = std::filesystem::absolute(input_path, ec).parent_path().string();
   const auto span = std::as_bytes(std::span<const char>(bytes));

@@ -80,20 +80,56 @@ std::vector<DType> input_dtypes(const NodeInfo& info, const std::vector<ir::Valu
 }
 
 // Executes one node's kernel on tensors given by pointer (used for folding and dynamic runs).
-Status run_kernel(const NodeInfo& info, const kernels::Kernel& kernel, const std::vector<const Tensor*>& ins,
-                  const std::vector<Tensor*>& outs, ThreadPool* pool, kernels::Scratch* scratch) {
+Status run_kernel(const NodeInfo& info, const kernels::Kernel& kernel, std::span<const Tensor* const> ins,
+                  std::span<Tensor* const> outs, ThreadPool* pool, kernels::Scratch* scratch) {
   kernels::KernelContext ctx(info.node->attrs, info.opset, ins, outs, pool, scratch);
   Status s = kernel.run(ctx);
   return s ? s : with_node(*info.node, info.opset, s);
 }
 
+// A kernel may be shared across plans when every constant it was given is a model initializer.
+bool signature_independent(const Model& m, const NodeInfo& info, std::span<const Tensor* const> constants) {
+  for (size_t i = 0; i < info.inputs.size(); ++i)
+    if (constants[i] && constants[i] != m.initializers[info.inputs[i]]) return false;
+  return true;
+}
+
+// Kernels are created from constants whose data is present; data released after the first plan
+// is only ever read through kernels of the cache.
+Status check_constants_present(const NodeInfo& info, std::span<const Tensor* const> constants) {
+  for (size_t i = 0; i < constants.size(); ++i)
+    if (constants[i] && constants[i]->data() == nullptr && constants[i]->numel() > 0)
+      return internal_error(
+          str_cat(info.node->label(), ": the data of input ", i, " was released after planning and is needed again"));
+  return Status::ok();
+}
+
 }  // namespace
 
-Plan::~Plan() = default;
+std::shared_ptr<const kernels::Kernel> KernelCache::find(int node, const kernels::KernelDef* def,
+                                                         std::span<const DType> dtypes) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [b, e] = entries_.equal_range(node);
+  for (auto it = b; it != e; ++it)
+    if (it->second.def == def && std::equal(dtypes.begin(), dtypes.end(), it->second.dtypes.begin(),
+                                            it->second.dtypes.end()))
+      return it->second.kernel;
+  return nullptr;
+}
 
-Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, const std::vector<ir::ValueType>& inputs) {
+void KernelCache::insert(int node, const kernels::KernelDef* def, std::span<const DType> dtypes,
+                         std::shared_ptr<const kernels::Kernel> kernel) {
+  std::lock_guard<std::mutex> lock(mu_);
+  entries_.emplace(node, Entry{def, std::vector<DType>(dtypes.begin(), dtypes.end()), std::move(kernel)});
+}
+
+Plan::~Plan() { delete spare_.load(); }
+
+Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, const std::vector<ir::ValueType>& inputs,
+                                           const PlanOptions& options) {
   std::unique_ptr<Plan> plan(new Plan());
   plan->model_ = model;
+  plan->kernel_cache_ = options.kernels;
   const Model& m = *model;
   const size_t nv = m.value_names.size();
   plan->values_.resize(nv);
@@ -114,6 +150,14 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
     types[v] = inputs[i];
     plan->values_[v].kind = Kind::Input;
   }
+
+  // Readers of each initializer, and how many of them are cached kernels that ignore its data.
+  std::vector<int> readers(nv, 0), readers_done(nv, 0);
+  if (options.on_initializer_unused)
+    for (const NodeInfo& info : m.nodes)
+      for (int v : info.inputs)
+        if (v >= 0 && m.initializers[v]) ++readers[v];
+  for (int v : m.graph_outputs) readers[v] = -1;  // returned by value: never dropped
 
   kernels::Scratch scratch;
   std::vector<int> step_of_value(nv, -1);
@@ -145,8 +189,24 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
     std::vector<const Tensor*> in_values(info.inputs.size(), nullptr);
     for (size_t i = 0; i < info.inputs.size(); ++i)
       if (info.inputs[i] >= 0) in_values[i] = known[info.inputs[i]];
-    kernels::KernelInit init{info.node->attrs, info.opset, dtypes, in_values};
-    IGNIS_ASSIGN_OR_RETURN(auto kernel, kernels::make_kernel(*def, init));
+    const bool shareable = !(all_known || shape_only) && signature_independent(m, info, in_values);
+    std::shared_ptr<const kernels::Kernel> kernel;
+    if (shareable && options.kernels) kernel = options.kernels->find(ni, def, dtypes);
+    if (!kernel) {
+      IGNIS_RETURN_IF_ERROR(check_constants_present(info, in_values));
+      kernels::KernelInit init{info.node->attrs, info.opset, dtypes, in_values};
+      IGNIS_ASSIGN_OR_RETURN(auto made, kernels::make_kernel(*def, init));
+      kernel = std::move(made);
+      if (shareable && options.kernels) options.kernels->insert(ni, def, dtypes, kernel);
+    }
+    if (shareable && options.kernels && options.on_initializer_unused) {
+      for (size_t i = 0; i < info.inputs.size(); ++i) {
+        const int v = info.inputs[i];
+        if (v < 0 || !m.initializers[v] || readers[v] < 0 || kernel->uses_constant_data(static_cast<int>(i)))
+          continue;
+        if (++readers_done[v] == readers[v]) options.on_initializer_unused(v);
+      }
+    }
 
     if (all_known || shape_only) {
       // Evaluate now; the results become constants of this plan.
@@ -213,10 +273,13 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
   plan->arena_bytes_ = mp.arena_bytes;
   for (int v : m.graph_outputs)
     if (plan->values_[v].kind == Kind::Unset) plan->values_[v].type = types[v];
+  for (size_t v = 0; v < nv; ++v)
+    if (plan->values_[v].kind == Kind::Output) plan->output_values_.push_back(static_cast<int>(v));
   return plan;
 }
 
 std::unique_ptr<Plan::RunState> Plan::acquire_state() const {
+  if (RunState* spare = spare_.exchange(nullptr)) return std::unique_ptr<RunState>(spare);
   {
     std::lock_guard<std::mutex> lock(states_mu_);
     if (!free_states_.empty()) {
@@ -243,19 +306,23 @@ std::unique_ptr<Plan::RunState> Plan::acquire_state() const {
 }
 
 void Plan::release_state(std::unique_ptr<RunState> s) const {
+  RunState* expected = nullptr;
+  if (spare_.compare_exchange_strong(expected, s.get())) {
+    (void)s.release();
+    return;
+  }
   std::lock_guard<std::mutex> lock(states_mu_);
   free_states_.push_back(std::move(s));
 }
 
-Result<std::vector<Tensor>> Plan::run(const std::vector<const Tensor*>& inputs, const std::vector<int>& output_ids,
+Result<std::vector<Tensor>> Plan::run(std::span<const Tensor* const> inputs, std::span<const int> output_ids,
                                       ThreadPool* pool, std::vector<StepTiming>* timings) const {
   if (dynamic_) return run_dynamic(inputs, output_ids, pool, timings);
   const Model& m = *model_;
   auto state = acquire_state();
   RunState& s = *state;
   for (size_t i = 0; i < m.graph_inputs.size(); ++i) s.values[m.graph_inputs[i]] = inputs[i];
-  for (size_t v = 0; v < values_.size(); ++v) {
-    if (values_[v].kind != Kind::Output) continue;
+  for (int v : output_values_) {
     s.slots[v] = Tensor::empty(values_[v].type.dtype, values_[v].type.shape);
     s.values[v] = &s.slots[v];
   }
@@ -281,22 +348,21 @@ Result<std::vector<Tensor>> Plan::run(const std::vector<const Tensor*>& inputs, 
 
   std::vector<Tensor> results;
   if (status) {
+    results.reserve(output_ids.size());
     for (int v : output_ids) {
-      if (values_[v].kind == Kind::Output) results.push_back(std::move(s.slots[v]));
+      if (values_[v].kind == Kind::Output) results.push_back(s.slots[v]);
       else results.push_back(s.values[v]->clone());  // an input or constant passed straight through
     }
   }
-  for (size_t v = 0; v < values_.size(); ++v)
-    if (values_[v].kind == Kind::Output) s.slots[v] = Tensor();
+  for (int v : output_values_) s.slots[v] = Tensor();
   for (int v : m.graph_inputs) s.values[v] = nullptr;
   release_state(std::move(state));
   if (!status) return status;
   return results;
 }
 
-Result<std::vector<Tensor>> Plan::run_dynamic(const std::vector<const Tensor*>& inputs,
-                                              const std::vector<int>& output_ids, ThreadPool* pool,
-                                              std::vector<StepTiming>* timings) const {
+Result<std::vector<Tensor>> Plan::run_dynamic(std::span<const Tensor* const> inputs, std::span<const int> output_ids,
+                                              ThreadPool* pool, std::vector<StepTiming>* timings) const {
   const Model& m = *model_;
   const size_t nv = m.value_names.size();
   std::vector<Tensor> owned(nv);
@@ -324,8 +390,15 @@ Result<std::vector<Tensor>> Plan::run_dynamic(const std::vector<const Tensor*>& 
     std::vector<const Tensor*> in_values(info.inputs.size(), nullptr);
     for (size_t i = 0; i < info.inputs.size(); ++i)
       if (info.inputs[i] >= 0) in_values[i] = values[info.inputs[i]];
-    kernels::KernelInit init{info.node->attrs, info.opset, dtypes, in_values};
-    IGNIS_ASSIGN_OR_RETURN(auto kernel, kernels::make_kernel(*def, init));
+    // A kernel shared with the static plans may hold weights whose data was released.
+    std::shared_ptr<const kernels::Kernel> kernel;
+    if (kernel_cache_) kernel = kernel_cache_->find(ni, def, dtypes);
+    if (!kernel) {
+      IGNIS_RETURN_IF_ERROR(check_constants_present(info, in_values));
+      kernels::KernelInit init{info.node->attrs, info.opset, dtypes, in_values};
+      IGNIS_ASSIGN_OR_RETURN(auto made, kernels::make_kernel(*def, init));
+      kernel = std::move(made);
+    }
     std::vector<Tensor*> out_ptrs(info.outputs.size(), nullptr);
     for (size_t o = 0; o < info.outputs.size(); ++o) {
       const int v = info.outputs[o];

@@ -6,9 +6,13 @@
 // and buffers allocated per run instead.
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -26,11 +30,41 @@ struct StepTiming {
   int64_t flops = 0;
 };
 
+// Kernels shared by the plans of one model. A kernel created with no constants other than
+// model initializers does not depend on the input signature (kernels see other inputs only at
+// run time), so every plan, and every run of a dynamic plan, reuses one instance and its
+// prepacked weights. Thread-safe.
+class KernelCache {
+ public:
+  std::shared_ptr<const kernels::Kernel> find(int node, const kernels::KernelDef* def,
+                                              std::span<const DType> dtypes) const;
+  void insert(int node, const kernels::KernelDef* def, std::span<const DType> dtypes,
+              std::shared_ptr<const kernels::Kernel> kernel);
+
+ private:
+  struct Entry {
+    const kernels::KernelDef* def = nullptr;
+    std::vector<DType> dtypes;
+    std::shared_ptr<const kernels::Kernel> kernel;
+  };
+  mutable std::mutex mu_;
+  std::unordered_multimap<int, Entry> entries_;  // by node index
+};
+
+struct PlanOptions {
+  KernelCache* kernels = nullptr;  // optional; shared by the plans of the model
+  // Optional. Called with the value id of each initializer whose every reader is a cached
+  // kernel that no longer reads its data (Kernel::uses_constant_data), as soon as the last
+  // such kernel exists; the caller may then drop the data (release_initializer_data).
+  std::function<void(int value)> on_initializer_unused;
+};
+
 class Plan {
  public:
   // `inputs` gives dtype and shape per graph input (data is not read).
   static Result<std::unique_ptr<Plan>> create(std::shared_ptr<const Model> model,
-                                              const std::vector<ir::ValueType>& inputs);
+                                              const std::vector<ir::ValueType>& inputs,
+                                              const PlanOptions& options = {});
   ~Plan();
 
   bool dynamic() const { return dynamic_; }
@@ -40,7 +74,7 @@ class Plan {
 
   // Runs with `inputs` in graph-input order (already validated against the signature).
   // Returns the values of `output_ids`. Thread-safe.
-  Result<std::vector<Tensor>> run(const std::vector<const Tensor*>& inputs, const std::vector<int>& output_ids,
+  Result<std::vector<Tensor>> run(std::span<const Tensor* const> inputs, std::span<const int> output_ids,
                                   ThreadPool* pool, std::vector<StepTiming>* timings) const;
 
   struct RunState;
@@ -56,25 +90,28 @@ class Plan {
   struct Step {
     int node = 0;
     const kernels::KernelDef* def = nullptr;
-    std::unique_ptr<kernels::Kernel> kernel;
+    std::shared_ptr<const kernels::Kernel> kernel;
     int64_t flops = 0;
   };
 
   Plan() = default;
-  Result<std::vector<Tensor>> run_dynamic(const std::vector<const Tensor*>& inputs,
-                                          const std::vector<int>& output_ids, ThreadPool* pool,
-                                          std::vector<StepTiming>* timings) const;
+  Result<std::vector<Tensor>> run_dynamic(std::span<const Tensor* const> inputs, std::span<const int> output_ids,
+                                          ThreadPool* pool, std::vector<StepTiming>* timings) const;
   std::unique_ptr<RunState> acquire_state() const;
   void release_state(std::unique_ptr<RunState> s) const;
 
   std::shared_ptr<const Model> model_;
+  KernelCache* kernel_cache_ = nullptr;
   bool dynamic_ = false;
   std::vector<Value> values_;
-  std::vector<Tensor> folded_;  // constants computed at plan time, by value id
+  std::vector<int> output_values_;  // value ids of kind Output
+  std::vector<Tensor> folded_;      // constants computed at plan time, by value id
   std::vector<Step> steps_;
   size_t arena_bytes_ = 0;
   int64_t flops_ = 0;
 
+  // Run states not in use. One sits in spare_ so that a single caller's runs take no lock.
+  mutable std::atomic<RunState*> spare_{nullptr};
   mutable std::mutex states_mu_;
   mutable std::vector<std::unique_ptr<RunState>> free_states_;
 };

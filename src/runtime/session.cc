@@ -2,11 +2,11 @@
 // The public Session: owns the indexed model, the thread pool and a cache of plans keyed by
 // input-shape signature. run() validates inputs against the model's declarations first.
 #include <algorithm>
+#include <array>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <map>
 #include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
 
 #include "core/strings.h"
 #include "ignis/session.h"
@@ -27,28 +27,85 @@ std::string ValueInfo::shape_string() const {
   return str_list(parts);
 }
 
+namespace {
+
+// Signatures are compared in place, from the caller's tensors, so a run that finds its plan
+// allocates nothing. `type_at(i)` yields input i's (dtype, shape).
+template <class TypeAt>
+uint64_t signature_hash(size_t n, const TypeAt& type_at) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](uint64_t x) { h = (h ^ x) * 0x100000001b3ull; };
+  for (size_t i = 0; i < n; ++i) {
+    const auto [dtype, shape] = type_at(i);
+    mix(static_cast<uint64_t>(dtype));
+    mix(static_cast<uint64_t>(shape->rank()));
+    for (int64_t d : *shape) mix(static_cast<uint64_t>(d));
+  }
+  return h;
+}
+
+template <class TypeAt>
+bool signature_equals(const std::vector<ir::ValueType>& sig, size_t n, const TypeAt& type_at) {
+  if (sig.size() != n) return false;
+  for (size_t i = 0; i < n; ++i) {
+    const auto [dtype, shape] = type_at(i);
+    if (sig[i].dtype != dtype || !(sig[i].shape == *shape)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 struct Session::Impl {
-  std::shared_ptr<const runtime::Model> model;
+  std::shared_ptr<runtime::Model> model;
   SessionOptions options;
   std::unique_ptr<ThreadPool> pool;
   ModelInfo info;
-  std::mutex plans_mu;
-  std::map<std::vector<int64_t>, std::shared_ptr<const runtime::Plan>> plans;
+  runtime::KernelCache kernels;  // outlives the plans, which may read it
 
-  Result<std::shared_ptr<const runtime::Plan>> plan_for(const std::vector<ir::ValueType>& types) {
-    std::vector<int64_t> key;
-    for (const auto& t : types) {
-      key.push_back(static_cast<int64_t>(t.dtype));
-      key.push_back(t.shape.rank());
-      key.insert(key.end(), t.shape.begin(), t.shape.end());
+  struct PlanEntry {
+    std::vector<ir::ValueType> signature;
+    std::unique_ptr<const runtime::Plan> plan;
+  };
+  std::mutex planning_mu;             // plans are created one at a time
+  mutable std::shared_mutex plans_mu;  // guards `plans`; runs take it shared
+  std::unordered_multimap<uint64_t, PlanEntry> plans;  // by signature hash; never erased
+
+  // The plan for a signature, created on first use. The pointer stays valid for the session's
+  // lifetime. `on_unused` is passed to the plan (see PlanOptions).
+  template <class TypeAt>
+  Result<const runtime::Plan*> plan_for(size_t n, const TypeAt& type_at,
+                                        std::function<void(int)> on_unused = nullptr) {
+    const uint64_t h = signature_hash(n, type_at);
+    auto find = [&]() -> const runtime::Plan* {
+      std::shared_lock<std::shared_mutex> lock(plans_mu);
+      auto [b, e] = plans.equal_range(h);
+      for (auto it = b; it != e; ++it)
+        if (signature_equals(it->second.signature, n, type_at)) return it->second.plan.get();
+      return nullptr;
+    };
+    if (const runtime::Plan* p = find()) return p;
+    std::lock_guard<std::mutex> planning(planning_mu);
+    if (const runtime::Plan* p = find()) return p;  // planned while this call waited
+    std::vector<ir::ValueType> sig;
+    for (size_t i = 0; i < n; ++i) {
+      const auto [dtype, shape] = type_at(i);
+      sig.push_back({dtype, *shape});
     }
-    std::lock_guard<std::mutex> lock(plans_mu);  // planning is rare; one at a time is fine
-    auto it = plans.find(key);
-    if (it != plans.end()) return it->second;
-    IGNIS_ASSIGN_OR_RETURN(auto plan, runtime::Plan::create(model, types));
-    std::shared_ptr<const runtime::Plan> shared(std::move(plan));
-    plans.emplace(std::move(key), shared);
-    return shared;
+    runtime::PlanOptions po;
+    po.kernels = &kernels;
+    po.on_initializer_unused = std::move(on_unused);
+    IGNIS_ASSIGN_OR_RETURN(auto plan, runtime::Plan::create(model, sig, po));
+    const runtime::Plan* p = plan.get();
+    std::unique_lock<std::shared_mutex> lock(plans_mu);
+    plans.emplace(h, PlanEntry{std::move(sig), std::move(plan)});
+    return p;
+  }
+
+  Result<const runtime::Plan*> plan_for(const std::vector<ir::ValueType>& types,
+                                        std::function<void(int)> on_unused = nullptr) {
+    return plan_for(
+        types.size(), [&](size_t i) { return std::pair{types[i].dtype, &types[i].shape}; }, std::move(on_unused));
   }
 };
 
@@ -70,30 +127,9 @@ std::optional<std::vector<ir::ValueType>> default_signature(const ir::Graph& g, 
   return types;
 }
 
-}  // namespace
-
-Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Session::Session(Session&&) noexcept = default;
-Session& Session::operator=(Session&&) noexcept = default;
-Session::~Session() = default;
-
-Result<Session> Session::open(const std::string& path, const SessionOptions& options) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return not_found(str_cat("model file '", path, "' does not exist"));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found(str_cat("cannot open model file '", path, "'"));
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string dir = std::filesystem::absolute(path, ec).parent_path().string();
-  auto s = open_bytes(std::as_bytes(std::span<const char>(bytes)), options, dir.empty() ? "." : dir);
-  if (!s) return Status(s.error().code(), str_cat("'", path, "': ", s.error().message()));
-  return s;
-}
-
-Result<Session> Session::open_bytes(std::span<const std::byte> bytes, const SessionOptions& options,
-                                    const std::string& base_dir) {
-  if (options.threads < 0) return invalid_argument(str_cat("threads must be >= 0, got ", options.threads));
-  IGNIS_ASSIGN_OR_RETURN(ir::Graph graph, onnx_io::import_model(bytes, base_dir));
-  auto impl = std::make_unique<Impl>();
+// Everything after import: model facts, graph passes, indexing, the default signature's plan.
+Result<std::unique_ptr<Session::Impl>> make_impl(ir::Graph graph, const SessionOptions& options) {
+  auto impl = std::make_unique<Session::Impl>();
   impl->options = options;
 
   ModelInfo& info = impl->info;
@@ -117,12 +153,42 @@ Result<Session> Session::open_bytes(std::span<const std::byte> bytes, const Sess
   impl->pool = std::make_unique<ThreadPool>(threads);
 
   // Plan the default signature now: errors surface at creation and the first run is fast.
+  // Weights that only prepacking kernels read are dropped as soon as their last reader exists
+  // (no run can be in flight yet); later plans reuse those kernels through the kernel cache.
   bool all_static = false;
   if (auto sig = default_signature(impl->model->graph, &all_static)) {
-    auto plan = impl->plan_for(*sig);
+    runtime::Model* model = impl->model.get();
+    auto plan = impl->plan_for(*sig, [model](int v) { runtime::release_initializer_data(*model, v); });
     if (plan) info.flops = (*plan)->dynamic() ? -1 : (*plan)->flops();
     else if (all_static) return plan.error();
   }
+  return impl;
+}
+
+}  // namespace
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+Session::~Session() = default;
+
+Result<Session> Session::open(const std::string& path, const SessionOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return not_found(str_cat("model file '", path, "' does not exist"));
+  if (options.threads < 0) return invalid_argument(str_cat("threads must be >= 0, got ", options.threads));
+  const std::string dir = std::filesystem::absolute(path, ec).parent_path().string();
+  auto graph = onnx_io::import_model_file(path, dir.empty() ? "." : dir);
+  if (!graph) return Status(graph.error().code(), str_cat("'", path, "': ", graph.error().message()));
+  auto impl = make_impl(std::move(*graph), options);
+  if (!impl) return Status(impl.error().code(), str_cat("'", path, "': ", impl.error().message()));
+  return Session(std::move(*impl));
+}
+
+Result<Session> Session::open_bytes(std::span<const std::byte> bytes, const SessionOptions& options,
+                                    const std::string& base_dir) {
+  if (options.threads < 0) return invalid_argument(str_cat("threads must be >= 0, got ", options.threads));
+  IGNIS_ASSIGN_OR_RETURN(ir::Graph graph, onnx_io::import_model(bytes, base_dir));
+  IGNIS_ASSIGN_OR_RETURN(auto impl, make_impl(std::move(graph), options));
   return Session(std::move(impl));
 }
 
@@ -131,17 +197,13 @@ const std::vector<ValueInfo>& Session::outputs() const { return impl_->model->gr
 const ModelInfo& Session::model_info() const { return impl_->info; }
 
 Result<std::vector<Tensor>> Session::run(const NamedTensors& inputs, const std::vector<std::string>& output_names) const {
-  return runtime::run_session(*impl_->model, inputs, output_names, nullptr,
-                              [this](const std::vector<ir::ValueType>& t) { return impl_->plan_for(t); },
-                              impl_->pool.get());
+  return runtime::run_session(*impl_, inputs, output_names, nullptr);
 }
 
 Result<std::vector<Tensor>> Session::run_profiled(const NamedTensors& inputs, std::vector<OpTiming>* timings,
                                                   const std::vector<std::string>& output_names) const {
   std::vector<runtime::StepTiming> steps;
-  auto result = runtime::run_session(*impl_->model, inputs, output_names, &steps,
-                                     [this](const std::vector<ir::ValueType>& t) { return impl_->plan_for(t); },
-                                     impl_->pool.get());
+  auto result = runtime::run_session(*impl_, inputs, output_names, &steps);
   if (timings) {
     for (const auto& s : steps) {
       const ir::Node& n = *impl_->model->nodes[s.node].node;
@@ -164,12 +226,19 @@ Result<size_t> Session::arena_bytes(const NamedTensors& inputs) const {
 
 namespace runtime {
 
-Result<std::vector<Tensor>> run_session(const Model& model, const NamedTensors& inputs,
+Result<std::vector<Tensor>> run_session(Session::Impl& session, const NamedTensors& inputs,
                                         const std::vector<std::string>& output_names,
-                                        std::vector<StepTiming>* timings, const PlanLookup& plan_for,
-                                        ThreadPool* pool) {
+                                        std::vector<StepTiming>* timings) {
+  const Model& model = *session.model;
   const ir::Graph& g = model.graph;
-  std::vector<const Tensor*> ordered(g.inputs.size(), nullptr);
+  // Inputs in graph order; on the stack for the usual handful of inputs.
+  constexpr size_t kInline = 16;
+  std::array<const Tensor*, kInline> inline_ordered{};
+  std::vector<const Tensor*> heap_ordered;
+  if (g.inputs.size() > kInline) heap_ordered.assign(g.inputs.size(), nullptr);
+  const std::span<const Tensor*> ordered = g.inputs.size() > kInline
+                                               ? std::span<const Tensor*>(heap_ordered)
+                                               : std::span<const Tensor*>(inline_ordered.data(), g.inputs.size());
   for (const auto& [name, tensor] : inputs) {
     size_t i = 0;
     while (i < g.inputs.size() && g.inputs[i].name != name) ++i;
@@ -194,27 +263,27 @@ Result<std::vector<Tensor>> run_session(const Model& model, const NamedTensors& 
     }
     ordered[i] = &tensor;
   }
-  std::vector<std::string> missing;
-  for (size_t i = 0; i < ordered.size(); ++i)
-    if (!ordered[i]) missing.push_back("'" + g.inputs[i].name + "'");
-  if (!missing.empty()) return invalid_argument(str_cat("missing inputs: ", str_join(missing)));
-
-  std::vector<int> output_ids;
-  if (output_names.empty()) {
-    output_ids = model.graph_outputs;
-  } else {
-    for (const auto& name : output_names) {
-      size_t i = 0;
-      while (i < g.outputs.size() && g.outputs[i].name != name) ++i;
-      if (i == g.outputs.size()) return invalid_argument(str_cat("unknown output '", name, "'"));
-      output_ids.push_back(model.graph_outputs[i]);
-    }
+  if (std::find(ordered.begin(), ordered.end(), nullptr) != ordered.end()) {
+    std::vector<std::string> missing;
+    for (size_t i = 0; i < ordered.size(); ++i)
+      if (!ordered[i]) missing.push_back("'" + g.inputs[i].name + "'");
+    return invalid_argument(str_cat("missing inputs: ", str_join(missing)));
   }
 
-  std::vector<ir::ValueType> types;
-  for (const Tensor* t : ordered) types.push_back({t->dtype(), t->shape()});
-  IGNIS_ASSIGN_OR_RETURN(auto plan, plan_for(types));
-  return plan->run(ordered, output_ids, pool, timings);
+  std::vector<int> named_ids;
+  for (const auto& name : output_names) {
+    size_t i = 0;
+    while (i < g.outputs.size() && g.outputs[i].name != name) ++i;
+    if (i == g.outputs.size()) return invalid_argument(str_cat("unknown output '", name, "'"));
+    named_ids.push_back(model.graph_outputs[i]);
+  }
+  const std::span<const int> output_ids = output_names.empty() ? std::span<const int>(model.graph_outputs)
+                                                                : std::span<const int>(named_ids);
+
+  IGNIS_ASSIGN_OR_RETURN(const Plan* plan, session.plan_for(ordered.size(), [&](size_t i) {
+    return std::pair{ordered[i]->dtype(), &ordered[i]->shape()};
+  }));
+  return plan->run(ordered, output_ids, session.pool.get(), timings);
 }
 
 }  // namespace runtime

@@ -2,7 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <functional>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "core/broadcast.h"
@@ -72,6 +76,78 @@ TEST(ThreadPool, ConcurrentCallersBothComplete) {
   a.join();
   b.join();
   EXPECT_EQ(total.load(), 2 * 200 * 100);
+}
+
+TEST(ThreadPool, SingleChunkRunsInlineOnTheCaller) {
+  ThreadPool pool(4);
+  std::thread::id ran_on;
+  int calls = 0;
+  pool.parallel_for(10, 100, [&](int64_t b, int64_t e) {
+    ran_on = std::this_thread::get_id();
+    EXPECT_EQ(b, 0);
+    EXPECT_EQ(e, 10);
+    ++calls;
+  });
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+}
+
+TEST(ThreadPool, JobsWithFewerChunksThanThreadsCompleteRepeatedly) {
+  // Workers left out of a job must not run, or wait for, a chunk of it; alternating sizes
+  // makes a left-out worker see the next job while others still finish this one.
+  ThreadPool pool(4);
+  for (int r = 0; r < 2000; ++r) {
+    const int64_t n = 2 + r % 3;
+    std::vector<std::atomic<int>> hits(n);
+    pool.parallel_for(n, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[i]++;
+    });
+    for (auto& h : hits) ASSERT_EQ(h.load(), 1) << "round " << r;
+  }
+}
+
+TEST(ThreadPool, WakesWorkersThatWentToSleep) {
+  // Past the spin window idle workers block; the next job must still reach them.
+  ThreadPool pool(3);
+  for (int r = 0; r < 3; ++r) {
+    std::this_thread::sleep_for(std::chrono::microseconds(5 * ThreadPool::kSpinMicros));
+    std::atomic<int> chunks{0};
+    std::atomic<int64_t> covered{0};
+    pool.parallel_for(300, 1, [&](int64_t b, int64_t e) {
+      ++chunks;
+      covered += e - b;
+    });
+    EXPECT_EQ(chunks.load(), 3);
+    EXPECT_EQ(covered.load(), 300);
+  }
+}
+
+TEST(ThreadPool, CallerSleepsUntilASlowChunkFinishes) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> covered{0};
+  pool.parallel_for(2, 1, [&](int64_t b, int64_t e) {
+    if (b == 1) std::this_thread::sleep_for(std::chrono::microseconds(10 * ThreadPool::kSpinMicros));
+    covered += e - b;
+  });
+  EXPECT_EQ(covered.load(), 2);
+}
+
+TEST(ThreadPool, AcceptsAnyCallableWithoutCopyingIt) {
+  struct Counter {
+    int64_t total = 0;
+    std::mutex mu;
+    void operator()(int64_t b, int64_t e) {
+      std::lock_guard<std::mutex> lock(mu);
+      total += e - b;
+    }
+  } counter;
+  ThreadPool pool(2);
+  pool.parallel_for(50, 1, counter);  // a non-copyable callable, passed by reference
+  parallel_for(&pool, 50, 1, counter);
+  parallel_for(nullptr, 50, 1, counter);
+  const std::function<void(int64_t, int64_t)> fn = [&](int64_t b, int64_t e) { counter(b, e); };
+  parallel_for(&pool, 50, 1, fn);
+  EXPECT_EQ(counter.total, 200);
 }
 
 }  // namespace

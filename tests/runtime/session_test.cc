@@ -11,6 +11,8 @@
 #include <fstream>
 #include <thread>
 
+#include <onnx/onnx_pb.h>
+
 #include "testing/model_builder.h"
 
 namespace ignis {
@@ -118,6 +120,82 @@ TEST(Session, ConcurrentRunsGiveTheSameAnswers) {
   for (int t = 0; t < 4; ++t) threads.emplace_back(worker, t);
   for (auto& t : threads) t.join();
   EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(Session, PlansNewShapesWhileOtherThreadsRun) {
+  auto s = open(add_relu_model());
+  ASSERT_TRUE(s);
+  std::atomic<int> mismatches{0};
+  auto worker = [&](int id) {
+    for (int r = 0; r < 100; ++r) {
+      const int64_t batch = 1 + (id + r) % 7;  // new signatures appear while others run
+      std::vector<float> x(batch * 3, static_cast<float>(id + r));
+      auto out = s->run({{"x", f32({batch, 3}, x)}});
+      if (!out) ADD_FAILURE() << out.error().to_string();
+      else if ((*out)[0].shape() != Shape{batch, 3} || (*out)[0].data_as<float>()[batch * 3 - 3] != x[0] + 1.0f)
+        mismatches++;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) threads.emplace_back(worker, t);
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(Session, AnOutputRequestedTwiceComesBackTwice) {
+  auto s = open(add_relu_model());
+  ASSERT_TRUE(s);
+  auto out = s->run({{"x", f32({1, 3}, {1, 2, 3})}}, {"y", "y"});
+  ASSERT_TRUE(out) << out.error().to_string();
+  ASSERT_EQ(out->size(), 2u);
+  for (const Tensor& t : *out) EXPECT_FLOAT_EQ(t.data_as<float>()[0], 2.0f);
+}
+
+// Weights stored as raw_data (as exporters write them), read from a file.
+TEST(Session, OpensAFileWithRawDataWeights) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* in = g->add_input();
+  in->set_name("x");
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(5);
+  g->add_output()->set_name("y");
+  auto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(5);
+  const float wv[5] = {0.5f, -1.0f, 2.0f, 0.0f, 3.25f};
+  w->set_raw_data(std::string(reinterpret_cast<const char*>(wv), sizeof(wv)));
+  auto* n = g->add_node();
+  n->set_op_type("Mul");
+  n->add_input("x");
+  n->add_input("w");
+  n->add_output("y");
+  const auto path = std::filesystem::temp_directory_path() / "ignis_session_raw_data.onnx";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << m.SerializeAsString();
+  }
+  auto s = Session::open(path.string());
+  ASSERT_TRUE(s) << s.error().to_string();
+  auto out = s->run({{"x", f32({5}, {1, 2, 3, 4, 5})}});
+  ASSERT_TRUE(out) << out.error().to_string();
+  for (int i = 0; i < 5; ++i) EXPECT_FLOAT_EQ((*out)[0].data_as<float>()[i], wv[i] * static_cast<float>(i + 1));
+
+  // The same file cut short: an invalid-model error naming the file.
+  const std::string bytes = m.SerializeAsString();
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << bytes.substr(0, bytes.size() - 7);
+  }
+  auto cut = Session::open(path.string());
+  ASSERT_FALSE(cut);
+  EXPECT_EQ(cut.error().code(), StatusCode::InvalidModel) << cut.error().to_string();
+  EXPECT_NE(cut.error().message().find(path.string()), std::string::npos) << cut.error().message();
+  std::filesystem::remove(path);
 }
 
 // --- bad models -------------------------------------------------------------------------
