@@ -13,6 +13,8 @@ namespace ignis {
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = default_threads();
   threads = std::min(threads, kMaxThreads);
+  claims_ = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(threads));
+  for (int i = 0; i < threads; ++i) claims_[i].store(0);
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
@@ -105,6 +107,9 @@ void ThreadPool::worker_loop(int index) {
     seen = epoch_.load();
     const int chunks = epoch_chunks(seen);
     if (index >= chunks) continue;  // not part of this job; job_ may already be the next one
+    // The caller may have run this chunk already (and even started the next job): then the
+    // claim fails and job_ is not touched.
+    if (!claim(index, seen >> kChunkBits)) continue;
     auto [b, e] = chunk_range(job_n_, chunks, index);
     if (b < e) (*job_)(b, e);
     if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
@@ -112,6 +117,13 @@ void ThreadPool::worker_loop(int index) {
       done_.notify_one();
     }
   }
+}
+
+bool ThreadPool::claim(int k, uint64_t seq) {
+  uint64_t cur = claims_[k].load();
+  while (cur < seq)
+    if (claims_[k].compare_exchange_weak(cur, seq)) return true;
+  return false;
 }
 
 void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn) {
@@ -138,6 +150,13 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn) {
   }
   auto [b, e] = chunk_range(n, chunks, 0);
   fn(b, e);
+  // Chunks whose worker has not started yet (descheduled, or still waking) run here.
+  for (int k = 1; k < chunks; ++k) {
+    if (!claim(k, seq)) continue;
+    auto [kb, ke] = chunk_range(n, chunks, k);
+    fn(kb, ke);
+    pending_.fetch_sub(1);
+  }
   auto finished = [&] { return pending_.load() == 0; };
   if (!spin_until(finished)) {
     std::unique_lock<std::mutex> lock(mu_);

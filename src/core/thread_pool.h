@@ -54,8 +54,12 @@ class ThreadPool {
 
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // Calls fn(begin, end) over disjoint chunks covering [0, n). Chunks are at least `grain`
-  // long, so small ranges stay on the calling thread (a single chunk never touches a worker).
+  // Calls fn(begin, end) over disjoint chunks covering [0, n), one chunk per thread (static
+  // partition: the chunk boundaries depend only on n, grain and the thread count). Chunks are
+  // at least `grain` long, so small ranges stay on the calling thread (a single chunk never
+  // touches a worker). Worker k runs chunk k unless the caller, done with chunk 0, finds it
+  // not yet started and runs it itself: a descheduled worker (a busy machine) then costs
+  // nothing instead of stalling the whole call.
   void parallel_for(int64_t n, int64_t grain, RangeFn fn);
 
   // Physical cores of this machine (falls back to hardware_concurrency).
@@ -63,9 +67,14 @@ class ThreadPool {
 
  private:
   void worker_loop(int index);
+  // Takes chunk k of job `seq` for the calling thread; false when another thread has it.
+  bool claim(int k, uint64_t seq);
 
   std::vector<std::thread> workers_;
   std::mutex dispatch_mu_;  // held by the caller that owns the workers for one parallel_for
+  // Per chunk, the last job sequence number it was claimed for (sequence numbers only grow,
+  // so a worker still holding an old job's number can never claim a newer job's chunk).
+  std::unique_ptr<std::atomic<uint64_t>[]> claims_;
 
   // The job, written by the owning caller before it publishes a new epoch, and read only by
   // the workers that take part in it (they stay busy until the job ends, so it cannot change

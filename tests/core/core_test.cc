@@ -65,6 +65,21 @@ TEST(ThreadPool, ParallelForCoversRangeExactlyOnce) {
   for (auto& h : hits) EXPECT_EQ(h.load(), 1);
 }
 
+// Back-to-back jobs of varying size: each index runs exactly once whether a chunk runs on its
+// worker or on the caller that found it unstarted (the two race on every job here).
+TEST(ThreadPool, EveryChunkRunsOnceWhenTheCallerTakesOverUnstartedChunks) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> hits(257);
+  for (int job = 0; job < 3000; ++job) {
+    const int64_t n = 2 + job % 255;
+    for (int64_t i = 0; i < n; ++i) hits[i].store(0);
+    pool.parallel_for(n, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+    });
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "job " << job << " index " << i;
+  }
+}
+
 TEST(ThreadPool, ConcurrentCallersBothComplete) {
   ThreadPool pool(2);
   std::atomic<int64_t> total{0};
