@@ -121,24 +121,9 @@ void pack_b_32(const float* x, int64_t ld, bool trans, int64_t p0, int64_t kc, i
     return;
   }
   // op(B)[p][j] = X[j][p]: transpose 8x8 blocks of X rows into each panel.
-  for (int64_t jr = 0; jr < nc; jr += kNr) {
-    const int cols = static_cast<int>(std::min<int64_t>(kNr, nc - jr));
-    const float* src = x + (j0 + jr) * ld + p0;
-    float* d = dst + jr * kc;
-    int64_t p = 0;
-    if (cols == kNr) {
-      for (; p + 8 <= kc; p += 8) {
-        for (int h = 0; h < kNr / 8; ++h) {
-          __m256 r[8];
-          for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(src + (h * 8 + j) * ld + p);
-          transpose8(r);
-          for (int q = 0; q < 8; ++q) _mm256_store_ps(d + (p + q) * kNr + h * 8, r[q]);
-        }
-      }
-    }
-    for (; p < kc; ++p)
-      for (int j = 0; j < kNr; ++j) d[p * kNr + j] = j < cols ? src[j * ld + p] : 0.0f;
-  }
+  for (int64_t jr = 0; jr < nc; jr += kNr)
+    pack_transposed_panel<kNr>(x + (j0 + jr) * ld + p0, ld, static_cast<int>(std::min<int64_t>(kNr, nc - jr)), kc,
+                               dst + jr * kc);
 }
 
 void pack_a_8(const float* x, int64_t ld, bool trans, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* dst) {

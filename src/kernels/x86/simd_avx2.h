@@ -38,5 +38,25 @@ inline void transpose8(__m256 r[8]) {
   r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
 }
 
+// One kNr-column panel of a packed GEMM B operand from a transposed source: d[p * kNr + j] =
+// src[j * ld + p] for depth steps p in [0, kc) and columns j < cols, zero for j >= cols. Whole
+// 8x8 blocks move through transpose8.
+template <int kNr>
+inline void pack_transposed_panel(const float* src, int64_t ld, int cols, int64_t kc, float* d) {
+  int64_t p = 0;
+  if (cols == kNr) {
+    for (; p + 8 <= kc; p += 8) {
+      for (int h = 0; h < kNr / 8; ++h) {
+        __m256 r[8];
+        for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(src + (h * 8 + j) * ld + p);
+        transpose8(r);
+        for (int q = 0; q < 8; ++q) _mm256_store_ps(d + (p + q) * kNr + h * 8, r[q]);
+      }
+    }
+  }
+  for (; p < kc; ++p)
+    for (int j = 0; j < kNr; ++j) d[p * kNr + j] = j < cols ? src[j * ld + p] : 0.0f;
+}
+
 }  // namespace
 }  // namespace ignis::kernels::x86
