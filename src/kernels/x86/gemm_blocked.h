@@ -36,6 +36,55 @@ inline void gemm_no_depth(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0,
   }
 }
 
+// At most this many columns of C against a prepacked A take the narrow path below.
+inline constexpr int kNarrowMaxCols = 4;
+
+// C[rows of one A panel, kN columns] for few columns against a prepacked A: e.g. a 1x1
+// convolution of a 1x1 image (efficientnet's squeeze-excitation) or a matrix-vector product.
+// The register tile would multiply mostly padding there (1 useful column of 32), so each A
+// panel is streamed once against the kN columns of B; the inner loop over the panel's kMr
+// rows is what the compiler vectorizes with the file's ISA.
+template <int kMr, int64_t kKc, int kN>
+void narrow_panel(const GemmArgs& g, int64_t ir, int rows, int64_t rows_pad, int64_t j0) {
+  float acc[kN][kMr] = {};
+  for (int64_t pc = 0; pc < g.k; pc += kKc) {
+    const int64_t kc = std::min(kKc, g.k - pc);
+    const float* ap = g.a.packed->data() + pc * rows_pad + ir * kc;
+    for (int64_t p = 0; p < kc; ++p) {
+      for (int j = 0; j < kN; ++j) {
+        const float b = g.b.trans ? g.b.data[(j0 + j) * g.b.ld + pc + p] : g.b.data[(pc + p) * g.b.ld + j0 + j];
+        for (int i = 0; i < kMr; ++i) acc[j][i] += ap[p * kMr + i] * b;
+      }
+    }
+  }
+  const GemmEpilogue& e = g.epilogue;
+  const bool has_epilogue = e.bias || e.residual || e.act != Activation::None;
+  for (int i = 0; i < rows; ++i) {
+    float* c = g.c + (ir + i) * g.ldc + j0;
+    for (int j = 0; j < kN; ++j) c[j] = g.alpha * acc[j][i] + (g.beta == 0.0f ? 0.0f : g.beta * c[j]);
+    if (has_epilogue) gemm_f32_apply_epilogue(e, ir + i, j0, kN, c);
+  }
+}
+
+// The narrow path for columns [j0, j1) when it applies (A prepacked, B a plain matrix, at most
+// kNarrowMaxCols columns); false when the blocked loop must run instead.
+template <int kMr, int64_t kKc>
+bool narrow_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  const int64_t n = j1 - j0;
+  if (!g.a.packed || !g.b.data || g.b.pack_fn || n > kNarrowMaxCols || g.k <= 0) return false;
+  const int64_t rows_pad = round_up(g.a.packed->rows(), kMr);
+  for (int64_t ir = i0; ir < i1; ir += kMr) {
+    const int rows = static_cast<int>(std::min<int64_t>(kMr, i1 - ir));
+    switch (n) {
+      case 1: narrow_panel<kMr, kKc, 1>(g, ir, rows, rows_pad, j0); break;
+      case 2: narrow_panel<kMr, kKc, 2>(g, ir, rows, rows_pad, j0); break;
+      case 3: narrow_panel<kMr, kKc, 3>(g, ir, rows, rows_pad, j0); break;
+      default: narrow_panel<kMr, kKc, 4>(g, ir, rows, rows_pad, j0); break;
+    }
+  }
+  return true;
+}
+
 // T, the ISA file's tile set, provides:
 //   static constexpr int kMr, kNr;  static constexpr int64_t kKc, kMc, kNc, kNcPackedA;
 //     (kMc a multiple of kMr; kNc and kNcPackedA multiples of kNr; kNcPackedA is the column
@@ -56,6 +105,7 @@ template <class T>
 void blocked_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1, float* workspace) {
   if (i0 >= i1 || j0 >= j1) return;
   if (g.k <= 0) return gemm_no_depth(g, i0, i1, j0, j1);
+  if (narrow_range<T::kMr, T::kKc>(g, i0, i1, j0, j1)) return;
   const int64_t kc_max = std::min(g.k, T::kKc);
   float* abuf = workspace;
   float* bbuf = workspace + (g.a.packed ? 0 : round_up(round_up(std::min(g.m, T::kMc), T::kMr) * kc_max, 16));

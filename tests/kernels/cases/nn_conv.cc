@@ -74,6 +74,9 @@ std::vector<KernelCase> conv_cases() {
   cases.push_back(conv({.x = {1, 1, 28, 28}, .m = 8, .kernel = {5, 5}}));
   cases.push_back(conv({.x = {1, 16, 40, 40}, .m = 16, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));  // 1600 columns
   cases.push_back(conv({.x = {1, 8, 23, 25}, .m = 9, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));  // 575 columns
+  // Squeeze-excitation 1x1 convolutions of 1x1 images (the narrow GEMM path), one and two images.
+  cases.push_back(conv({.x = {1, 300, 1, 1}, .m = 20, .kernel = {1, 1}}));
+  cases.push_back(conv({.x = {2, 40, 1, 2}, .m = 9, .kernel = {1, 1}}));
   // Around the AVX-512 8x32 tile, its 256-deep slices and 512-column packing chunks.
   cases.push_back(conv({.x = {1, 29, 3, 11}, .m = 17, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));  // depth 261, 33 cols
   cases.push_back(conv({.x = {1, 32, 1, 31}, .m = 9, .kernel = {1, 1}}));                           // 31 columns

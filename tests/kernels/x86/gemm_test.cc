@@ -95,7 +95,7 @@ TEST_P(GemmF32, MatchesNaiveProductForEveryOperandForm) {
   // Around both tiles (4x24, 8x32), depth slices (384, 256), row blocks (144) and column blocks.
   const int64_t sizes[][3] = {{1, 1, 1},     {4, 24, 5},   {5, 25, 385}, {13, 47, 800}, {150, 3, 2},
                               {5, 4100, 3},  {8, 32, 257}, {9, 33, 513}, {7, 31, 255},  {17, 65, 256},
-                              {145, 70, 9},  {3, 2049, 4}};
+                              {145, 70, 9},  {3, 2049, 4},  {19, 4, 600}, {9, 2, 257}};
   uint32_t seed = 1;
   for (const auto& sz : sizes) {
     const int64_t m = sz[0], n = sz[1], k = sz[2];
@@ -207,6 +207,45 @@ TEST_P(GemmF32, AppliesAlphaBetaBiasResidualAndActivationInOrder) {
         }
       }
     }
+  }
+}
+
+// Few columns against a prepacked A (the narrow path: squeeze-excitation 1x1 convs, GEMV):
+// beta over an existing C, per-row bias, residual and activation, several depth slices.
+TEST_P(GemmF32, NarrowProductsWithPrepackedAApplyTheWholeEpilogue) {
+  const int64_t m = 21, k = 700;
+  for (int64_t n = 1; n <= 4; ++n) {
+    const auto a = random_floats(static_cast<size_t>(m * k), 31);
+    const auto b = random_floats(static_cast<size_t>(k * n), 32);
+    const auto c0 = random_floats(static_cast<size_t>(m * n), 33);
+    const auto bias = random_floats(static_cast<size_t>(m), 34);
+    const auto residual = random_floats(static_cast<size_t>(m * n), 35);
+    const PackedMatrix pa = PackedMatrix::pack(PackedMatrix::Side::A, m, k, a.data(), k, false, be());
+    std::vector<float> c = c0;
+    GemmArgs g;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.a = {.packed = &pa};
+    g.b = {.data = b.data(), .ld = n};
+    g.c = c.data();
+    g.ldc = n;
+    g.alpha = 1.5f;
+    g.beta = 0.5f;
+    g.epilogue.bias = bias.data();
+    g.epilogue.bias_rs = 1;
+    g.epilogue.residual = residual.data();
+    g.epilogue.residual_ld = n;
+    g.epilogue.act = Activation::Relu;
+    Workspace ws(gemm_f32_workspace(g, 1));
+    gemm_f32(g, nullptr, ws.p.get());
+    const Naive ref{m, n, k, a, false, b, false};
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const double want = std::max(
+            0.0, 1.5 * ref.product(i, j) + 0.5 * c0[i * n + j] + bias[i] + residual[i * n + j]);
+        ASSERT_NEAR(c[i * n + j], want, 1e-4 * std::max(1.0, std::fabs(want))) << "n=" << n << " at (" << i << ", " << j << ")";
+      }
   }
 }
 
