@@ -69,6 +69,48 @@ void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b
   }
   const __mmask16 m0 = kTail ? tail_mask(cols) : 0xFFFF, m1 = kTail ? tail_mask(cols - 16) : 0xFFFF;
   const __m512 alpha = _mm512_set1_ps(t.alpha), beta = _mm512_set1_ps(t.beta);
+  const GemmEpilogue& e = t.e;
+  if (t.finish && (e.act == Activation::None || e.act == Activation::Relu || e.act == Activation::Clip)) {
+    // Bias, residual and the piecewise-linear activations in registers (the common FusedConv
+    // epilogue); max/min take v second so that NaN propagates, as in the reference kernels.
+    const __m512 scale = _mm512_set1_ps(e.bias_scale);
+    const __m512 lo = _mm512_set1_ps(e.act == Activation::Relu ? 0.0f : e.act_lo);
+    const __m512 hi = _mm512_set1_ps(e.act == Activation::Clip ? e.act_hi : __builtin_inff());
+    for (int i = 0; i < M; ++i) {
+      float* ci = c + i * ldc;
+      __m512 v0 = _mm512_mul_ps(acc0[i], alpha), v1 = _mm512_mul_ps(acc1[i], alpha);
+      if (t.read_c) {
+        v0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, ci), beta, v0);
+        v1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, ci + 16), beta, v1);
+      }
+      const int64_t row = row0 + i;
+      if (e.bias) {
+        const float* b = e.bias + row * e.bias_rs;
+        if (e.bias_cs == 0) {
+          const __m512 bv = _mm512_set1_ps(*b);
+          v0 = _mm512_fmadd_ps(bv, scale, v0);
+          v1 = _mm512_fmadd_ps(bv, scale, v1);
+        } else {
+          v0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m0, b + col0), scale, v0);
+          v1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m1, b + col0 + 16), scale, v1);
+        }
+      }
+      if (e.residual) {
+        const float* z = e.residual + row * e.residual_ld + col0;
+        v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, z));
+        v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, z + 16));
+      }
+      if (e.act != Activation::None) {
+        // The zero-masked forms with every lane selected: GCC 12 flags the plain ones'
+        // undefined pass-through operand as maybe-uninitialized.
+        v0 = _mm512_maskz_min_ps(0xFFFF, hi, _mm512_maskz_max_ps(0xFFFF, lo, v0));
+        v1 = _mm512_maskz_min_ps(0xFFFF, hi, _mm512_maskz_max_ps(0xFFFF, lo, v1));
+      }
+      _mm512_mask_storeu_ps(ci, m0, v0);
+      _mm512_mask_storeu_ps(ci + 16, m1, v1);
+    }
+    return;
+  }
   for (int i = 0; i < M; ++i) {
     float* ci = c + i * ldc;
     __m512 v0 = _mm512_mul_ps(acc0[i], alpha), v1 = _mm512_mul_ps(acc1[i], alpha);
