@@ -111,12 +111,6 @@ BENCHMARK(BM_Sgemm)->Apply(sgemm_args);
 
 // ---- registered kernels on model shapes --------------------------------------------------
 
-const kernels::KernelDef* find_kernel(std::string_view id) {
-  for (const auto& d : kernels::KernelRegistry::global().all())
-    if (d.id == id) return &d;
-  return nullptr;
-}
-
 Attribute ints_attr(std::vector<int64_t> v) {
   Attribute a;
   a.kind = Attribute::Kind::Ints;
@@ -129,7 +123,7 @@ Attribute ints_attr(std::vector<int64_t> v) {
 void run_kernel_bench(benchmark::State& state, std::string_view id, const AttrMap& attrs, int64_t opset,
                       std::vector<Tensor> inputs, const std::vector<int>& const_inputs, const Shape& out_shape,
                       double flops, int threads) {
-  const kernels::KernelDef* def = find_kernel(id);
+  const kernels::KernelDef* def = kernels::KernelRegistry::global().find_by_id(id);
   if (!def) return state.SkipWithError("kernel not registered");
   if (!kernels::isa_available(def->isa)) return state.SkipWithError("CPU lacks the kernel's ISA");
   std::vector<const Tensor*> ptrs, known(inputs.size(), nullptr);

@@ -68,6 +68,12 @@ const KernelDef* KernelRegistry::find(std::string_view domain, std::string_view 
   return best;
 }
 
+const KernelDef* KernelRegistry::find_by_id(std::string_view id) const {
+  for (const auto& d : defs_)
+    if (d.id == id) return &d;
+  return nullptr;
+}
+
 bool KernelRegistry::has_op(std::string_view domain, std::string_view op_type, int64_t opset) const {
   for (const auto& d : defs_)
     if (d.domain == domain && d.op_type == op_type && opset >= d.since_opset && opset <= d.until_opset) return true;

@@ -176,9 +176,7 @@ TEST(FusedConv, RejectsBadActivationsResidualShapesAndDtypes) {
 
 // Runs `call` on the registered kernel with id `id` (shape inference first, as run_op does).
 Result<std::vector<Tensor>> run_kernel(const OpCall& call, std::string_view id, int threads) {
-  const kernels::KernelDef* def = nullptr;
-  for (const auto& d : kernels::KernelRegistry::global().all())
-    if (d.id == id) def = &d;
+  const kernels::KernelDef* def = kernels::KernelRegistry::global().find_by_id(id);
   if (!def) return not_found(std::string("no kernel ") + std::string(id));
   // Weights (input 1) as constants, so kernels that prepack them do.
   return run_op_with(

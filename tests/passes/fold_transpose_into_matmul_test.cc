@@ -139,9 +139,7 @@ TEST(FoldTransposeIntoMatMul, RejectsOtherPermsSharedOrOutputTransposesAndNonFlo
 // ---- the FusedMatMul kernels with transA / transB ---------------------------------------------
 
 Result<Tensor> run_fused_matmul(std::string_view kernel_id, const AttrMap& attrs, const std::vector<Tensor>& in) {
-  const kernels::KernelDef* def = nullptr;
-  for (const auto& d : kernels::KernelRegistry::global().all())
-    if (d.id == kernel_id) def = &d;
+  const kernels::KernelDef* def = kernels::KernelRegistry::global().find_by_id(kernel_id);
   if (!def) return not_found(std::string(kernel_id));
   std::vector<const Tensor*> inputs;
   std::vector<ir::ValueType> types;

@@ -18,6 +18,7 @@
 
 #include "core/broadcast.h"
 #include "core/strings.h"
+#include "kernels/attention_shape.h"
 #include "kernels/ref/nn_internal.h"
 #include "kernels/registry.h"
 
@@ -349,11 +350,8 @@ Status attention_kernel(KernelContext& ctx) {
   const Tensor& k = ctx.input(1);
   const Tensor& v = ctx.input(2);
   Tensor& y = ctx.output(0);
-  const int64_t batch = q.dim(0), sq = q.dim(1), sk = k.dim(1);
-  const int64_t heads = ctx.attrs().get_int("num_heads", 1);
+  const auto [batch, sq, sk, heads, d, dv, scale] = attention_shape(ctx);
   const int64_t hidden = q.dim(2), hidden_v = v.dim(2);
-  const int64_t d = hidden / heads, dv = hidden_v / heads;
-  const float scale = ctx.attrs().get_float("scale", static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))));
   const float* qs = q.data_as<float>();
   const float* ks = k.data_as<float>();
   const float* vs = v.data_as<float>();
@@ -408,11 +406,8 @@ class AttentionKernel final : public Kernel {
     const Tensor& k = ctx.input(1);
     const Tensor& v = ctx.input(2);
     Tensor& y = ctx.output(0);
-    const int64_t batch = q.dim(0), sq = q.dim(1), sk = k.dim(1);
-    const int64_t heads = ctx.attrs().get_int("num_heads", 1);
+    const auto [batch, sq, sk, heads, d, dv, scale] = attention_shape(ctx);
     const int64_t hidden = q.dim(2), hidden_v = v.dim(2);
-    const int64_t d = hidden / heads, dv = hidden_v / heads;
-    const float scale = ctx.attrs().get_float("scale", static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))));
     if (y.numel() == 0) return Status::ok();
     if (sk == 0) {
       std::fill(y.data_as<float>(), y.data_as<float>() + y.numel(), 0.0f);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/broadcast.h"
+#include "kernels/attention_shape.h"
 #include "kernels/x86/transformer_avx2.h"
 #include "kernels/x86/x86_internal.h"
 
@@ -49,17 +50,14 @@ class AttentionKernel final : public Kernel {
     const Tensor& k = ctx.input(1);
     const Tensor& v = ctx.input(2);
     Tensor& y = ctx.output(0);
-    const int64_t batch = q.dim(0), sq = q.dim(1), sk = k.dim(1);
-    const int64_t heads = ctx.attrs().get_int("num_heads", 1);
+    const auto [batch, sq, sk, heads, d, dv, scale] = attention_shape(ctx);
     const int64_t hidden = q.dim(2), hidden_v = v.dim(2);
-    const int64_t d = hidden / heads, dv = hidden_v / heads;
     if (y.numel() == 0) return Status::ok();
     if (sk == 0) {  // softmax over nothing: the weighted sum is empty
       std::fill(y.data_as<float>(), y.data_as<float>() + y.numel(), 0.0f);
       return Status::ok();
     }
     if (d == 0) return reference_->run(ctx);
-    const float scale = ctx.attrs().get_float("scale", static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))));
     // Mask element (b, h, i, j) at mask[b * ms[0] + h * ms[1] + i * ms[2] + j * ms[3]]; the
     // last stride is 0 or 1.
     const float* mask = ctx.has_input(3) ? ctx.input(3).data_as<float>() : nullptr;

@@ -20,16 +20,10 @@ namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-const kernels::KernelDef* kernel_by_id(std::string_view id) {
-  for (const auto& d : kernels::KernelRegistry::global().all())
-    if (d.id == id) return &d;
-  return nullptr;
-}
-
 // Runs `call` with kernel `id` and with the reference kernel: NaN where the reference has
 // NaN, otherwise |got - ref| <= rtol * |ref| + atol (infinities must match exactly).
 void expect_matches_reference(const OpCall& call, std::string_view id, double rtol, double atol) {
-  const kernels::KernelDef* def = kernel_by_id(id);
+  const kernels::KernelDef* def = kernels::KernelRegistry::global().find_by_id(id);
   ASSERT_NE(def, nullptr) << id;
   if (!kernels::isa_available(def->isa)) GTEST_SKIP() << id << ": this CPU lacks the kernel's ISA";
   auto want = run_op_threads(call, 1);
@@ -88,7 +82,7 @@ TEST(ElementwiseX86, SigmoidTanhErfOverTheFloatRange) {
 TEST(ElementwiseX86, ReluKeepsNaNAndNegativeZero) {
   const OpCall call = unary_call("Relu", sweep(-3.0f, 3.0f, 50));
   expect_matches_reference(call, "x86/relu_f32_avx2", 0.0, 0.0);
-  const kernels::KernelDef* def = kernel_by_id("x86/relu_f32_avx2");
+  const kernels::KernelDef* def = kernels::KernelRegistry::global().find_by_id("x86/relu_f32_avx2");
   ASSERT_NE(def, nullptr);
   if (!kernels::isa_available(def->isa)) GTEST_SKIP();
   auto got = run_op_with(unary_call("Relu", {-0.0f, -2.0f}), [&](const std::vector<DType>&) { return def; }, "relu");

@@ -20,17 +20,11 @@ namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-const kernels::KernelDef* kernel_by_id(std::string_view id) {
-  for (const auto& d : kernels::KernelRegistry::global().all())
-    if (d.id == id) return &d;
-  return nullptr;
-}
-
 // Runs `call` with the kernel `id` on `threads` threads and with the reference kernel, and
 // expects equal outputs: the same NaN positions, equal infinities and other values within
 // rtol * max(1, |reference|).
 void expect_matches_reference(const OpCall& call, std::string_view id, double rtol) {
-  const kernels::KernelDef* def = kernel_by_id(id);
+  const kernels::KernelDef* def = kernels::KernelRegistry::global().find_by_id(id);
   ASSERT_NE(def, nullptr) << id;
   if (!kernels::isa_available(def->isa)) GTEST_SKIP() << id << ": this CPU lacks the kernel's ISA";
   auto want = run_op_threads(call, 1);
@@ -140,7 +134,7 @@ TEST(PoolX86, GlobalPoolsOnSpecialValues) {
 // One kernel instance (as a plan keeps it) run on inputs whose spatial extents change between
 // runs, as with dynamic image sizes: each run must use its own input's geometry.
 TEST(PoolX86, OneKernelFollowsChangingInputShapes) {
-  const kernels::KernelDef* def = kernel_by_id("x86/maxpool_f32_avx2");
+  const kernels::KernelDef* def = kernels::KernelRegistry::global().find_by_id("x86/maxpool_f32_avx2");
   ASSERT_NE(def, nullptr);
   if (!kernels::isa_available(def->isa)) GTEST_SKIP() << "this CPU lacks AVX2";
   AttrMap attrs;

@@ -20,19 +20,13 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-const kernels::KernelDef* kernel_by_id(std::string_view id) {
-  for (const kernels::KernelDef& d : kernels::KernelRegistry::global().all())
-    if (d.id == id) return &d;
-  return nullptr;
-}
-
 // Runs `call` on the kernel `id` and on `ref_id` (1 and 2 threads for `id`) and compares every
 // output: NaN where the reference has NaN, else within rel * max(1, |ref|).
 void expect_matches_reference(const OpCall& call, std::string_view id, std::string_view ref_id, double rel = 1e-5) {
-  const kernels::KernelDef* def = kernel_by_id(id);
+  const kernels::KernelDef* def = kernels::KernelRegistry::global().find_by_id(id);
   ASSERT_NE(def, nullptr) << id;
   if (!kernels::isa_available(def->isa)) GTEST_SKIP() << id << ": this CPU lacks the kernel's ISA";
-  const kernels::KernelDef* ref = kernel_by_id(ref_id);
+  const kernels::KernelDef* ref = kernels::KernelRegistry::global().find_by_id(ref_id);
   ASSERT_NE(ref, nullptr) << ref_id;
   auto want = testing::run_op_with(call, [&](const std::vector<DType>&) { return ref; }, std::string(ref_id));
   ASSERT_TRUE(want.has_value()) << want.error().to_string();
