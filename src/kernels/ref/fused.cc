@@ -350,7 +350,11 @@ Status attention_kernel(KernelContext& ctx) {
   const Tensor& k = ctx.input(1);
   const Tensor& v = ctx.input(2);
   Tensor& y = ctx.output(0);
-  const auto [batch, sq, sk, heads, d, dv, scale] = attention_shape(ctx);
+  const AttentionShape shape = attention_shape(ctx);
+  // Plain copies, not structured bindings: the lambdas below capture them.
+  const int64_t batch = shape.batch, sq = shape.sq, sk = shape.sk, heads = shape.heads, d = shape.d,
+                dv = shape.dv;
+  const float scale = shape.scale;
   const int64_t hidden = q.dim(2), hidden_v = v.dim(2);
   const float* qs = q.data_as<float>();
   const float* ks = k.data_as<float>();
@@ -406,7 +410,11 @@ class AttentionKernel final : public Kernel {
     const Tensor& k = ctx.input(1);
     const Tensor& v = ctx.input(2);
     Tensor& y = ctx.output(0);
-    const auto [batch, sq, sk, heads, d, dv, scale] = attention_shape(ctx);
+    const AttentionShape shape = attention_shape(ctx);
+    // Plain copies, not structured bindings: the lambdas below capture them.
+    const int64_t batch = shape.batch, sq = shape.sq, sk = shape.sk, heads = shape.heads, d = shape.d,
+                  dv = shape.dv;
+    const float scale = shape.scale;
     const int64_t hidden = q.dim(2), hidden_v = v.dim(2);
     if (y.numel() == 0) return Status::ok();
     if (sk == 0) {
