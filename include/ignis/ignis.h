@@ -8,4 +8,5 @@
 #include "ignis/status.h"
 #include "ignis/tensor.h"
 #include "ignis/tensor_io.h"
+#include "ignis/compress.h"
 #include "ignis/optimize.h"

@@ -24,6 +24,7 @@ from ._errors import (
     Unsupported,
 )
 from ._errors import NotImplemented  # noqa: A004 - onnxruntime's name; not in __all__
+from ._compress import CompressReport, WeightChange, prune, quantize
 from ._optimize import OptimizeReport, optimize
 from ._session import (
     ExecutionMode,
@@ -41,6 +42,7 @@ from ._session import (
 __version__ = _ignis.__version__
 
 __all__ = [
+    "CompressReport",
     "ExecutionMode",
     "Fail",
     "GraphOptimizationLevel",
@@ -59,8 +61,11 @@ __all__ = [
     "RunOptions",
     "SessionOptions",
     "Unsupported",
+    "WeightChange",
     "get_available_providers",
     "get_device",
     "optimize",
+    "prune",
+    "quantize",
     "set_default_logger_severity",
 ]

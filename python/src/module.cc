@@ -2,7 +2,7 @@
 // ignis._ignis: the native layer under the Python package. It turns numpy arrays into Tensor
 // views and engine outputs into numpy arrays without copying, releases the GIL while the engine
 // works, and raises a non-ok Status as the matching class of ignis/_errors.py. Also binds
-// optimize_model for ignis.optimize().
+// optimize_model, quantize_model and prune_model for ignis.optimize(), quantize() and prune().
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -311,6 +311,60 @@ py::dict optimize(const std::string& input, const std::string& output, int level
   return d;
 }
 
+py::dict compress_report(const CompressReport& r) {
+  py::list changed;
+  for (const auto& c : r.changed) {
+    py::dict w;
+    w["value"] = c.value;
+    w["op_type"] = c.op_type;
+    w["scheme"] = c.scheme;
+    w["elements"] = c.elements;
+    w["zeros_before"] = c.zeros_before;
+    w["zeros_after"] = c.zeros_after;
+    w["max_abs"] = c.max_abs;
+    w["max_abs_error"] = c.max_abs_error;
+    changed.append(w);
+  }
+  py::dict d;
+  d["changed"] = changed;
+  d["skipped"] = r.skipped;
+  d["parameters"] = r.parameters;
+  d["parameters_changed"] = r.parameters_changed;
+  d["initializer_bytes_before"] = r.initializer_bytes_before;
+  d["initializer_bytes_after"] = r.initializer_bytes_after;
+  d["file_bytes_before"] = r.file_bytes_before;
+  d["file_bytes_after"] = r.file_bytes_after;
+  return d;
+}
+
+// ignis::quantize_model; `mode` is "int8" or "fp16" (checked by the Python layer).
+py::dict quantize(const std::string& input, const std::string& output, const std::string& mode, bool per_channel,
+                  int64_t min_elements) {
+  QuantizeOptions o;
+  o.mode = mode == "fp16" ? QuantizeMode::Fp16 : QuantizeMode::Int8;
+  o.per_channel = per_channel;
+  o.min_elements = min_elements;
+  auto result = [&] {
+    py::gil_scoped_release unlocked;
+    return quantize_model(input, output, o);
+  }();
+  return compress_report(unwrap(std::move(result)));
+}
+
+// ignis::prune_model; `granularity` is "element" or "channel" (checked by the Python layer).
+py::dict prune(const std::string& input, const std::string& output, double sparsity, const std::string& granularity,
+               int64_t min_elements) {
+  PruneOptions o;
+  o.sparsity = sparsity;
+  o.granularity = granularity == "channel" ? PruneGranularity::Channel : PruneGranularity::Element;
+  o.min_elements = min_elements;
+  auto result = [&] {
+    py::gil_scoped_release unlocked;
+    return prune_model(input, output, o);
+  }();
+  return compress_report(unwrap(std::move(result)));
+}
+
 }  // namespace
 }  // namespace ignis::python
 
@@ -331,4 +385,8 @@ PYBIND11_MODULE(_ignis, m) {
       .def("run_profiled", &run_profiled, py::arg("feed"), py::arg("output_names") = py::none());
 
   m.def("optimize", &optimize, py::arg("input"), py::arg("output"), py::arg("level"), py::arg("dot_dir") = "");
+  m.def("quantize", &quantize, py::arg("input"), py::arg("output"), py::arg("mode"), py::arg("per_channel"),
+        py::arg("min_elements"));
+  m.def("prune", &prune, py::arg("input"), py::arg("output"), py::arg("sparsity"), py::arg("granularity"),
+        py::arg("min_elements"));
 }

@@ -43,4 +43,24 @@ struct OptimizeCliOptions {
 };
 int run_optimize(const OptimizeCliOptions& opts);
 
+struct QuantizeCliOptions {
+  std::string model;
+  std::string output;
+  std::string mode = "int8";
+  bool per_tensor = false;
+  int64_t min_elements = 1024;
+  bool report = false;
+};
+int run_quantize(const QuantizeCliOptions& opts);
+
+struct PruneCliOptions {
+  std::string model;
+  std::string output;
+  double sparsity = 0.5;
+  std::string granularity = "element";
+  int64_t min_elements = 1024;
+  bool report = false;
+};
+int run_prune(const PruneCliOptions& opts);
+
 }  // namespace ignis::cli

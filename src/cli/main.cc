@@ -59,6 +59,36 @@ int main(int argc, char** argv) {
   c_opt->add_flag("--report", optimize.report, "print node counts by op type, FLOPs, parameters and pass counts");
   c_opt->add_option("--dot", optimize.dot_dir, "write before/after Graphviz files (and SVGs when `dot` exists) here");
 
+  QuantizeCliOptions quantize;
+  auto* c_quant = app.add_subcommand("quantize", "store the weights as int8 or float16 and write a new ONNX file");
+  c_quant->add_option("MODEL", quantize.model, "input model.onnx")->required();
+  c_quant->add_option("--output,-o", quantize.output, "output .onnx path")->required();
+  c_quant->add_option("--mode", quantize.mode,
+                      "int8 (symmetric, DequantizeLinear per output channel) | fp16 (Cast from float16)")
+      ->default_val("int8")
+      ->check(CLI::IsMember({"int8", "fp16"}));
+  c_quant->add_flag("--per-tensor", quantize.per_tensor, "int8: one scale per weight tensor instead of per channel");
+  c_quant->add_option("--min-elements", quantize.min_elements, "leave weights with fewer elements in float32")
+      ->default_val(1024)
+      ->check(CLI::NonNegativeNumber);
+  c_quant->add_flag("--report", quantize.report, "print every weight changed or skipped");
+
+  PruneCliOptions prune;
+  auto* c_prune = app.add_subcommand("prune", "zero the smallest weights (magnitude pruning) and write a new ONNX file");
+  c_prune->add_option("MODEL", prune.model, "input model.onnx")->required();
+  c_prune->add_option("--output,-o", prune.output, "output .onnx path")->required();
+  c_prune->add_option("--sparsity", prune.sparsity, "fraction of each weight tensor set to zero, in [0, 1)")
+      ->default_val(0.5)
+      ->check(CLI::Range(0.0, 1.0));
+  c_prune->add_option("--granularity", prune.granularity,
+                      "element (smallest |w|) | channel (whole output channels of smallest L2 norm)")
+      ->default_val("element")
+      ->check(CLI::IsMember({"element", "channel"}));
+  c_prune->add_option("--min-elements", prune.min_elements, "leave weights with fewer elements untouched")
+      ->default_val(1024)
+      ->check(CLI::NonNegativeNumber);
+  c_prune->add_flag("--report", prune.report, "print every weight changed or skipped");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -72,5 +102,7 @@ int main(int argc, char** argv) {
   if (*c_run) return run_run(run);
   if (*c_bench) return run_bench(bench);
   if (*c_opt) return run_optimize(optimize);
+  if (*c_quant) return run_quantize(quantize);
+  if (*c_prune) return run_prune(prune);
   return 2;
 }

@@ -119,6 +119,7 @@ const OpSchemaRegistry& OpSchemaRegistry::global() {
     register_tensor_schemas(r);
     register_nn_schemas(r);
     register_reduce_schemas(r);
+    register_quantize_schemas(r);
     register_fused_schemas(r);
     return r;
   }();

@@ -107,6 +107,7 @@ void register_elementwise_schemas(OpSchemaRegistry& r);
 void register_tensor_schemas(OpSchemaRegistry& r);
 void register_nn_schemas(OpSchemaRegistry& r);
 void register_reduce_schemas(OpSchemaRegistry& r);
+void register_quantize_schemas(OpSchemaRegistry& r);  // QuantizeLinear, DequantizeLinear...
 void register_fused_schemas(OpSchemaRegistry& r);  // ai.ignis fused ops
 
 // Shared inference for the common shapes of op.

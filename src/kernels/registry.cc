@@ -103,6 +103,7 @@ const KernelRegistry& KernelRegistry::global() {
     ref::register_tensor(r);
     ref::register_nn(r);
     ref::register_reduce(r);
+    ref::register_quantize(r);
     ref::register_fused(r);
 #ifdef IGNIS_HAVE_X86_KERNELS
     x86::register_all(r);

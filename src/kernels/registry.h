@@ -49,6 +49,7 @@ void register_elementwise(KernelRegistry& r);
 void register_tensor(KernelRegistry& r);
 void register_nn(KernelRegistry& r);
 void register_reduce(KernelRegistry& r);
+void register_quantize(KernelRegistry& r);  // QuantizeLinear, DequantizeLinear...
 void register_fused(KernelRegistry& r);  // ai.ignis fused ops
 }  // namespace ref
 namespace x86 {

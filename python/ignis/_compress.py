@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ignis.quantize() and ignis.prune(): weight compression run offline, as `ignis quantize` and
+`ignis prune` do. Both write a standard ONNX model with the same inputs and outputs."""
+
+import math
+import os
+
+from . import _errors, _ignis
+
+
+class WeightChange:
+    """One weight tensor changed: its initializer name, the op reading it, the scheme applied,
+    its element count, zeros before/after, max |w| before and max |w - w'|."""
+
+    __slots__ = ("value", "op_type", "scheme", "elements", "zeros_before", "zeros_after", "max_abs", "max_abs_error")
+
+    def __init__(self, fields):
+        for name in self.__slots__:
+            setattr(self, name, fields[name])
+
+    def __repr__(self):
+        return f"WeightChange({self.value!r}, {self.op_type}, {self.scheme!r}, max_abs_error={self.max_abs_error:.3g})"
+
+
+class CompressReport:
+    """What quantize() or prune() changed: a list of WeightChange, the skipped candidate weights
+    ("<name>: <why>"), parameter counts, and initializer and file sizes in bytes before/after."""
+
+    __slots__ = (
+        "changed",
+        "skipped",
+        "parameters",
+        "parameters_changed",
+        "initializer_bytes_before",
+        "initializer_bytes_after",
+        "file_bytes_before",
+        "file_bytes_after",
+    )
+
+    def __init__(self, fields):
+        for name in self.__slots__:
+            setattr(self, name, fields[name])
+        self.changed = [WeightChange(c) for c in fields["changed"]]
+
+    def __repr__(self):
+        return (
+            f"CompressReport({len(self.changed)} weights changed, {len(self.skipped)} skipped, "
+            f"file {self.file_bytes_before} -> {self.file_bytes_after} bytes)"
+        )
+
+
+def _choice(value, allowed, what):
+    if not isinstance(value, str) or value.lower() not in allowed:
+        names = ", ".join(repr(a) for a in allowed)
+        raise _errors.InvalidArgument(f"{what} {value!r} is not one of {names}")
+    return value.lower()
+
+
+def _count(value, what):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _errors.InvalidArgument(f"{what} must be an int >= 0, got {value!r}")
+    return value
+
+
+def quantize(model, output, mode="int8", per_channel=True, min_elements=1024):
+    """Reads the ONNX file `model`, stores the weights of Conv, ConvTranspose, MatMul and Gemm
+    in a smaller type and writes the result to `output`.
+
+    mode: "int8" (symmetric, zero point 0, written as DequantizeLinear feeding the op; one
+    scale per output channel unless per_channel=False or the model's opset is below 13) or
+    "fp16" (float16 weights read through Cast).  Weights with fewer than `min_elements`
+    elements stay float32.  ignis expands the weights once when a session is created, so the
+    computation stays float32.  Returns a CompressReport."""
+    mode = _choice(mode, ("int8", "fp16"), "mode")
+    return CompressReport(
+        _ignis.quantize(
+            os.fsdecode(model), os.fsdecode(output), mode, bool(per_channel), _count(min_elements, "min_elements")
+        )
+    )
+
+
+def prune(model, output, sparsity=0.5, granularity="element", min_elements=1024):
+    """Reads the ONNX file `model`, sets a fraction `sparsity` (in [0, 1)) of each weight tensor
+    of Conv, ConvTranspose, MatMul and Gemm to zero and writes the result to `output`.
+
+    granularity: "element" (the elements of smallest |w|) or "channel" (the output channels of
+    smallest L2 norm).  Weights with fewer than `min_elements` elements are left alone.
+    Shapes and ops are unchanged.  Returns a CompressReport."""
+    granularity = _choice(granularity, ("element", "channel"), "granularity")
+    try:
+        s = float(sparsity)
+    except (TypeError, ValueError):
+        raise _errors.InvalidArgument(f"sparsity must be a number in [0, 1), got {sparsity!r}") from None
+    if not math.isfinite(s):
+        raise _errors.InvalidArgument(f"sparsity must be a number in [0, 1), got {sparsity!r}")
+    return CompressReport(
+        _ignis.prune(os.fsdecode(model), os.fsdecode(output), s, granularity, _count(min_elements, "min_elements"))
+    )

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// `ignis quantize` and `ignis prune`: weight compression written as a new ONNX file.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "ignis/compress.h"
+
+namespace ignis::cli {
+
+namespace {
+
+double mib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+void print_report(const std::string& output, const CompressReport& r, bool details) {
+  int64_t zeros_before = 0, zeros_after = 0;
+  for (const auto& c : r.changed) {
+    zeros_before += c.zeros_before;
+    zeros_after += c.zeros_after;
+  }
+  std::printf("wrote %s: %zu weight tensors changed (%lld of %lld parameters), %zu skipped\n", output.c_str(),
+              r.changed.size(), static_cast<long long>(r.parameters_changed), static_cast<long long>(r.parameters),
+              r.skipped.size());
+  std::printf("  weights %.2f -> %.2f MiB, file %.2f -> %.2f MiB\n", mib(r.initializer_bytes_before),
+              mib(r.initializer_bytes_after), mib(r.file_bytes_before), mib(r.file_bytes_after));
+  if (r.parameters_changed > 0)
+    std::printf("  zeros in the changed weights: %.1f%% -> %.1f%%\n",
+                100.0 * static_cast<double>(zeros_before) / static_cast<double>(r.parameters_changed),
+                100.0 * static_cast<double>(zeros_after) / static_cast<double>(r.parameters_changed));
+  if (!details) return;
+  std::printf("\n  %-40s %-14s %-26s %10s %12s %12s\n", "weight", "op", "scheme", "elements", "max|w|", "max|error|");
+  for (const auto& c : r.changed)
+    std::printf("  %-40s %-14s %-26s %10lld %12.4g %12.4g\n", c.value.c_str(), c.op_type.c_str(), c.scheme.c_str(),
+                static_cast<long long>(c.elements), static_cast<double>(c.max_abs),
+                static_cast<double>(c.max_abs_error));
+  if (!r.skipped.empty()) std::printf("\nskipped:\n");
+  for (const auto& s : r.skipped) std::printf("  %s\n", s.c_str());
+}
+
+}  // namespace
+
+int run_quantize(const QuantizeCliOptions& opts) {
+  QuantizeOptions o;
+  o.mode = opts.mode == "fp16" ? QuantizeMode::Fp16 : QuantizeMode::Int8;
+  o.per_channel = !opts.per_tensor;
+  o.min_elements = opts.min_elements;
+  auto report = quantize_model(opts.model, opts.output, o);
+  if (!report) return fail(report.error());
+  print_report(opts.output, *report, opts.report);
+  return 0;
+}
+
+int run_prune(const PruneCliOptions& opts) {
+  PruneOptions o;
+  o.sparsity = opts.sparsity;
+  o.granularity = opts.granularity == "channel" ? PruneGranularity::Channel : PruneGranularity::Element;
+  o.min_elements = opts.min_elements;
+  auto report = prune_model(opts.model, opts.output, o);
+  if (!report) return fail(report.error());
+  print_report(opts.output, *report, opts.report);
+  return 0;
+}
+
+}  // namespace ignis::cli

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// Which initializers are weights that quantization and pruning may change, and along which
+// axis their output channels lie.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ignis/compress.h"
+#include "ignis/shape.h"
+#include "ignis/status.h"
+#include "ir/graph.h"
+
+namespace ignis::compress {
+
+struct WeightTensor {
+  std::string value;    // initializer name
+  std::string op_type;  // the op reading it
+  int channel_axis = 0;  // axis of the output channels (the per-channel quantization axis)
+};
+
+// Float32 initializers read only as the weight operand of Conv (input 1, channels on axis 0),
+// ConvTranspose (input 1, axis 1), MatMul (input 1, last axis) or Gemm (input 1, axis 1, or 0
+// with transB) in the default domain, with at least `min_elements` elements. Initializers that
+// are graph outputs, read by other ops, or read with disagreeing axes are not weights; those
+// with a weight reader are listed in `skipped` with the reason.
+std::vector<WeightTensor> find_weights(const ir::Graph& g, int64_t min_elements, std::vector<std::string>* skipped);
+
+// A tensor seen as [outer, channels, inner] around its channel axis.
+struct ChannelSplit {
+  int64_t outer = 1, channels = 1, inner = 1;
+
+  ChannelSplit(const Shape& shape, int axis)
+      : outer(shape.numel(0, axis)), channels(shape[axis]), inner(shape.numel(axis + 1, shape.rank())) {}
+
+  // Calls f(channel, flat index) for every element, in memory order.
+  template <class F>
+  void for_each(F&& f) const {
+    int64_t i = 0;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t k = 0; k < inner; ++k) f(c, i++);
+  }
+};
+
+// Elements of all initializers, and their bytes.
+int64_t initializer_elements(const ir::Graph& g);
+int64_t initializer_bytes(const ir::Graph& g);
+
+// Reads and verifies the model at `input_path` (its size in bytes to *file_bytes).
+Result<ir::Graph> read_model_graph(const std::string& input_path, int64_t* file_bytes);
+// Writes `g` as ONNX to `output_path` (its size in bytes to *file_bytes).
+Status write_model_graph(const ir::Graph& g, const std::string& output_path, int64_t* file_bytes);
+
+}  // namespace ignis::compress

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reference kernels for linear quantization: QuantizeLinear, DequantizeLinear and
+// DynamicQuantizeLinear.
+//
+// A per-axis scale splits the data into [outer, n, inner] with n the extent of `axis`; a scalar
+// (or one-entry) scale is the case n == 1. Arithmetic is float, as the spec states it:
+// q = saturate(round_half_even(x / scale) + zero_point), x = (q - zero_point) * scale.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "core/broadcast.h"
+#include "core/dtype_dispatch.h"
+#include "core/strings.h"
+#include "kernels/ref/elementwise_internal.h"
+#include "kernels/registry.h"
+
+namespace ignis::kernels::ref {
+namespace {
+
+using ew::dtype_unsupported;
+
+// How a quantization parameter of `n` entries maps onto the data.
+struct AxisSplit {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
+AxisSplit axis_split(const Shape& data, const Tensor& scale, int64_t axis_attr) {
+  AxisSplit s;
+  if (scale.numel() <= 1) {
+    s.inner = data.numel();
+    return s;
+  }
+  const int axis = normalize_axis(axis_attr, data.rank()).value_or(0);  // validated by shape inference
+  s.outer = data.numel(0, axis);
+  s.n = data[axis];
+  s.inner = data.numel(axis + 1, data.rank());
+  return s;
+}
+
+// The scale tensor's entries as floats.
+std::vector<float> scales_as_float(const Tensor& scale) {
+  std::vector<float> out(static_cast<size_t>(scale.numel()));
+  visit_dtype(scale.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T> || is_half_like_v<T>) {
+      const T* p = scale.data_as<T>();
+      for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(to_compute(p[i]));
+    }
+  });
+  return out;
+}
+
+// The zero point's entries as int32 (zeros when the input is omitted).
+std::vector<int32_t> zero_points(const KernelContext& ctx, int input, int64_t n) {
+  std::vector<int32_t> out(static_cast<size_t>(n), 0);
+  if (!ctx.has_input(input)) return out;
+  const Tensor& zp = ctx.input(input);
+  visit_dtype(zp.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) {
+      const T* p = zp.data_as<T>();
+      for (int64_t i = 0; i < n && i < zp.numel(); ++i) out[static_cast<size_t>(i)] = static_cast<int32_t>(p[i]);
+    }
+  });
+  return out;
+}
+
+template <class Q>
+Q saturate_round(float v, int32_t zero_point) {
+  const float r = std::nearbyint(v) + static_cast<float>(zero_point);
+  constexpr float lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
+  if (!(r >= lo)) return std::numeric_limits<Q>::min();  // NaN saturates low, as onnxruntime does
+  return static_cast<Q>(std::min(r, hi));
+}
+
+Status quantize_linear_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const std::vector<float> scale = scales_as_float(ctx.input(1));
+  const AxisSplit s = axis_split(x.shape(), ctx.input(1), ctx.attrs().get_int("axis", 1));
+  const std::vector<int32_t> zp = zero_points(ctx, 2, s.n);
+  Status status = Status::ok();
+  visit_dtype(x.dtype(), [&](auto xtag) {
+    using TX = decltype(xtag);
+    if constexpr (std::is_same_v<TX, bool> || std::is_same_v<TX, std::string>) {
+      status = dtype_unsupported("QuantizeLinear", x.dtype());
+    } else {
+      const TX* xp = x.data_as<TX>();
+      auto run = [&](auto* yp) {
+        using Q = std::remove_pointer_t<decltype(yp)>;
+        for (int64_t o = 0; o < s.outer; ++o)
+          for (int64_t c = 0; c < s.n; ++c) {
+            const int64_t base = (o * s.n + c) * s.inner;
+            const float sc = scale[static_cast<size_t>(c)];
+            const int32_t z = zp[static_cast<size_t>(c)];
+            for (int64_t i = 0; i < s.inner; ++i)
+              yp[base + i] = saturate_round<Q>(static_cast<float>(to_compute(xp[base + i])) / sc, z);
+          }
+      };
+      if (y.dtype() == DType::U8) run(y.data_as<uint8_t>());
+      else if (y.dtype() == DType::I8) run(y.data_as<int8_t>());
+      else status = dtype_unsupported("QuantizeLinear", y.dtype());
+    }
+  });
+  return status;
+}
+
+Status dequantize_linear_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const std::vector<float> scale = scales_as_float(ctx.input(1));
+  const AxisSplit s = axis_split(x.shape(), ctx.input(1), ctx.attrs().get_int("axis", 1));
+  const std::vector<int32_t> zp = zero_points(ctx, 2, s.n);
+  Status status = Status::ok();
+  visit_dtype(x.dtype(), [&](auto xtag) {
+    using TX = decltype(xtag);
+    if constexpr (!std::is_integral_v<TX> || std::is_same_v<TX, bool>) {
+      status = dtype_unsupported("DequantizeLinear", x.dtype());
+    } else {
+      const TX* xp = x.data_as<TX>();
+      visit_dtype(y.dtype(), [&](auto ytag) {
+        using TY = decltype(ytag);
+        if constexpr (std::is_same_v<TY, float> || is_half_like_v<TY>) {
+          TY* yp = y.data_as<TY>();
+          for (int64_t o = 0; o < s.outer; ++o)
+            for (int64_t c = 0; c < s.n; ++c) {
+              const int64_t base = (o * s.n + c) * s.inner;
+              const float sc = scale[static_cast<size_t>(c)];
+              const int32_t z = zp[static_cast<size_t>(c)];
+              for (int64_t i = 0; i < s.inner; ++i)
+                yp[base + i] = from_compute<TY>(static_cast<float>(static_cast<int32_t>(xp[base + i]) - z) * sc);
+            }
+        } else {
+          status = dtype_unsupported("DequantizeLinear", y.dtype());
+        }
+      });
+    }
+  });
+  return status;
+}
+
+// uint8 with the range widened to include 0, so that 0 is exactly representable.
+Status dynamic_quantize_linear_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const float* xp = x.data_as<float>();
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    lo = std::min(lo, xp[i]);
+    hi = std::max(hi, xp[i]);
+  }
+  const float scale = (hi - lo) / 255.0f;
+  const uint8_t zero_point = scale > 0.0f ? saturate_round<uint8_t>(-lo / scale, 0) : 0;
+  uint8_t* yp = ctx.output(0).data_as<uint8_t>();
+  for (int64_t i = 0; i < x.numel(); ++i) yp[i] = scale > 0.0f ? saturate_round<uint8_t>(xp[i] / scale, zero_point) : 0;
+  if (ctx.has_output(1)) *ctx.output(1).data_as<float>() = scale;
+  if (ctx.has_output(2)) *ctx.output(2).data_as<uint8_t>() = zero_point;
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_quantize(KernelRegistry& r) {
+  KernelDef q;
+  q.op_type = "QuantizeLinear";
+  q.since_opset = 10;
+  q.types = DTypeSet{DType::F32, DType::F16, DType::BF16, DType::I32};
+  q.id = "ref/quantizelinear";
+  q.fn = quantize_linear_kernel;
+  r.add(q);
+
+  KernelDef dq;
+  dq.op_type = "DequantizeLinear";
+  dq.since_opset = 10;
+  dq.types = DTypeSet{DType::U8, DType::I8, DType::I32};
+  dq.id = "ref/dequantizelinear";
+  dq.fn = dequantize_linear_kernel;
+  r.add(dq);
+
+  KernelDef dyn;
+  dyn.op_type = "DynamicQuantizeLinear";
+  dyn.since_opset = 11;
+  dyn.types = DTypeSet{DType::F32};
+  dyn.id = "ref/dynamicquantizelinear";
+  dyn.fn = dynamic_quantize_linear_kernel;
+  r.add(dyn);
+}
+
+}  // namespace ignis::kernels::ref
