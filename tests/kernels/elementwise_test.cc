@@ -665,3 +665,22 @@ TEST(ElementwisePassThrough, TrainingDropoutIsUnsupportedUnlessRatioIsZero) {
 
 }  // namespace
 }  // namespace ignis
+
+namespace ignis {
+namespace {
+
+// ONNX's reference and onnxruntime give NaN for HardSigmoid(NaN); clamping must not turn it
+// into 1 (std::min(1, NaN) is 1).
+TEST(ElementwiseUnary, HardSigmoidKeepsNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto y = run1("HardSigmoid", {make<float>(Shape{4}, {nan, -10.0f, 0.0f, 10.0f})});
+  ASSERT_TRUE(y.has_value()) << y.error().to_string();
+  const std::vector<float> v = values_of<float>(*y);
+  EXPECT_TRUE(std::isnan(v[0]));
+  EXPECT_EQ(v[1], 0.0f);
+  EXPECT_EQ(v[2], 0.5f);
+  EXPECT_EQ(v[3], 1.0f);
+}
+
+}  // namespace
+}  // namespace ignis

@@ -218,7 +218,8 @@ Status hard_sigmoid_kernel(KernelContext& ctx) {
   const float beta = ctx.attrs().get_float("beta", 0.5f);
   return run_float(ctx, "HardSigmoid", [alpha, beta](auto x) {
     using C = decltype(x);
-    return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta)));
+    const C y = C(alpha) * x + C(beta);
+    return std::isnan(y) ? y : std::max(C(0), std::min(C(1), y));  // NaN stays NaN, as in ONNX
   });
 }
 

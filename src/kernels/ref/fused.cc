@@ -79,7 +79,10 @@ void apply_activation(const Activation& a, float* v, int64_t n) {
       for (int64_t i = 0; i < n; ++i) v[i] = sigmoid(v[i]);
       return;
     case Act::HardSigmoid:
-      for (int64_t i = 0; i < n; ++i) v[i] = std::max(0.0f, std::min(1.0f, a.alpha * v[i] + a.beta));
+      for (int64_t i = 0; i < n; ++i) {
+        const float y = a.alpha * v[i] + a.beta;
+        v[i] = std::isnan(y) ? y : std::max(0.0f, std::min(1.0f, y));  // NaN stays NaN, as in ONNX
+      }
       return;
     case Act::HardSwish:
       for (int64_t i = 0; i < n; ++i) v[i] = v[i] * std::max(0.0f, std::min(1.0f, v[i] / 6.0f + 0.5f));

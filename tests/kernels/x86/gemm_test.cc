@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Each x86 sgemm backend (AVX2 4x24, AVX-512 8x32; src/kernels/x86/gemm_avx2.h) against a
-// plain double-precision loop: every
-// operand form (plain, transposed, prepacked, packing callback), alpha/beta on an existing
-// C with a wider leading dimension, each bias layout, the residual and every activation of
-// the epilogue across several depth slices, the thread split, and empty depth. Op-level behaviour is covered by
-// the registry-wide consistency test.
+// plain double-precision loop: every operand form (plain, transposed, prepacked, packing
+// callback), alpha/beta on an existing C with a wider leading dimension, each bias layout,
+// the residual and every activation of the epilogue across several depth slices and the
+// edges of both register tiles, edge values and NaN through each activation, the narrow
+// path, the thread split, and empty depth. Op-level behaviour is covered by the
+// registry-wide consistency test.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -65,6 +67,23 @@ double activate(double v, const GemmEpilogue& e) {
     case Activation::GeluTanh: return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
   }
   return v;
+}
+
+// One epilogue per activation, with parameters that matter over the test values.
+std::vector<GemmEpilogue> every_activation() {
+  std::vector<GemmEpilogue> acts;
+  for (Activation act : {Activation::None, Activation::Relu, Activation::Clip, Activation::LeakyRelu,
+                         Activation::Sigmoid, Activation::HardSigmoid, Activation::HardSwish, Activation::SiLU,
+                         Activation::Gelu, Activation::GeluTanh}) {
+    GemmEpilogue e;
+    e.act = act;
+    e.act_lo = -3.0f;
+    e.act_hi = 2.5f;
+    e.act_alpha = act == Activation::LeakyRelu ? 0.125f : 0.2f;
+    e.act_beta = 0.5f;
+    acts.push_back(e);
+  }
+  return acts;
 }
 
 // B supplied through the packing callback: a plain row-major [k x n] matrix.
@@ -153,18 +172,7 @@ TEST_P(GemmF32, AppliesAlphaBetaBiasResidualAndActivationInOrder) {
     int64_t rs, cs;
   };
   const BiasForm bias_forms[] = {{0, 0}, {1, 0}, {0, 1}, {n, 1}};
-  std::vector<GemmEpilogue> acts;
-  for (Activation act : {Activation::None, Activation::Relu, Activation::Clip, Activation::LeakyRelu,
-                         Activation::Sigmoid, Activation::HardSigmoid, Activation::HardSwish, Activation::SiLU,
-                         Activation::Gelu, Activation::GeluTanh}) {
-    GemmEpilogue e;
-    e.act = act;
-    e.act_lo = -3.0f;
-    e.act_hi = 2.5f;
-    e.act_alpha = act == Activation::LeakyRelu ? 0.125f : 0.2f;
-    e.act_beta = 0.5f;
-    acts.push_back(e);
-  }
+  const std::vector<GemmEpilogue> acts = every_activation();
   for (float beta : {0.0f, 1.0f, -0.5f}) {
     for (int bf = -1; bf < 4; ++bf) {
       for (bool with_residual : {false, true}) {
@@ -211,41 +219,150 @@ TEST_P(GemmF32, AppliesAlphaBetaBiasResidualAndActivationInOrder) {
 }
 
 // Few columns against a prepacked A (the narrow path: squeeze-excitation 1x1 convs, GEMV):
-// beta over an existing C, per-row bias, residual and activation, several depth slices.
+// beta over an existing C, per-row bias, residual and every activation, several depth slices.
 TEST_P(GemmF32, NarrowProductsWithPrepackedAApplyTheWholeEpilogue) {
   const int64_t m = 21, k = 700;
-  for (int64_t n = 1; n <= 4; ++n) {
-    const auto a = random_floats(static_cast<size_t>(m * k), 31);
-    const auto b = random_floats(static_cast<size_t>(k * n), 32);
-    const auto c0 = random_floats(static_cast<size_t>(m * n), 33);
-    const auto bias = random_floats(static_cast<size_t>(m), 34);
-    const auto residual = random_floats(static_cast<size_t>(m * n), 35);
-    const PackedMatrix pa = PackedMatrix::pack(PackedMatrix::Side::A, m, k, a.data(), k, false, be());
-    std::vector<float> c = c0;
-    GemmArgs g;
-    g.m = m;
-    g.n = n;
-    g.k = k;
-    g.a = {.packed = &pa};
-    g.b = {.data = b.data(), .ld = n};
-    g.c = c.data();
-    g.ldc = n;
-    g.alpha = 1.5f;
-    g.beta = 0.5f;
-    g.epilogue.bias = bias.data();
-    g.epilogue.bias_rs = 1;
-    g.epilogue.residual = residual.data();
-    g.epilogue.residual_ld = n;
-    g.epilogue.act = Activation::Relu;
-    Workspace ws(gemm_f32_workspace(g, 1));
-    gemm_f32(g, nullptr, ws.p.get());
-    const Naive ref{m, n, k, a, false, b, false};
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        const double want = std::max(
-            0.0, 1.5 * ref.product(i, j) + 0.5 * c0[i * n + j] + bias[i] + residual[i * n + j]);
-        ASSERT_NEAR(c[i * n + j], want, 1e-4 * std::max(1.0, std::fabs(want))) << "n=" << n << " at (" << i << ", " << j << ")";
+  for (const GemmEpilogue& act : every_activation()) {
+    for (int64_t n = 1; n <= 4; ++n) {
+      const auto a = random_floats(static_cast<size_t>(m * k), 31);
+      const auto b = random_floats(static_cast<size_t>(k * n), 32);
+      const auto c0 = random_floats(static_cast<size_t>(m * n), 33);
+      const auto bias = random_floats(static_cast<size_t>(m), 34);
+      const auto residual = random_floats(static_cast<size_t>(m * n), 35);
+      const PackedMatrix pa = PackedMatrix::pack(PackedMatrix::Side::A, m, k, a.data(), k, false, be());
+      std::vector<float> c = c0;
+      GemmArgs g;
+      g.m = m;
+      g.n = n;
+      g.k = k;
+      g.a = {.packed = &pa};
+      g.b = {.data = b.data(), .ld = n};
+      g.c = c.data();
+      g.ldc = n;
+      g.alpha = 1.5f;
+      g.beta = 0.5f;
+      g.epilogue = act;
+      g.epilogue.bias = bias.data();
+      g.epilogue.bias_rs = 1;
+      g.epilogue.residual = residual.data();
+      g.epilogue.residual_ld = n;
+      Workspace ws(gemm_f32_workspace(g, 1));
+      gemm_f32(g, nullptr, ws.p.get());
+      const Naive ref{m, n, k, a, false, b, false};
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          const double want =
+              activate(1.5 * ref.product(i, j) + 0.5 * c0[i * n + j] + bias[i] + residual[i * n + j], act);
+          ASSERT_NEAR(c[i * n + j], want, 1e-4 * std::max(1.0, std::fabs(want)))
+              << "n=" << n << " act " << int(act.act) << " at (" << i << ", " << j << ")";
+        }
+    }
+  }
+}
+
+// Every activation on C extents around both register tiles (4x24, 8x32): whole tiles, one row
+// or column more or less, partial heights; one depth slice without C, and several with beta
+// over an existing C (AVX-512 slices are 256 deep), each bias layout and the residual. A is
+// scaled so that activation inputs spread over about [-15, 15].
+TEST_P(GemmF32, EveryActivationAtTileEdges) {
+  uint32_t seed = 100;
+  for (int64_t m : {1, 4, 7, 8, 9, 16, 17}) {
+    for (int64_t n : {1, 8, 23, 24, 25, 31, 32, 33, 64, 65}) {
+      for (int64_t k : {5, 300}) {
+        auto a = random_floats(static_cast<size_t>(m * k), seed++);
+        for (float& v : a) v *= k == 5 ? 8.0f : 1.5f;
+        const auto b = random_floats(static_cast<size_t>(k * n), seed++);
+        const auto c0 = random_floats(static_cast<size_t>(m * n), seed++);
+        const auto bias = random_floats(static_cast<size_t>(m * n), seed++);
+        const auto residual = random_floats(static_cast<size_t>(m * n), seed++);
+        const Naive ref{m, n, k, a, false, b, false};
+        const bool deep = k > 256;
+        const float beta = deep ? -0.5f : 0.0f;
+        for (const GemmEpilogue& act : every_activation()) {
+          std::vector<float> c = c0;
+          GemmArgs g;
+          g.backend = &be();
+          g.m = m;
+          g.n = n;
+          g.k = k;
+          g.a = {.data = a.data(), .ld = k};
+          g.b = {.data = b.data(), .ld = n};
+          g.c = c.data();
+          g.ldc = n;
+          g.beta = beta;
+          g.epilogue = act;
+          g.epilogue.bias = bias.data();
+          g.epilogue.bias_rs = deep ? 0 : 1;  // a row vector, or one value per row
+          g.epilogue.bias_cs = deep ? 1 : 0;
+          if (deep) {
+            g.epilogue.residual = residual.data();
+            g.epilogue.residual_ld = n;
+          }
+          Workspace ws(gemm_f32_workspace(g, 1));
+          gemm_f32(g, nullptr, ws.p.get());
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              double v = ref.product(i, j) + (deep ? beta * double(c0[i * n + j]) + bias[j] + residual[i * n + j]
+                                                   : double(bias[i]));
+              v = activate(v, act);
+              ASSERT_NEAR(c[i * n + j], v, 1e-4 * std::max(1.0, std::fabs(v)))
+                  << "m=" << m << " n=" << n << " k=" << k << " act " << int(act.act) << " at (" << i << ", " << j
+                  << ")";
+            }
+        }
       }
+    }
+  }
+}
+
+// Values the activations must take through unchanged in form: zeros of both signs, tiny and
+// huge magnitudes, the ends of exp's range (about +-87.3, where the approximation clamps its
+// argument) and NaN, which every activation propagates as in the reference kernels and ONNX
+// (HardSigmoid too: max(0, min(1, NaN)) is NaN in onnxruntime and the ONNX reference). C =
+// ones(m x 1) * values(1 x n) holds the values exactly; they run through whole and partial
+// tiles and, with A prepacked and at most 4 columns, through the narrow path.
+TEST_P(GemmF32, ActivationsOfEdgeValuesAndNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> values = {0.0f,   -0.0f,  1e-30f, -1e-30f, 0.5f,   -0.5f,   2.9f,  -2.9f,  3.0f,   -3.0f,
+                                     6.0f,   -6.0f,  9.0f,   -9.0f,   20.0f,  -20.0f,  40.0f, -40.0f, 87.0f,  -87.0f,
+                                     88.5f,  -88.5f, 89.0f,  -89.0f,  100.f,  -100.f,  1e4f,  -1e4f,  1e30f,  -1e30f,
+                                     nan,    1.0f,   nan,    -1.0f,   nan,    -nan};
+  const int64_t m = 9;
+  const std::vector<float> ones(static_cast<size_t>(m), 1.0f);
+  const PackedMatrix pa = PackedMatrix::pack(PackedMatrix::Side::A, m, 1, ones.data(), 1, false, be());
+  for (const GemmEpilogue& act : every_activation()) {
+    // All values in one GEMM (tiles), then four at a time against the prepacked A (narrow).
+    for (const bool narrow : {false, true}) {
+      const size_t step = narrow ? 4 : values.size();
+      for (size_t first = 0; first < values.size(); first += step) {
+        const int64_t n = static_cast<int64_t>(std::min(step, values.size() - first));
+        std::vector<float> c(static_cast<size_t>(m * n), 7.0f);
+        GemmArgs g;
+        g.backend = &be();
+        g.m = m;
+        g.n = n;
+        g.k = 1;
+        g.a = narrow ? GemmOperand{.packed = &pa} : GemmOperand{.data = ones.data(), .ld = 1};
+        g.b = {.data = values.data() + first, .ld = n};
+        g.c = c.data();
+        g.ldc = n;
+        g.epilogue = act;
+        Workspace ws(gemm_f32_workspace(g, 1));
+        gemm_f32(g, nullptr, ws.p.get());
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            const float x = values[first + static_cast<size_t>(j)], got = c[i * n + j];
+            const std::string where = "act " + std::to_string(int(act.act)) + " of " + std::to_string(x) +
+                                      (narrow ? " (narrow)" : " (tile)") + " row " + std::to_string(i);
+            if (std::isnan(x)) {
+              EXPECT_TRUE(std::isnan(got)) << where << ": got " << got;
+              continue;
+            }
+            const double want = activate(x, act);
+            EXPECT_NEAR(got, want, 1e-5 * std::max(1.0, std::fabs(want))) << where;
+          }
+      }
+    }
   }
 }
 
