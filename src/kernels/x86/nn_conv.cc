@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // x86 Conv (float32, 1-D and 2-D) on the sgemm (one registration per GEMM backend, AVX2 4x24
-// and AVX-512 8x32) and the direct AVX2 depthwise kernel.
+// and AVX-512 8x32) and the direct depthwise kernels (AVX2, and AVX-512 on the 8x32 backend).
 //
 // Per image and group, Y_g [Mg x OH*OW] = W_g [Mg x Cg*KH*KW] * im2col(X_g). W_g is the GEMM
 // A operand, packed once at creation when W is constant; the B operand is X_g itself for
 // 1x1 unit-stride unpadded convolutions and otherwise an im2col block the packer writes
 // straight from the image (conv_avx2.cc), so no im2col matrix is ever materialized. The
 // bias is the GEMM epilogue's per-row bias. Depthwise convolutions (one input channel per
-// group) run the direct kernel, one channel plane per task. Everything else (3-D and wider
-// convolutions, depthwise with dilation or strides above 2) goes to the reference kernel.
+// group) run the direct kernel of the backend's ISA, channel planes split over the threads.
+// Everything else (3-D and wider convolutions, depthwise with dilation or strides above 2)
+// goes to the reference kernel.
 // ai.ignis FusedConv, act(Conv(X, W, B) + Z), is the same kernel with the residual Z and
 // the activation applied as each output tile is stored.
 #include <algorithm>
@@ -16,6 +17,7 @@
 
 #include "core/conv_geometry.h"
 #include "kernels/x86/conv_avx2.h"
+#include "kernels/x86/conv_depthwise_avx512.h"
 #include "kernels/x86/conv_winograd.h"
 #include "kernels/x86/gemm_avx2.h"
 #include "kernels/x86/x86_internal.h"
@@ -188,16 +190,25 @@ class ConvKernel final : public Kernel {
   void run_depthwise(KernelContext& ctx, const ConvDims& s, const ConvGeometry2d& g, const float* x, const float* w,
                      const float* bias, const float* residual, float* y) const {
     const int64_t planes = s.n * s.m, in_plane = g.ih * g.iw, out_plane = g.oh * g.ow, taps = g.kh * g.kw;
+    // The AVX-512 backend's registration only runs on CPUs with AVX-512F.
+    const bool avx512 = backend_ == &gemm_backend_avx512();
+    const DepthwisePlanes planes_avx512{.x = x, .w = w, .bias = bias, .residual = residual, .y = y, .c = s.c,
+                                        .m = s.m, .mg = s.mg, .act = &activation_};
     ThreadPool* pool = ctx.pool();
     const int64_t work = planes * out_plane * taps;
-    // ~1 Mi multiply-adds or less: not worth waking a worker.
-    const int parts = static_cast<int>(std::clamp<int64_t>(work >> 20, 1, pool ? pool->threads() : 1));
-    const size_t per_thread = conv_f32_depthwise_scratch(g);
+    // Below ~64 Ki multiply-adds (a few microseconds) a second thread costs more than it saves.
+    const int parts = static_cast<int>(std::clamp<int64_t>(work >> 16, 1, pool ? pool->threads() : 1));
+    const size_t per_thread = avx512 ? conv_f32_depthwise_avx512_scratch(g) : conv_f32_depthwise_scratch(g);
     float* ws = static_cast<float*>(ctx.scratch(per_thread * static_cast<size_t>(parts) * sizeof(float)));
     parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
       for (int64_t part = begin; part < end; ++part) {
         float* mine = ws + per_thread * static_cast<size_t>(part);
-        for (int64_t t = planes * part / parts; t < planes * (part + 1) / parts; ++t) {
+        const int64_t t0 = planes * part / parts, t1 = planes * (part + 1) / parts;
+        if (avx512) {
+          conv_f32_depthwise_planes_avx512(g, planes_avx512, t0, t1, mine);
+          continue;
+        }
+        for (int64_t t = t0; t < t1; ++t) {
           const int64_t n = t / s.m, m = t % s.m;
           // Output channel m of group m / mg reads input channel m / mg (C == group).
           const float* xc = x + (n * s.c + m / s.mg) * in_plane;

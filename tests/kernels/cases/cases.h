@@ -45,6 +45,11 @@ std::vector<KernelCase> conv_cases();          // nn_conv.cc
 std::vector<KernelCase> fused_conv_cases();    // nn_conv.cc (ai.ignis)
 std::vector<KernelCase> conv_winograd_cases();        // conv_winograd.cc
 std::vector<KernelCase> fused_conv_winograd_cases();  // conv_winograd.cc (ai.ignis)
+std::vector<KernelCase> fused_matmul_activation_cases();  // fused_activation.cc (ai.ignis)
+std::vector<KernelCase> fused_conv_activation_cases();    // fused_activation.cc (ai.ignis)
+std::vector<KernelCase> gemm_tile_edge_cases();           // fused_activation.cc
+std::vector<KernelCase> conv_depthwise_cases();           // conv_depthwise.cc
+std::vector<KernelCase> fused_conv_depthwise_cases();     // conv_depthwise.cc (ai.ignis)
 std::vector<KernelCase> max_pool_cases();             // nn_pool.cc
 std::vector<KernelCase> average_pool_cases();         // nn_pool.cc
 std::vector<KernelCase> global_max_pool_cases();      // nn_pool.cc
@@ -80,10 +85,14 @@ struct CaseGeneratorEntry {
 inline const std::vector<CaseGeneratorEntry>& case_generators() {
   static const std::vector<CaseGeneratorEntry> list = {
       {"", "MatMul", matmul_cases},
-      {"", "Gemm", gemm_cases},
-      {"", "Conv", [] { return concat(conv_cases(), conv_winograd_cases()); }},
-      {"ai.ignis", "FusedMatMul", fused_matmul_cases},
-      {"ai.ignis", "FusedConv", [] { return concat(fused_conv_cases(), fused_conv_winograd_cases()); }},
+      {"", "Gemm", [] { return concat(gemm_cases(), gemm_tile_edge_cases()); }},
+      {"", "Conv", [] { return concat(concat(conv_cases(), conv_winograd_cases()), conv_depthwise_cases()); }},
+      {"ai.ignis", "FusedMatMul", [] { return concat(fused_matmul_cases(), fused_matmul_activation_cases()); }},
+      {"ai.ignis", "FusedConv",
+       [] {
+         return concat(concat(concat(fused_conv_cases(), fused_conv_winograd_cases()), fused_conv_activation_cases()),
+                       fused_conv_depthwise_cases());
+       }},
       {"", "MaxPool", max_pool_cases},
       {"", "AveragePool", average_pool_cases},
       {"", "GlobalMaxPool", global_max_pool_cases},

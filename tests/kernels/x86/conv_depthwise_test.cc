@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// The AVX-512 direct depthwise kernel (conv_depthwise_avx512.cc) called directly on one plane
+// with guard regions after its output and its scratch (sized by
+// conv_f32_depthwise_avx512_scratch), and with the residual aliasing the output (in-place
+// FusedConv), which must give the result of separate buffers. Its results against the reference
+// kernel are checked registry-wide by the cases in tests/kernels/cases/conv_depthwise.cc.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "core/strings.h"
+#include "kernels/cases/cases.h"
+#include "kernels/nn_test_util.h"
+#include "kernels/registry.h"
+#include "kernels/x86/conv_depthwise_avx512.h"
+
+#ifdef IGNIS_HAVE_X86_KERNELS
+namespace ignis::kernels::x86 {
+namespace {
+
+constexpr size_t kGuard = 64;
+constexpr uint32_t kGuardBits = 0x7fc0dead;  // a NaN no kernel produces
+
+std::vector<float> guarded(size_t n, uint32_t seed) {
+  std::vector<float> v = nn_test::random_floats(static_cast<int64_t>(n), seed);
+  float g;
+  std::memcpy(&g, &kGuardBits, sizeof(g));
+  v.resize(n + kGuard, g);
+  return v;
+}
+
+bool guard_intact(const std::vector<float>& v, size_t n) {
+  for (size_t i = n; i < n + kGuard; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &v[i], sizeof(bits));
+    if (bits != kGuardBits) return false;
+  }
+  return true;
+}
+
+TEST(ConvDepthwiseAvx512, StaysInBoundsAndAcceptsResidualAliasingOutput) {
+  if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
+  struct Geo {
+    int64_t ih, iw, kh, kw, sh, sw, pt, pl, pb, pr;
+  };
+  const Geo geos[] = {{1, 1, 3, 3, 1, 1, 1, 1, 1, 1},     {2, 3, 5, 5, 2, 2, 2, 2, 2, 2},
+                      {7, 7, 3, 3, 1, 1, 1, 1, 1, 1},     {14, 14, 5, 5, 2, 2, 2, 2, 2, 2},
+                      {17, 33, 3, 3, 2, 2, 0, 0, 1, 1},   {113, 113, 3, 3, 1, 1, 1, 1, 1, 1},
+                      {9, 40, 7, 7, 1, 2, 3, 3, 3, 3},    {30, 5, 3, 5, 2, 1, 0, 2, 2, 0},
+                      {1, 100, 1, 3, 1, 2, 0, 1, 0, 1}};
+  GemmEpilogue act;
+  act.act = Activation::Clip;
+  act.act_lo = -0.5f;
+  act.act_hi = 0.75f;
+  for (const Geo& q : geos) {
+    ConvGeometry2d g;
+    g.ih = q.ih;
+    g.iw = q.iw;
+    g.kh = q.kh;
+    g.kw = q.kw;
+    g.sh = q.sh;
+    g.sw = q.sw;
+    g.ph = q.pt;
+    g.pw = q.pl;
+    g.oh = (q.ih + q.pt + q.pb - q.kh) / q.sh + 1;
+    g.ow = (q.iw + q.pl + q.pr - q.kw) / q.sw + 1;
+    ASSERT_TRUE(conv_f32_depthwise_supported(g));
+    const std::string where = str_cat("input ", q.ih, "x", q.iw, " kernel ", q.kh, "x", q.kw, " strides ", q.sh, ",",
+                                      q.sw, " output ", g.oh, "x", g.ow);
+    const size_t in = static_cast<size_t>(g.ih * g.iw), out = static_cast<size_t>(g.oh * g.ow);
+    const std::vector<float> x = nn_test::random_floats(static_cast<int64_t>(in), 1);
+    const std::vector<float> w = nn_test::random_floats(q.kh * q.kw, 2);
+    const std::vector<float> z = nn_test::random_floats(static_cast<int64_t>(out), 3);
+    const size_t scratch_floats = conv_f32_depthwise_avx512_scratch(g);
+    ASSERT_EQ(scratch_floats % 16, 0u) << where;
+    std::vector<float> scratch = guarded(scratch_floats, 4);
+    std::vector<float> y = guarded(out, 5);
+    const float bias = 0.25f;
+    DepthwisePlanes planes{.x = x.data(), .w = w.data(), .bias = &bias, .residual = z.data(), .y = y.data(), .c = 1,
+                           .m = 1, .mg = 1, .act = &act};
+    conv_f32_depthwise_planes_avx512(g, planes, 0, 1, scratch.data());
+    EXPECT_TRUE(guard_intact(scratch, scratch_floats)) << where << ": scratch written past its end";
+    EXPECT_TRUE(guard_intact(y, out)) << where << ": output written past its end";
+    // In place: the residual is read from the output buffer.
+    std::vector<float> y2 = guarded(out, 6);
+    std::copy(z.begin(), z.end(), y2.begin());
+    planes.residual = planes.y = y2.data();
+    conv_f32_depthwise_planes_avx512(g, planes, 0, 1, scratch.data());
+    for (size_t i = 0; i < out; ++i) ASSERT_EQ(y[i], y2[i]) << where << ": element " << i;
+    EXPECT_TRUE(guard_intact(y2, out)) << where;
+  }
+}
+
+}  // namespace
+}  // namespace ignis::kernels::x86
+#endif
