@@ -21,6 +21,9 @@ enum class LogLevel { Error, Warning, Info, Debug };
 
 struct SessionOptions {
   int threads = 0;  // intra-op threads; 0 = one per physical core
+  // Bind each worker thread to its own physical core (the calling thread stays unbound).
+  // Sessions with the same `threads` and `pin_threads` share one set of workers.
+  bool pin_threads = false;
   OptLevel optimization = OptLevel::All;
   LogLevel log_level = LogLevel::Warning;
 };

@@ -158,6 +158,7 @@ class SessionOptions:
         "use_deterministic_compute": False,
         "use_per_session_threads": True,
         "precision": "fp32",
+        "pin_threads": False,
     }
 
     def __init__(self):
@@ -208,12 +209,20 @@ class SessionOptions:
         "use_deterministic_compute", bool, "No effect: ignis kernels are deterministic."
     )
     use_per_session_threads = _option(
-        "use_per_session_threads", bool, "No effect: every session has its own thread pool."
+        "use_per_session_threads",
+        bool,
+        "No effect: sessions with the same thread count and pinning share one pool of workers.",
     )
     precision = _option(
         "precision",
         _precision,
         "Numeric precision of the computation (ignis only): 'fp32' is the only one supported.",
+    )
+
+    pin_threads = _option(
+        "pin_threads",
+        bool,
+        "Bind each worker thread to its own physical core (ignis only; the calling thread stays unbound).",
     )
 
     def add_session_config_entry(self, key, value):
@@ -375,6 +384,7 @@ class InferenceSession:
             options.intra_op_num_threads,
             _ENGINE_OPT_LEVEL[int(options.graph_optimization_level)],
             _ENGINE_LOG_LEVEL[severity],
+            bool(options.pin_threads),
         )
         if isinstance(path_or_bytes, (str, os.PathLike)):
             self._model_path = os.fsdecode(path_or_bytes)

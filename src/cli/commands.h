@@ -18,6 +18,7 @@ struct RunOptions {
   InputOptions inputs;
   std::string output_dir;
   int threads = 0;
+  bool pin_threads = false;
 };
 int run_run(const RunOptions& opts);
 
@@ -25,6 +26,7 @@ struct BenchOptions {
   std::string model = kDefaultModel;
   InputOptions inputs;
   int threads = 0;
+  bool pin_threads = false;
   int runs = 0;          // > 0: exactly this many timed runs
   double seconds = 3.0;  // otherwise: run for this long
   int warmup = 3;

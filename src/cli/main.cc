@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   add_input_options(c_run, run.inputs);
   c_run->add_option("--output-dir,-o", run.output_dir, "write each output as DIR/<output name>.npy");
   c_run->add_option("--threads,-t", run.threads, "intra-op threads (0 = physical cores)")->default_val(0);
+  c_run->add_flag("--pin", run.pin_threads, "bind each worker thread to its own physical core");
   c_run->add_option("--batch", run.inputs.batch, "value for the leading symbolic dim of generated inputs");
 
   BenchOptions bench;
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   add_input_options(c_bench, bench.inputs);
   c_bench->add_option("--batch", bench.inputs.batch, "batch size for generated inputs")->default_val(1);
   c_bench->add_option("--threads,-t", bench.threads, "intra-op threads (0 = physical cores)")->default_val(0);
+  c_bench->add_flag("--pin", bench.pin_threads, "bind each worker thread to its own physical core");
   auto* runs = c_bench->add_option("--runs,-n", bench.runs, "number of timed runs");
   c_bench->add_option("--seconds,-s", bench.seconds, "time budget for timed runs")->default_val(3.0)->excludes(runs);
   c_bench->add_option("--warmup", bench.warmup, "untimed runs first")->default_val(3);

@@ -11,6 +11,7 @@ namespace ignis::cli {
 int run_run(const RunOptions& opts) {
   SessionOptions so;
   so.threads = opts.threads;
+  so.pin_threads = opts.pin_threads;
   auto session = open_model(opts.model, so);
   if (!session) return fail(session.error());
   auto inputs = make_inputs(*session, opts.inputs);

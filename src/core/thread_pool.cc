@@ -1,21 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/thread_pool.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
 
 namespace ignis {
 
-ThreadPool::ThreadPool(int threads) {
+ThreadPool::ThreadPool(int threads, bool pin) {
   if (threads <= 0) threads = default_threads();
   threads = std::min(threads, kMaxThreads);
   claims_ = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(threads));
   for (int i = 0; i < threads; ++i) claims_[i].store(0);
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  const std::vector<int> cpus = pin ? core_cpus() : std::vector<int>{};
+  for (int i = 1; i < threads; ++i) {
+    workers_.emplace_back([this, i] { worker_loop(i); });
+    if (cpus.empty()) continue;
+    // Worker k takes core k: the caller usually runs on the first core, which stays free.
+    const int cpu = cpus[static_cast<size_t>(i) % cpus.size()];
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    const bool bound = pthread_setaffinity_np(workers_.back().native_handle(), sizeof(set), &set) == 0;
+    worker_cpus_.push_back(bound ? cpu : -1);
+  }
 }
 
 ThreadPool::~ThreadPool() {
@@ -40,6 +55,48 @@ int ThreadPool::default_threads() {
   int n = static_cast<int>(cores.size());
   if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
   return std::max(1, n);
+}
+
+namespace {
+
+// Reads a small integer from a sysfs file, or -1.
+int read_int_file(const std::string& path) {
+  std::ifstream in(path);
+  int v = -1;
+  return (in >> v) ? v : -1;
+}
+
+}  // namespace
+
+std::vector<int> ThreadPool::core_cpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return {};
+  std::set<std::pair<int, int>> seen;  // (package, core)
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    const std::string topo = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+    const int package = read_int_file(topo + "physical_package_id");
+    const int core = read_int_file(topo + "core_id");
+    // Without topology information every CPU counts as its own core.
+    if (core < 0 || seen.emplace(package, core).second) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+std::shared_ptr<ThreadPool> ThreadPool::shared(int threads, bool pin) {
+  if (threads <= 0) threads = default_threads();
+  static std::mutex mu;
+  static std::map<std::pair<int, bool>, std::weak_ptr<ThreadPool>> pools;
+  std::lock_guard<std::mutex> lock(mu);
+  std::weak_ptr<ThreadPool>& slot = pools[{threads, pin}];
+  std::shared_ptr<ThreadPool> pool = slot.lock();
+  if (!pool) {
+    pool = std::make_shared<ThreadPool>(threads, pin);
+    slot = pool;
+  }
+  return pool;
 }
 
 namespace {

@@ -8,6 +8,10 @@
 // workers spin for a bounded time (kSpinMicros) after each job before they block on a
 // condition variable, and the caller spins the same way for the workers to finish: a model's
 // back-to-back kernels find the workers awake without a syscall.
+//
+// Sessions share pools (ThreadPool::shared): all sessions of a process with the same thread
+// count and pinning use one set of workers, so opening several sessions does not multiply
+// the threads competing for the cores.
 #pragma once
 
 #include <atomic>
@@ -48,8 +52,11 @@ class ThreadPool {
   static constexpr int kSpinMicros = 200;
   static constexpr int kMaxThreads = 1024;
 
-  // `threads` includes the calling thread; 1 means no workers. 0 = physical cores.
-  explicit ThreadPool(int threads);
+  // `threads` includes the calling thread; 1 means no workers. 0 = physical cores. With
+  // `pin`, worker k is bound to one logical CPU of the k-th physical core (of those this
+  // process may use, in order, wrapping around), so workers never share a core's FMA units
+  // and keep their caches; the calling thread is the application's and is left unbound.
+  explicit ThreadPool(int threads, bool pin = false);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -67,12 +74,23 @@ class ThreadPool {
   // Physical cores of this machine (falls back to hardware_concurrency).
   static int default_threads();
 
+  // One logical CPU per physical core among those this process may run on, in order.
+  static std::vector<int> core_cpus();
+
+  // The pool of `threads` (0 = physical cores) threads with this pinning that every caller
+  // shares while any of them holds it; a new one once all have let go.
+  static std::shared_ptr<ThreadPool> shared(int threads, bool pin);
+
+  // The logical CPU worker k (1 <= k < threads()) is bound to, or -1 when not pinned.
+  int worker_cpu(int k) const { return worker_cpus_.empty() ? -1 : worker_cpus_[static_cast<size_t>(k - 1)]; }
+
  private:
   void worker_loop(int index);
   // Takes chunk k of job `seq` for the calling thread; false when another thread has it.
   bool claim(int k, uint64_t seq);
 
   std::vector<std::thread> workers_;
+  std::vector<int> worker_cpus_;  // empty when not pinned
   std::mutex dispatch_mu_;  // held by the caller that owns the workers for one parallel_for
   // Per chunk, the last job sequence number it was claimed for (sequence numbers only grow,
   // so a worker still holding an old job's number can never claim a newer job's chunk).

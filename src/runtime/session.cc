@@ -59,7 +59,7 @@ bool signature_equals(const std::vector<ir::ValueType>& sig, size_t n, const Typ
 struct Session::Impl {
   std::shared_ptr<runtime::Model> model;
   SessionOptions options;
-  std::unique_ptr<ThreadPool> pool;
+  std::shared_ptr<ThreadPool> pool;  // shared with the process's other sessions of this size
   ModelInfo info;
   runtime::KernelCache kernels;  // outlives the plans, which may read it
 
@@ -150,7 +150,7 @@ Result<std::unique_ptr<Session::Impl>> make_impl(ir::Graph graph, const SessionO
   }
   IGNIS_ASSIGN_OR_RETURN(impl->model, runtime::build_model(std::move(graph)));
   const int threads = options.threads == 0 ? ThreadPool::default_threads() : options.threads;
-  impl->pool = std::make_unique<ThreadPool>(threads);
+  impl->pool = ThreadPool::shared(threads, options.pin_threads);
 
   // Plan the default signature now: errors surface at creation and the first run is fast.
   // Weights that only prepacking kernels read are dropped as soon as their last reader exists

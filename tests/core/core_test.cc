@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -91,6 +93,62 @@ TEST(ThreadPool, ConcurrentCallersBothComplete) {
   a.join();
   b.join();
   EXPECT_EQ(total.load(), 2 * 200 * 100);
+}
+
+// Each pinned worker is bound to exactly the CPU it reports, one of the process's allowed CPUs;
+// the calling thread keeps its own affinity.
+TEST(ThreadPool, PinnedWorkersRunOnTheirOwnCore) {
+  const std::vector<int> cpus = ThreadPool::core_cpus();
+  ASSERT_FALSE(cpus.empty());
+  cpu_set_t caller_before;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(caller_before), &caller_before), 0);
+  ThreadPool pool(3, /*pin=*/true);
+  for (int k = 1; k < 3; ++k) {
+    EXPECT_EQ(pool.worker_cpu(k), cpus[static_cast<size_t>(k) % cpus.size()]) << "worker " << k;
+  }
+  std::mutex mu;
+  std::vector<std::pair<int, int>> seen;  // (CPUs in the running thread's mask, its only CPU)
+  const auto caller = std::this_thread::get_id();
+  // The caller may run a worker's chunk itself; it lingers in its own chunk so the workers
+  // take theirs, and rounds repeat until workers have run some.
+  for (int round = 0; round < 500 && seen.size() < 10; ++round) {
+    pool.parallel_for(3, 1, [&](int64_t, int64_t) {
+      if (std::this_thread::get_id() == caller) {
+        std::this_thread::sleep_for(std::chrono::microseconds(300));
+        return;
+      }
+      cpu_set_t mask;
+      ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(mask), &mask), 0);
+      int only = -1;
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &mask)) only = c;
+      std::lock_guard<std::mutex> lock(mu);
+      seen.emplace_back(CPU_COUNT(&mask), only);
+    });
+  }
+  ASSERT_FALSE(seen.empty());
+  for (const auto& [count, cpu] : seen) {
+    EXPECT_EQ(count, 1);
+    EXPECT_TRUE(cpu == pool.worker_cpu(1) || cpu == pool.worker_cpu(2)) << cpu;
+  }
+  cpu_set_t caller_after;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(caller_after), &caller_after), 0);
+  EXPECT_TRUE(CPU_EQUAL(&caller_before, &caller_after));
+  EXPECT_EQ(ThreadPool(3).worker_cpu(1), -1);
+}
+
+TEST(ThreadPool, SharedPoolsAreOnePerSizeWhileHeld) {
+  auto a = ThreadPool::shared(2, false);
+  auto b = ThreadPool::shared(2, false);
+  auto c = ThreadPool::shared(3, false);
+  auto d = ThreadPool::shared(2, true);
+  EXPECT_EQ(a.get(), b.get());
+  EXPECT_NE(a.get(), c.get());
+  EXPECT_NE(a.get(), d.get());
+  EXPECT_EQ(c->threads(), 3);
+  std::weak_ptr<ThreadPool> gone = c;
+  c.reset();
+  EXPECT_TRUE(gone.expired());  // released with its last holder
 }
 
 TEST(ThreadPool, SingleChunkRunsInlineOnTheCaller) {

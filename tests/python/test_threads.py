@@ -128,3 +128,23 @@ def test_run_async_delivers_results_to_the_callback(ort, rng):
     sess.run_async(None, {"x": np.zeros((3, 15), np.float32)}, callback, None)
     assert done.wait(60)
     assert received["outputs"] is None and "input 'x'" in received["error"]
+
+
+def test_sessions_with_pinned_workers_agree_with_onnxruntime(ort, rng):
+    """pin_threads binds the workers to cores; several sessions (sharing one pool) run from
+    several threads at once and each result matches onnxruntime's."""
+    model = mb.cnn()
+    options = ignis.SessionOptions()
+    options.intra_op_num_threads = 2
+    options.pin_threads = True
+    sessions = [ignis.InferenceSession(model, options) for _ in range(3)]
+    reference = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    feeds = [{"image": rng.standard_normal((2, 3, 16, 16), dtype=np.float32)} for _ in range(THREADS)]
+    expected = [reference.run(None, f)[0] for f in feeds]
+
+    def work(i):
+        for r in range(RUNS_PER_THREAD):
+            (actual,) = sessions[(i + r) % len(sessions)].run(None, feeds[i])
+            assert_close(actual, expected[i], f"thread {i} run {r}")
+
+    _run_threads(work, THREADS)
