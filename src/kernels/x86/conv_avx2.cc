@@ -56,18 +56,39 @@ inline void zero_floats(float* d, int64_t n) {
 // width that fits, so chunks start on panels.
 constexpr int64_t kChunkFloats = 512;
 
-// Row `r` (a channel, ky, kx tap) of the im2col matrix over output positions
-// [j0, j0 + n), written contiguously to `row`.
-void im2col_row(const Im2colSource& s, int64_t r, int64_t j0, int64_t n, float* row) {
+// One row of the im2col matrix: input channel c, kernel tap (ky, kx). Rows are visited in
+// order, so the packer steps taps instead of dividing the row index (integer divisions were
+// most of the packing time on small images).
+struct Tap {
+  int64_t c = 0, ky = 0, kx = 0;
+
+  Tap(const ConvGeometry2d& g, int64_t r) : c(r / (g.kh * g.kw)), ky((r / g.kw) % g.kh), kx(r % g.kw) {}
+  void next(const ConvGeometry2d& g) {
+    if (++kx < g.kw) return;
+    kx = 0;
+    if (++ky < g.kh) return;
+    ky = 0;
+    ++c;
+  }
+};
+
+// Row `t` of the im2col matrix over output positions [j0, j0 + n) (j0 at output row oy0,
+// column ox0), written contiguously to `row`.
+void im2col_row(const Im2colSource& s, const Tap& t, int64_t oy0, int64_t ox0, int64_t n, float* row) {
   const ConvGeometry2d& g = s.g;
-  const int64_t taps = g.kh * g.kw;
-  const int64_t c = r / taps, ky = (r % taps) / g.kw, kx = r % g.kw;
-  const float* xc = s.x + c * g.ih * g.iw;
-  const int64_t off = kx * g.dw - g.pw;  // input column = ox * sw + off
+  const int64_t ky = t.ky;
+  const float* xc = s.x + t.c * g.ih * g.iw;
+  const int64_t off = t.kx * g.dw - g.pw;  // input column = ox * sw + off
   // Output columns [lo, hi) read inside the input row; the rest read padding.
-  const int64_t lo = std::min(g.ow, std::max<int64_t>(0, ceil_div(-off, g.sw)));
-  const int64_t hi = std::max(lo, std::min(g.ow, floor_div(g.iw - 1 - off, g.sw) + 1));
-  int64_t oy = j0 / g.ow, ox = j0 % g.ow;
+  int64_t lo, hi;
+  if (g.sw == 1) {
+    lo = std::clamp<int64_t>(-off, 0, g.ow);
+    hi = std::clamp<int64_t>(g.iw - off, lo, g.ow);
+  } else {
+    lo = std::min(g.ow, std::max<int64_t>(0, ceil_div(-off, g.sw)));
+    hi = std::max(lo, std::min(g.ow, floor_div(g.iw - 1 - off, g.sw) + 1));
+  }
+  int64_t oy = oy0, ox = ox0;
   for (int64_t col = 0; col < n; ox = 0, ++oy) {
     // This output row's part of the chunk: output columns [ox, end) go to row[col, ...).
     const int64_t len = std::min(g.ow - ox, n - col), end = ox + len;
@@ -106,9 +127,19 @@ void conv_f32_pack_im2col(const void* source, const GemmBackend& backend, int64_
     // Columns past nc in the last panel are multiplied but never stored; keep them zero.
     zero_floats(row + n, n_pad - n);
     float* chunk_dst = dst + c0 * kc;
-    for (int64_t p = 0; p < kc; ++p) {
-      im2col_row(s, p0 + p, j0 + c0, n, row);
+    const int64_t oy0 = (j0 + c0) / s.g.ow, ox0 = (j0 + c0) % s.g.ow;
+    Tap t(s.g, p0);
+    for (int64_t p = 0; p < kc; ++p, t.next(s.g)) {
       float* d = chunk_dst + p * nr;
+      if (n_pad == nr) {
+        // One panel (small images): its row p is contiguous, so build it in place. Through
+        // the row buffer, every vector read of the row would wait for the masked stores
+        // that wrote it (masked stores do not forward to loads).
+        im2col_row(s, t, oy0, ox0, n, d);
+        zero_floats(d + n, nr - n);
+        continue;
+      }
+      im2col_row(s, t, oy0, ox0, n, row);
       for (int64_t j = 0; j < n_pad; j += nr, d += nr * kc)
         for (int64_t v = 0; v < nr; v += 8) _mm256_store_ps(d + v, _mm256_load_ps(row + j + v));
     }
