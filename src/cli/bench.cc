@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "core/strings.h"
+#include "kernels/registry.h"
 
 namespace ignis::cli {
 
@@ -142,6 +143,7 @@ int run_bench(const BenchOptions& opts) {
     std::printf("optimization     %s\n", opts.level.c_str());
     std::printf("threads          %d%s%s\n", opts.threads, opts.threads == 0 ? " (physical cores)" : "",
                 opts.pin_threads ? ", workers pinned to cores" : "");
+    std::printf("kernels          %s\n", kernels::kernel_selection_summary().c_str());
     std::printf("batch            %lld\n", static_cast<long long>(batch));
     std::printf("session create   %.3f ms\n", create_ms);
     std::printf("runs             %zu (after %d warm-up)\n", lat.size(), opts.warmup);

@@ -50,6 +50,20 @@ bool isa_enabled(Isa isa) {
   return static_cast<int>(isa) <= static_cast<int>(isa_cap()) && isa_available(isa);
 }
 
+std::string kernel_selection_summary() {
+  std::string s;
+#ifdef IGNIS_HAVE_X86_KERNELS
+  if (reference_kernels_only()) s = "reference only (IGNIS_KERNELS=ref)";
+  else if (isa_enabled(Isa::Avx512)) s = "x86 AVX-512 + AVX2";
+  else if (isa_enabled(Isa::Avx2)) s = isa_available(Isa::Avx512) ? "x86 AVX2 (IGNIS_KERNELS=avx2)" : "x86 AVX2";
+  else s = "reference only (the CPU lacks AVX2/FMA/F16C)";
+#else
+  s = "reference only (portable build)";
+#endif
+  const std::string features = cpu_features().summary();
+  return s + " (cpu: " + (features.empty() ? "no vector extensions detected" : features) + ")";
+}
+
 bool kernel_usable(const KernelDef& d) {
   if (d.isa == Isa::None && d.backend == Backend::Cpu) return true;
   return !reference_kernels_only() && d.backend == Backend::Cpu && isa_enabled(d.isa);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -37,6 +38,9 @@ bool isa_enabled(Isa isa);
 // True when IGNIS_KERNELS=ref is set: only reference kernels are chosen (CI runs the
 // conformance and parity suites once this way so the reference path keeps its coverage).
 bool reference_kernels_only();
+// Which kernels this process chooses from, for logs and `ignis bench`:
+// "x86 AVX-512 + AVX2 (cpu: avx2 fma f16c avx512f ...)", "reference only (IGNIS_KERNELS=ref)"...
+std::string kernel_selection_summary();
 // True when `find` may choose this kernel on this machine in this process.
 bool kernel_usable(const KernelDef& def);
 

@@ -3,6 +3,7 @@
 // input-shape signature. run() validates inputs against the model's declarations first.
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <filesystem>
 #include <mutex>
 #include <shared_mutex>
@@ -10,6 +11,7 @@
 
 #include "core/strings.h"
 #include "ignis/session.h"
+#include "kernels/registry.h"
 #include "onnx/import.h"
 #include "passes/pass.h"
 #include "runtime/evaluate.h"
@@ -151,6 +153,9 @@ Result<std::unique_ptr<Session::Impl>> make_impl(ir::Graph graph, const SessionO
   IGNIS_ASSIGN_OR_RETURN(impl->model, runtime::build_model(std::move(graph)));
   const int threads = options.threads == 0 ? ThreadPool::default_threads() : options.threads;
   impl->pool = ThreadPool::shared(threads, options.pin_threads);
+  if (options.log_level >= LogLevel::Info)
+    std::fprintf(stderr, "ignis: session: kernels %s; %d threads%s\n", kernels::kernel_selection_summary().c_str(),
+                 threads, options.pin_threads ? ", workers pinned to cores" : "");
 
   // Plan the default signature now: errors surface at creation and the first run is fast.
   // Weights that only prepacking kernels read are dropped as soon as their last reader exists
