@@ -240,3 +240,13 @@ def test_optimized_model_filepath_saves_the_optimized_model(tmp_path, ort):
     ignis.InferenceSession(source, options)
     saved = ort.InferenceSession(str(tmp_path / "saved.onnx"), providers=["CPUExecutionProvider"])
     assert [i.name for i in saved.get_inputs()] == ["image"]
+
+
+def test_info_logging_reports_the_kernel_selection(capfd):
+    options = ignis.SessionOptions()
+    options.log_severity_level = 1  # info
+    ignis.InferenceSession(mb.mlp(), options)
+    err = capfd.readouterr().err
+    assert "ignis: session: kernels " in err and "(cpu: " in err
+    ignis.InferenceSession(mb.mlp())  # default: warnings only
+    assert "ignis: session" not in capfd.readouterr().err
