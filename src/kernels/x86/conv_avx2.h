@@ -4,6 +4,7 @@
 // weight prepacking, threading) is in nn_conv.cc.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -29,6 +30,65 @@ struct Im2colSource {
 // GemmPackFn for an Im2colSource: writes the packed B block without materializing im2col.
 void conv_f32_pack_im2col(const void* source, const GemmBackend& backend, int64_t p0, int64_t kc, int64_t j0,
                           int64_t nc, float* dst);
+
+// The same for panels of a multiple of 16 columns, in 16-column groups; conv_f32_pack_im2col
+// calls it for the AVX-512 backend. Requires AVX-512F and the 32-bit gather offsets
+// (im2col_gather_fits).
+void conv_f32_pack_im2col_avx512(const Im2colSource& s, int64_t nr, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                                 float* dst);
+
+// ---- pieces shared by the packers ----
+
+inline int64_t im2col_floor_div(int64_t a, int64_t b) {
+  const int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+// Whether every input offset a packer gathers, relative to a channel plane, fits 32 bits
+// (lane rows up to oh + 16 and columns up to ow + 16, shifted by a kernel's reach).
+inline bool im2col_gather_fits(const ConvGeometry2d& g) {
+  const int64_t reach = (g.oh + 16) * g.sh * g.iw + (g.ow + 16) * g.sw + (g.kh * g.dh + g.ph) * g.iw +
+                        g.kw * g.dw + g.pw;
+  return reach < (int64_t{1} << 30);
+}
+
+// One row of the im2col matrix: input channel c, kernel tap (ky, kx). Rows are visited in
+// order, so the packers step taps instead of dividing the row index (integer divisions were
+// most of the packing time on small images).
+struct Im2colTap {
+  int64_t c = 0, ky = 0, kx = 0;
+
+  Im2colTap(const ConvGeometry2d& g, int64_t r) : c(r / (g.kh * g.kw)), ky((r / g.kw) % g.kh), kx(r % g.kw) {}
+  void next(const ConvGeometry2d& g) {
+    if (++kx < g.kw) return;
+    kx = 0;
+    if (++ky < g.kh) return;
+    ky = 0;
+    ++c;
+  }
+};
+
+// What one im2col row reads: output (oy, ox) reads input row oy * sh + iy0 and column
+// ox * sw + off of plane `xc`; output columns [lo, hi) and output rows [ylo, yhi) read
+// inside the input.
+struct Im2colTapSource {
+  const float* xc = nullptr;
+  int64_t iy0 = 0, off = 0, lo = 0, hi = 0, ylo = 0, yhi = 0;
+  int64_t base = 0;  // offset of output (0, 0)'s input element from s.x (may be outside the image)
+
+  Im2colTapSource() = default;
+  Im2colTapSource(const Im2colSource& s, const Im2colTap& t) {
+    const ConvGeometry2d& g = s.g;
+    xc = s.x + t.c * g.ih * g.iw;
+    iy0 = t.ky * g.dh - g.ph;
+    off = t.kx * g.dw - g.pw;
+    lo = std::min(g.ow, std::max<int64_t>(0, -im2col_floor_div(off, g.sw)));
+    hi = std::max(lo, std::min(g.ow, im2col_floor_div(g.iw - 1 - off, g.sw) + 1));
+    ylo = std::min(g.oh, std::max<int64_t>(0, -im2col_floor_div(iy0, g.sh)));
+    yhi = std::max(ylo, std::min(g.oh, im2col_floor_div(g.ih - 1 - iy0, g.sh) + 1));
+    base = t.c * g.ih * g.iw + iy0 * g.iw + off;
+  }
+};
 
 // Whether the direct depthwise kernel handles this geometry: kernel up to 7x7, strides 1
 // or 2, no dilation.

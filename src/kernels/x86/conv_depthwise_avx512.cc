@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// AVX-512 direct depthwise convolution, one channel plane at a time.
+// AVX-512 direct depthwise convolution: one channel plane at a time on phase planes for large
+// planes, 16 channels per vector ("channels in lanes", below) for outputs up to 56x56.
 //
 // Phase planes: the zero-padded input plane is split by row and column parity of the stride
 // (sh * sw planes; one for stride 1) into planes of `width` >= ow + (kw - 1) / sw columns and
@@ -28,7 +29,8 @@
 // 3x3 s2 112x112 9 -> 11, 56x56 7.5 -> 12, 28x28 4.5 -> 10, 14x14 2.5 -> 6;
 // 5x5 s1 28x28 30 -> 42, 14x14 24 -> 27, 7x7 12 -> 17; 5x5 s2 56x56 16 -> 26, 14x14 5.5 -> 13.
 // A plain FMA loop peaks at ~35 GFLOP/s on the same machine. Small planes (7x7, stride 2 to
-// 7x7) stay at 6-17: per-row work (fill, masked stores) outweighs their 49 outputs.
+// 7x7) stay at 6-17: per-row work (fill, masked stores) outweighs their 49 outputs; they go
+// to the channels-in-lanes path.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -317,6 +319,186 @@ void (*select_phases(const Job& j))(const Job&) {
   return depthwise_phases<0, 0, SH, SW>;
 }
 
+// ---- channels in lanes -------------------------------------------------------------------
+//
+// For small planes: 16 channels at a time, their zero-padded input planes transposed into one
+// [rows][cols][16] buffer (channel in the lane), the weights into [kh * kw][16]. Each output
+// pixel of the 16 channels is then kh * kw full-vector FMAs at one offset per tap, for any
+// stride, without row tails or masks; V = 8 pixels per pass (running across output rows) keep
+// eight FMA chains in flight. The results ([pixels][16]) are transposed back 16 pixels at a
+// time, adding the residual and applying the activation on the NCHW vectors as they are
+// stored. Transposes are 16x16 in registers (64 shuffles per 256 floats), paid once per input
+// and output element instead of per output row as the phase-plane fill and masked stores are.
+// (Building the transpose's 128-bit lane crossings from 4-float loads instead, 32 shuffles
+// and 48 inserts, measured no faster.)
+//
+// Where it wins, single thread, loaded machine, mobilenet_v2 and efficientnet_b0 layers with
+// Clip or SiLU, GFLOP/s (phase planes -> channels in lanes):
+// 3x3 s1 7x7 9.4 -> 25, 14x14 18.6 -> 31, 28x28 21 -> 33, 56x56 26 -> 30, 112x112 25 -> 22;
+// 3x3 s2 to 7x7 5.7 -> 16, to 14x14 9.7 -> 16, to 28x28 11.5 -> 16, to 56x56 11.6 -> 12.2;
+// 5x5 s1 7x7 11.7 -> 36, 14x14 21.5 -> 46, 28x28 33 -> 50; 5x5 s2 to 7x7 10 -> 28, to 28x28
+// 21 -> 31. So outputs up to 56x56 (at either stride) take this path; 112x112, where the
+// 830 KB transposed plane leaves L1/L2 behind, stays on phase planes.
+
+// Transposes the 16x16 block r in place: r[i][j] becomes r[j][i]. maskz_ forms: see max16.
+inline void transpose16(__m512 r[16]) {
+  __m512 a[16];
+  for (int i = 0; i < 16; i += 2) {
+    a[i] = _mm512_maskz_unpacklo_ps(kAll, r[i], r[i + 1]);
+    a[i + 1] = _mm512_maskz_unpackhi_ps(kAll, r[i], r[i + 1]);
+  }
+  // b[4i + j], 128-bit lane l: column 4l + j of rows 4i .. 4i + 3.
+  __m512 b[16];
+  auto lo = [](__m512 x, __m512 y) {
+    return _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xFF, _mm512_castps_pd(x), _mm512_castps_pd(y)));
+  };
+  auto hi = [](__m512 x, __m512 y) {
+    return _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xFF, _mm512_castps_pd(x), _mm512_castps_pd(y)));
+  };
+  for (int i = 0; i < 16; i += 4) {
+    b[i] = lo(a[i], a[i + 2]);
+    b[i + 1] = hi(a[i], a[i + 2]);
+    b[i + 2] = lo(a[i + 1], a[i + 3]);
+    b[i + 3] = hi(a[i + 1], a[i + 3]);
+  }
+  // Column 4l + j gathers lane l of b[j], b[4 + j], b[8 + j], b[12 + j].
+  for (int j = 0; j < 4; ++j) {
+    const __m512 c0 = _mm512_maskz_shuffle_f32x4(kAll, b[j], b[4 + j], 0x44);
+    const __m512 c1 = _mm512_maskz_shuffle_f32x4(kAll, b[j], b[4 + j], 0xEE);
+    const __m512 c2 = _mm512_maskz_shuffle_f32x4(kAll, b[8 + j], b[12 + j], 0x44);
+    const __m512 c3 = _mm512_maskz_shuffle_f32x4(kAll, b[8 + j], b[12 + j], 0xEE);
+    r[j] = _mm512_maskz_shuffle_f32x4(kAll, c0, c2, 0x88);
+    r[4 + j] = _mm512_maskz_shuffle_f32x4(kAll, c0, c2, 0xDD);
+    r[8 + j] = _mm512_maskz_shuffle_f32x4(kAll, c1, c3, 0x88);
+    r[12 + j] = _mm512_maskz_shuffle_f32x4(kAll, c1, c3, 0xDD);
+  }
+}
+
+// r[i] = elements k0 + i of the 16 planes src[0 .. channels) (zero for i >= count and for
+// lanes >= channels): element k0 + i of every channel as one vector.
+inline void gather16(const float* const* src, int channels, int64_t k0, int count, __m512 r[16]) {
+  const __mmask16 m = lanes(0, count);
+  for (int l = 0; l < 16; ++l)
+    r[l] = l >= channels ? _mm512_setzero_ps()
+           : count == 16 ? _mm512_loadu_ps(src[l] + k0)
+                         : _mm512_maskz_loadu_ps(m, src[l] + k0);
+  transpose16(r);
+}
+
+// Largest output plane (oh * ow) the channels-in-lanes path takes: 56x56, by the measurements
+// above.
+constexpr int64_t kLanesMaxOutput = 56 * 56;
+
+struct LanesLayout {
+  int64_t rows = 0, cols = 0;  // of the padded input buffer, in pixels of 16 floats
+  int64_t out_pixels = 0;      // oh * ow rounded up to 16
+};
+
+LanesLayout lanes_layout(const ConvGeometry2d& g) {
+  LanesLayout l;
+  // The input may reach past the last window (pads smaller than the stride leaves): the buffer
+  // holds all of it.
+  l.rows = std::max((g.oh - 1) * g.sh + g.kh, g.ph + g.ih);
+  l.cols = std::max((g.ow - 1) * g.sw + g.kw, g.pw + g.iw);
+  l.out_pixels = (g.oh * g.ow + 15) / 16 * 16;
+  return l;
+}
+
+struct LanesJob {
+  const float* in;  // [rows][cols][16]
+  const float* w;   // [kh * kw][16]
+  __m512 bias;
+  int64_t cols, oh, ow, sh, sw;
+  int kh, kw;
+  float* out;  // [out_pixels][16]
+};
+
+// V output pixels from pixel index q (at row oy, column ox), into out.
+template <int KH, int KW, int V>
+inline void lanes_block(const LanesJob& j, int64_t q, int64_t& oy, int64_t& ox) {
+  const int kh = KH ? KH : j.kh;
+  const int kw = KW ? KW : j.kw;
+  const float* base[V];
+  for (int v = 0; v < V; ++v) {
+    base[v] = j.in + (oy * j.sh * j.cols + ox * j.sw) * 16;
+    if (++ox == j.ow) {
+      ox = 0;
+      ++oy;
+    }
+  }
+  __m512 acc[V];
+  for (int v = 0; v < V; ++v) acc[v] = j.bias;
+  for (int ky = 0; ky < kh; ++ky) {
+    for (int kx = 0; kx < kw; ++kx) {
+      const __m512 wv = _mm512_loadu_ps(j.w + (ky * kw + kx) * 16);
+      const int64_t off = (ky * j.cols + kx) * 16;
+      for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(base[v] + off), acc[v]);
+    }
+  }
+  for (int v = 0; v < V; ++v) _mm512_storeu_ps(j.out + (q + v) * 16, acc[v]);
+}
+
+template <int KH, int KW>
+void lanes_compute(const LanesJob& j) {
+  const int64_t n = j.oh * j.ow;
+  int64_t q = 0, oy = 0, ox = 0;
+  for (; q + 8 <= n; q += 8) lanes_block<KH, KW, 8>(j, q, oy, ox);
+  if (q + 4 <= n) {
+    lanes_block<KH, KW, 4>(j, q, oy, ox);
+    q += 4;
+  }
+  if (q + 2 <= n) {
+    lanes_block<KH, KW, 2>(j, q, oy, ox);
+    q += 2;
+  }
+  if (q < n) lanes_block<KH, KW, 1>(j, q, oy, ox);
+}
+
+// Transposes the results of one unit ([pixels][16]) back into the output planes of channels
+// t0 .. t0 + channels (planes of `plane` floats), adding the residual and applying activation A
+// (the activation is a template argument: a switch per vector cost 10% on 7x7 planes).
+template <Activation A>
+void store_unit_as(const GemmEpilogue& e, const float* out, const float* residual, float* y, int64_t t0, int channels,
+                   int64_t plane) {
+  GemmEpilogue ea = e;
+  ea.act = A;
+  __m512 r[16];
+  for (int64_t k0 = 0; k0 < plane; k0 += 16) {
+    const int count = static_cast<int>(std::min<int64_t>(16, plane - k0));
+    const __mmask16 pm = lanes(0, count);
+    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(out + (k0 + i) * 16);
+    transpose16(r);
+    for (int c = 0; c < channels; ++c) {
+      const int64_t off = (t0 + c) * plane + k0;
+      __m512 v = r[c];
+      if (count == 16) {
+        if (residual) v = _mm512_add_ps(v, _mm512_loadu_ps(residual + off));
+        _mm512_storeu_ps(y + off, activate16(v, ea));
+      } else {
+        if (residual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(pm, residual + off));
+        _mm512_mask_storeu_ps(y + off, pm, activate16(v, ea));
+      }
+    }
+  }
+}
+
+void store_unit(const GemmEpilogue& e, const float* out, const float* residual, float* y, int64_t t0, int channels,
+                int64_t plane) {
+  switch (e.act) {
+    case Activation::None: return store_unit_as<Activation::None>(e, out, residual, y, t0, channels, plane);
+    case Activation::Relu: return store_unit_as<Activation::Relu>(e, out, residual, y, t0, channels, plane);
+    case Activation::Clip: return store_unit_as<Activation::Clip>(e, out, residual, y, t0, channels, plane);
+    case Activation::LeakyRelu: return store_unit_as<Activation::LeakyRelu>(e, out, residual, y, t0, channels, plane);
+    case Activation::Sigmoid: return store_unit_as<Activation::Sigmoid>(e, out, residual, y, t0, channels, plane);
+    case Activation::HardSigmoid:
+      return store_unit_as<Activation::HardSigmoid>(e, out, residual, y, t0, channels, plane);
+    case Activation::HardSwish: return store_unit_as<Activation::HardSwish>(e, out, residual, y, t0, channels, plane);
+    case Activation::SiLU: return store_unit_as<Activation::SiLU>(e, out, residual, y, t0, channels, plane);
+    case Activation::Gelu: return store_unit_as<Activation::Gelu>(e, out, residual, y, t0, channels, plane);
+    case Activation::GeluTanh: return store_unit_as<Activation::GeluTanh>(e, out, residual, y, t0, channels, plane);
+  }
+}
+
 }  // namespace
 
 size_t conv_f32_depthwise_avx512_scratch(const ConvGeometry2d& g) {
@@ -344,6 +526,69 @@ void conv_f32_depthwise_planes_avx512(const ConvGeometry2d& g, const DepthwisePl
     j.residual = d.residual ? d.residual + t * out_plane : nullptr;
     j.y = d.y + t * out_plane;
     compute(j);
+  }
+}
+
+bool conv_f32_depthwise_avx512_lanes(const ConvGeometry2d& g) {
+  return g.oh * g.ow <= kLanesMaxOutput;
+}
+
+size_t conv_f32_depthwise_avx512_lanes_scratch(const ConvGeometry2d& g) {
+  if (g.oh <= 0 || g.ow <= 0) return 0;
+  const LanesLayout l = lanes_layout(g);
+  // Input buffer, results, weights, placement table (int32, one per input element).
+  return static_cast<size_t>((l.rows * l.cols + l.out_pixels + g.kh * g.kw) * 16 + (g.ih * g.iw + 15) / 16 * 16);
+}
+
+void conv_f32_depthwise_lanes_avx512(const ConvGeometry2d& g, const DepthwisePlanes& d, int64_t u0, int64_t u1,
+                                     float* scratch) {
+  if (g.oh <= 0 || g.ow <= 0 || u0 >= u1) return;
+  const LanesLayout lay = lanes_layout(g);
+  const int64_t in_plane = g.ih * g.iw, out_plane = g.oh * g.ow, taps = g.kh * g.kw;
+  const int64_t groups = (d.m + 15) / 16;
+  float* in = scratch;
+  float* out = in + lay.rows * lay.cols * 16;
+  float* wbuf = out + lay.out_pixels * 16;
+  // Where input element k of a plane goes in `in` (floats): a table, so that placing the 16
+  // transposed vectors of a block takes no per-pixel row arithmetic.
+  int32_t* place = reinterpret_cast<int32_t*>(wbuf + taps * 16);
+  for (int64_t iy = 0, k = 0; iy < g.ih; ++iy)
+    for (int64_t ix = 0; ix < g.iw; ++ix, ++k)
+      place[k] = static_cast<int32_t>(((iy + g.ph) * lay.cols + ix + g.pw) * 16);
+  // The padding stays zero: every unit writes the same interior pixels.
+  for (int64_t i = 0; i < lay.rows * lay.cols; ++i) _mm512_storeu_ps(in + i * 16, _mm512_setzero_ps());
+  LanesJob j{in, wbuf, _mm512_setzero_ps(), lay.cols, g.oh, g.ow, g.sh, g.sw, static_cast<int>(g.kh),
+             static_cast<int>(g.kw), out};
+  void (*compute)(const LanesJob&) = lanes_compute<0, 0>;
+  if (g.kh == 3 && g.kw == 3) compute = lanes_compute<3, 3>;
+  else if (g.kh == 5 && g.kw == 5) compute = lanes_compute<5, 5>;
+  __m512 r[16];
+  const float* src[16];
+  for (int64_t u = u0; u < u1; ++u) {
+    const int64_t image = u / groups, o0 = (u % groups) * 16;
+    const int channels = static_cast<int>(std::min<int64_t>(16, d.m - o0));
+    // Weights: the units' rows of kh * kw floats, transposed to [kh * kw][16].
+    for (int l = 0; l < channels; ++l) src[l] = d.w + (o0 + l) * taps;
+    for (int64_t k0 = 0; k0 < taps; k0 += 16) {
+      const int count = static_cast<int>(std::min<int64_t>(16, taps - k0));
+      gather16(src, channels, k0, count, r);
+      for (int i = 0; i < count; ++i) _mm512_storeu_ps(wbuf + (k0 + i) * 16, r[i]);
+    }
+    j.bias = d.bias ? _mm512_maskz_loadu_ps(lanes(0, channels), d.bias + o0) : _mm512_setzero_ps();
+    // Input planes (output channel o reads input channel o / mg), transposed into `in`.
+    for (int l = 0; l < channels; ++l) src[l] = d.x + (image * d.c + (o0 + l) / d.mg) * in_plane;
+    int64_t k0 = 0;
+    for (; k0 + 16 <= in_plane; k0 += 16) {
+      gather16(src, channels, k0, 16, r);
+      for (int i = 0; i < 16; ++i) _mm512_storeu_ps(in + place[k0 + i], r[i]);
+    }
+    if (k0 < in_plane) {
+      const int count = static_cast<int>(in_plane - k0);
+      gather16(src, channels, k0, count, r);
+      for (int i = 0; i < count; ++i) _mm512_storeu_ps(in + place[k0 + i], r[i]);
+    }
+    compute(j);
+    store_unit(*d.act, out, d.residual, d.y, image * d.m + o0, channels, out_plane);
   }
 }
 

@@ -38,4 +38,15 @@ struct DepthwisePlanes {
 void conv_f32_depthwise_planes_avx512(const ConvGeometry2d& g, const DepthwisePlanes& p, int64_t t0, int64_t t1,
                                       float* scratch);
 
+// Channels in lanes, for small planes (outputs up to 56x56, where it measured faster; see
+// conv_depthwise_avx512.cc): the same convolution in work units of 16 output
+// channels of one image (unit u = image * ceil(m / 16) + o / 16; the last unit of an image
+// takes the m % 16 remaining channels), units [u0, u1). Whether it beats
+// conv_f32_depthwise_planes_avx512 for a geometry is conv_f32_depthwise_avx512_lanes; scratch
+// of conv_f32_depthwise_avx512_lanes_scratch(g) floats (a multiple of 16). Requires AVX-512F.
+bool conv_f32_depthwise_avx512_lanes(const ConvGeometry2d& g);
+size_t conv_f32_depthwise_avx512_lanes_scratch(const ConvGeometry2d& g);
+void conv_f32_depthwise_lanes_avx512(const ConvGeometry2d& g, const DepthwisePlanes& p, int64_t u0, int64_t u1,
+                                     float* scratch);
+
 }  // namespace ignis::kernels::x86

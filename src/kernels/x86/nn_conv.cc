@@ -197,7 +197,21 @@ class ConvKernel final : public Kernel {
     ThreadPool* pool = ctx.pool();
     const int64_t work = planes * out_plane * taps;
     // Below ~64 Ki multiply-adds (a few microseconds) a second thread costs more than it saves.
-    const int parts = static_cast<int>(std::clamp<int64_t>(work >> 16, 1, pool ? pool->threads() : 1));
+    int parts = static_cast<int>(std::clamp<int64_t>(work >> 16, 1, pool ? pool->threads() : 1));
+    if (avx512 && conv_f32_depthwise_avx512_lanes(g)) {
+      // Small planes: 16 channels at a time (conv_depthwise_avx512.h), split over the threads
+      // by units of 16 channels.
+      const int64_t units = s.n * ((s.m + 15) / 16);
+      parts = static_cast<int>(std::min<int64_t>(parts, units));
+      const size_t per_part = conv_f32_depthwise_avx512_lanes_scratch(g);
+      float* scratch = static_cast<float*>(ctx.scratch(per_part * static_cast<size_t>(parts) * sizeof(float)));
+      parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t part = begin; part < end; ++part)
+          conv_f32_depthwise_lanes_avx512(g, planes_avx512, units * part / parts, units * (part + 1) / parts,
+                                          scratch + per_part * static_cast<size_t>(part));
+      });
+      return;
+    }
     const size_t per_thread = avx512 ? conv_f32_depthwise_avx512_scratch(g) : conv_f32_depthwise_scratch(g);
     float* ws = static_cast<float*>(ctx.scratch(per_thread * static_cast<size_t>(parts) * sizeof(float)));
     parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {

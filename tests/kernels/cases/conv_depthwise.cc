@@ -3,8 +3,9 @@
 // conv_depthwise_avx512.cc): 3x3 and 5x5 at strides 1 and 2 on square and oblong planes of
 // 1 to 113 columns (around the 8- and 16-lane vectors and their multiples), asymmetric and
 // oversized pads, mixed strides, other kernel shapes (1x1, 2x2, 1x3, 3x5, 7x7), channel
-// multipliers, batches, 1-D, and dilation (handed to the reference kernel); through FusedConv
-// the residual and every activation.
+// multipliers, batches, 1-D, and dilation (handed to the reference kernel); every plane up to
+// 15x15 with 1 to 33 channels (the AVX-512 kernel's 16-channel units); through FusedConv the
+// residual and every activation.
 #include "core/strings.h"
 #include "kernels/cases/cases.h"
 
@@ -71,6 +72,30 @@ std::vector<KernelCase> conv_depthwise_cases() {
         cases.push_back(depthwise({.x = {1, size > 50 ? 2 : 3, size, size}, .kernel = {k, k},
                                    .strides = {stride, stride}, .pads = {p, p, p, p}, .bias = size % 2 == 1}));
       }
+  // Channels in lanes (the AVX-512 kernel's path for outputs up to 56x56, in units of 16
+  // channels): every plane from 1x1 to 15x15 at both strides, channel counts around the unit
+  // (1, 15, 16, 17, 33), symmetric and asymmetric pads.
+  {
+    const int64_t channel_counts[] = {1, 15, 16, 17, 33};
+    int i = 0;
+    for (int64_t k : {3, 5})
+      for (int64_t stride : {1, 2})
+        for (int64_t size = 1; size <= 15; ++size, ++i) {
+          const int64_t p = k / 2;
+          const std::vector<int64_t> pads = i % 2 ? std::vector<int64_t>{p - 1, p, p + 1, p + 1}
+                                                  : std::vector<int64_t>{p, p, p, p};
+          cases.push_back(depthwise({.x = {1, channel_counts[i % 5], size, size + i % 3}, .kernel = {k, k},
+                                     .strides = {stride, stride}, .pads = pads, .bias = i % 4 != 3}));
+        }
+    // Units spanning images, with channel multipliers.
+    cases.push_back(depthwise({.x = {2, 17, 6, 7}, .multiplier = 2, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));
+    cases.push_back(depthwise({.x = {3, 5, 9, 9}, .multiplier = 3, .kernel = {5, 5}, .strides = {2, 2},
+                               .pads = {2, 1, 2, 2}}));
+    // Output planes just past 56x56, on the phase-plane path.
+    cases.push_back(depthwise({.x = {1, 2, 57, 61}, .kernel = {3, 3}, .pads = {0, 1, 2, 0}}));
+    cases.push_back(depthwise({.x = {1, 1, 130, 120}, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 0, 0, 1}}));
+    cases.push_back(depthwise({.x = {1, 2, 60, 60}, .kernel = {5, 5}, .pads = {2, 1, 2, 3}}));
+  }
   // Oblong planes: one row, one column, widths around 16 and 32 lanes.
   cases.push_back(depthwise({.x = {1, 2, 1, 40}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));
   cases.push_back(depthwise({.x = {1, 2, 40, 1}, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}}));
@@ -125,6 +150,10 @@ std::vector<KernelCase> fused_conv_depthwise_cases() {
       {.x = {1, 2, 15, 20}, .kernel = {5, 5}, .strides = {2, 2}, .pads = {2, 2, 2, 2}},
       {.x = {1, 3, 2, 2}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
       {.x = {1, 2, 9, 9}, .kernel = {3, 3}, .pads = {2, 2, 2, 2}, .dilations = {2, 2}},
+      // Channels in lanes, with a partial unit of 16 channels.
+      {.x = {1, 17, 7, 7}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
+      {.x = {1, 33, 6, 5}, .kernel = {5, 5}, .strides = {2, 2}, .pads = {1, 2, 2, 1}},
+      {.x = {2, 16, 14, 14}, .kernel = {3, 3}, .strides = {2, 2}, .pads = {0, 0, 1, 1}},
   };
   std::vector<KernelCase> cases;
   for (const auto& act : fused_activations()) {

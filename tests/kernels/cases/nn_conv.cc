@@ -81,6 +81,27 @@ std::vector<KernelCase> conv_cases() {
   cases.push_back(conv({.x = {1, 29, 3, 11}, .m = 17, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));  // depth 261, 33 cols
   cases.push_back(conv({.x = {1, 32, 1, 31}, .m = 9, .kernel = {1, 1}}));                           // 31 columns
   cases.push_back(conv({.x = {1, 7, 19, 27}, .m = 8, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));  // 513 columns
+  // Strided im2col packing: 8-column groups loaded directly, at padding edges, running into the
+  // next output row (outputs narrower than 8 too) and past the block's end; stems with 1, 3, 5
+  // channels, asymmetric pads 0..3, dilation with stride, strides 3 and 4, depth across the
+  // 256- and 384-deep slices, columns across the 512-column blocks.
+  cases.push_back(conv({.x = {1, 3, 37, 41}, .m = 8, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}}));
+  cases.push_back(conv({.x = {1, 3, 35, 35}, .m = 16, .kernel = {7, 7}, .strides = {2, 2}, .pads = {3, 2, 1, 0}}));
+  cases.push_back(conv({.x = {1, 1, 29, 30}, .m = 4, .kernel = {5, 5}, .strides = {2, 2}, .pads = {2, 0, 1, 3}}));
+  cases.push_back(conv({.x = {1, 5, 19, 23}, .m = 6, .kernel = {3, 3}, .strides = {3, 3}, .pads = {0, 1, 2, 3}}));
+  cases.push_back(conv({.x = {1, 4, 21, 22}, .m = 5, .kernel = {3, 3}, .strides = {2, 2}, .dilations = {2, 2},
+                        .pads = {2, 2, 2, 2}}));
+  cases.push_back(conv({.x = {1, 50, 13, 15}, .m = 9, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}}));
+  cases.push_back(conv({.x = {1, 3, 70, 66}, .m = 8, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1},
+                        .bias = false}));  // 35 x 33 = 1155 columns
+  cases.push_back(conv({.x = {2, 6, 9, 11}, .m = 7, .kernel = {3, 3}, .strides = {2, 2}, .pads = {0, 1, 0, 1}}));
+  cases.push_back(conv({.x = {1, 4, 9, 3}, .m = 3, .kernel = {3, 3}, .strides = {2, 2}}));  // one output column
+  cases.push_back(conv({.x = {1, 20, 15, 13}, .m = 12, .kernel = {1, 1}, .strides = {2, 2}}));
+  cases.push_back(conv({.x = {1, 2, 4, 5}, .m = 3, .kernel = {3, 3}, .strides = {2, 2}, .pads = {3, 0, 2, 3}}));
+  cases.push_back(conv({.x = {1, 8, 48, 64}, .m = 4, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}}));
+  cases.push_back(conv({.x = {1, 3, 31, 29}, .m = 5, .kernel = {5, 5}, .strides = {3, 3}, .pads = {2, 2, 2, 2}}));
+  cases.push_back(conv({.x = {1, 2, 17, 19}, .m = 3, .kernel = {4, 4}, .strides = {4, 4}, .pads = {1, 0, 0, 2}}));
+  cases.push_back(conv({.x = {1, 7, 40, 45}, .m = 10, .kernel = {3, 3}, .strides = {1, 2}, .pads = {1, 1, 1, 1}}));
   // Grouped, not depthwise.
   cases.push_back(conv({.x = {1, 8, 9, 9}, .m = 12, .kernel = {3, 3}, .group = 2, .pads = {1, 1, 1, 1}}));
   cases.push_back(conv({.x = {2, 12, 6, 7}, .m = 12, .kernel = {1, 1}, .group = 3}));

@@ -2,7 +2,8 @@
 // The AVX-512 direct depthwise kernel (conv_depthwise_avx512.cc) called directly on one plane
 // with guard regions after its output and its scratch (sized by
 // conv_f32_depthwise_avx512_scratch), and with the residual aliasing the output (in-place
-// FusedConv), which must give the result of separate buffers. Its results against the reference
+// FusedConv), which must give the result of separate buffers; the same for its channels-in-lanes
+// path, by units of 16 channels. Its results against the reference
 // kernel are checked registry-wide by the cases in tests/kernels/cases/conv_depthwise.cc.
 #include <gtest/gtest.h>
 
@@ -90,6 +91,65 @@ TEST(ConvDepthwiseAvx512, StaysInBoundsAndAcceptsResidualAliasingOutput) {
     std::copy(z.begin(), z.end(), y2.begin());
     planes.residual = planes.y = y2.data();
     conv_f32_depthwise_planes_avx512(g, planes, 0, 1, scratch.data());
+    for (size_t i = 0; i < out; ++i) ASSERT_EQ(y[i], y2[i]) << where << ": element " << i;
+    EXPECT_TRUE(guard_intact(y2, out)) << where;
+  }
+}
+
+// The channels-in-lanes path in units of 16 channels: partial units, several images and
+// channel multipliers; called on all units at once, and in place one unit at a time (last
+// first, each with a fresh scratch), which must agree.
+TEST(ConvDepthwiseAvx512, LanesStayInBoundsAndAcceptResidualAliasingOutput) {
+  if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
+  struct Geo {
+    int64_t n, c, mg, ih, iw, kh, kw, sh, sw, pt, pl, pb, pr;
+  };
+  const Geo geos[] = {{1, 1, 1, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1},  {1, 17, 1, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1},
+                      {2, 33, 1, 5, 6, 5, 5, 2, 2, 1, 2, 2, 1},  {2, 9, 2, 9, 4, 3, 3, 2, 1, 0, 1, 1, 0},
+                      {1, 16, 1, 15, 15, 5, 5, 1, 1, 2, 2, 2, 2}, {1, 3, 1, 1, 40, 1, 3, 1, 2, 0, 1, 0, 1}};
+  GemmEpilogue act;
+  act.act = Activation::Clip;
+  act.act_lo = -0.5f;
+  act.act_hi = 0.75f;
+  for (const Geo& q : geos) {
+    ConvGeometry2d g;
+    g.ih = q.ih;
+    g.iw = q.iw;
+    g.kh = q.kh;
+    g.kw = q.kw;
+    g.sh = q.sh;
+    g.sw = q.sw;
+    g.ph = q.pt;
+    g.pw = q.pl;
+    g.oh = (q.ih + q.pt + q.pb - q.kh) / q.sh + 1;
+    g.ow = (q.iw + q.pl + q.pr - q.kw) / q.sw + 1;
+    ASSERT_TRUE(conv_f32_depthwise_supported(g));
+    ASSERT_TRUE(conv_f32_depthwise_avx512_lanes(g));
+    const int64_t m = q.c * q.mg, units = q.n * ((m + 15) / 16);
+    const std::string where = str_cat(q.n, "x", q.c, "x", q.mg, " input ", q.ih, "x", q.iw, " kernel ", q.kh, "x",
+                                      q.kw, " strides ", q.sh, ",", q.sw, " output ", g.oh, "x", g.ow);
+    const size_t in = static_cast<size_t>(q.n * q.c * g.ih * g.iw), out = static_cast<size_t>(q.n * m * g.oh * g.ow);
+    const std::vector<float> x = nn_test::random_floats(static_cast<int64_t>(in), 1);
+    const std::vector<float> w = nn_test::random_floats(m * q.kh * q.kw, 2);
+    const std::vector<float> bias = nn_test::random_floats(m, 7);
+    const std::vector<float> z = nn_test::random_floats(static_cast<int64_t>(out), 3);
+    const size_t scratch_floats = conv_f32_depthwise_avx512_lanes_scratch(g);
+    ASSERT_EQ(scratch_floats % 16, 0u) << where;
+    std::vector<float> scratch = guarded(scratch_floats, 4);
+    std::vector<float> y = guarded(out, 5);
+    DepthwisePlanes planes{.x = x.data(), .w = w.data(), .bias = bias.data(), .residual = z.data(), .y = y.data(),
+                           .c = q.c, .m = m, .mg = q.mg, .act = &act};
+    conv_f32_depthwise_lanes_avx512(g, planes, 0, units, scratch.data());
+    EXPECT_TRUE(guard_intact(scratch, scratch_floats)) << where << ": scratch written past its end";
+    EXPECT_TRUE(guard_intact(y, out)) << where << ": output written past its end";
+    // In place, one unit at a time from a fresh scratch: the same result.
+    std::vector<float> y2 = guarded(out, 6);
+    std::copy(z.begin(), z.end(), y2.begin());
+    planes.residual = planes.y = y2.data();
+    for (int64_t u = units - 1; u >= 0; --u) {
+      std::vector<float> fresh = guarded(scratch_floats, static_cast<uint32_t>(8 + u));
+      conv_f32_depthwise_lanes_avx512(g, planes, u, u + 1, fresh.data());
+    }
     for (size_t i = 0; i < out; ++i) ASSERT_EQ(y[i], y2[i]) << where << ": element " << i;
     EXPECT_TRUE(guard_intact(y2, out)) << where;
   }
