@@ -39,7 +39,7 @@ Tensor prune_tensor(const Tensor& t, const compress::WeightTensor& w, const Prun
     for (int64_t i : smallest(mag, k)) y[i] = 0.0f;
     change->scheme = str_cat("element ", std::llround(o.sparsity * 100), "%");
   } else {
-    const compress::ChannelSplit split(t.shape(), w.channel_axis);
+    const ChannelSplit split(t.shape(), w.channel_axis);
     std::vector<double> sq(static_cast<size_t>(split.channels), 0.0);
     split.for_each([&](int64_t c, int64_t i) { sq[static_cast<size_t>(c)] += static_cast<double>(x[i]) * x[i]; });
     std::vector<float> norm(sq.begin(), sq.end());

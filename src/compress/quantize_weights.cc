@@ -43,12 +43,11 @@ float max_abs_of(const Tensor& t) {
 ir::Node quantize_int8(ir::Graph& g, const compress::WeightTensor& w, bool per_channel, WeightChange* change) {
   const Tensor& t = g.initializers.at(w.value);
   const float* x = t.data_as<float>();
-  const compress::ChannelSplit split = per_channel ? compress::ChannelSplit(t.shape(), w.channel_axis)
-                                                   : compress::ChannelSplit(Shape{t.numel()}, 0);
-  const int64_t n = per_channel ? split.channels : 1;
+  const ChannelSplit split = per_channel ? ChannelSplit(t.shape(), w.channel_axis) : ChannelSplit::whole(t.shape());
+  const int64_t n = split.channels;
   std::vector<float> channel_max(static_cast<size_t>(n), 0.0f);
   split.for_each([&](int64_t c, int64_t i) {
-    float& m = channel_max[static_cast<size_t>(per_channel ? c : 0)];
+    float& m = channel_max[static_cast<size_t>(c)];
     m = std::max(m, std::fabs(x[i]));
   });
 
@@ -62,7 +61,7 @@ ir::Node quantize_int8(ir::Graph& g, const compress::WeightTensor& w, bool per_c
   float err = 0.0f;
   int64_t zeros = 0;
   split.for_each([&](int64_t c, int64_t i) {
-    const float sc = s[per_channel ? c : 0];
+    const float sc = s[c];
     const float r = std::clamp(std::nearbyint(x[i] / sc), -127.0f, 127.0f);
     qp[i] = static_cast<int8_t>(r);
     zeros += qp[i] == 0;

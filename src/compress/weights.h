@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/channel_split.h"
 #include "ignis/compress.h"
-#include "ignis/shape.h"
 #include "ignis/status.h"
 #include "ir/graph.h"
 
@@ -25,23 +25,6 @@ struct WeightTensor {
 // are graph outputs, read by other ops, or read with disagreeing axes are not weights; those
 // with a weight reader are listed in `skipped` with the reason.
 std::vector<WeightTensor> find_weights(const ir::Graph& g, int64_t min_elements, std::vector<std::string>* skipped);
-
-// A tensor seen as [outer, channels, inner] around its channel axis.
-struct ChannelSplit {
-  int64_t outer = 1, channels = 1, inner = 1;
-
-  ChannelSplit(const Shape& shape, int axis)
-      : outer(shape.numel(0, axis)), channels(shape[axis]), inner(shape.numel(axis + 1, shape.rank())) {}
-
-  // Calls f(channel, flat index) for every element, in memory order.
-  template <class F>
-  void for_each(F&& f) const {
-    int64_t i = 0;
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t c = 0; c < channels; ++c)
-        for (int64_t k = 0; k < inner; ++k) f(c, i++);
-  }
-};
 
 // Elements of all initializers, and their bytes.
 int64_t initializer_elements(const ir::Graph& g);

@@ -77,7 +77,7 @@ TEST(FindWeights, SharedGraphOutputAndSmallAreSkipped) {
 }
 
 TEST(FindWeights, ChannelSplitVisitsEveryElementOnce) {
-  const compress::ChannelSplit s(Shape{2, 3, 4}, 1);
+  const ChannelSplit s(Shape{2, 3, 4}, 1);
   EXPECT_EQ(s.outer, 2);
   EXPECT_EQ(s.channels, 3);
   EXPECT_EQ(s.inner, 4);
@@ -91,6 +91,9 @@ TEST(FindWeights, ChannelSplitVisitsEveryElementOnce) {
     EXPECT_EQ(seen[i], 1);
     EXPECT_EQ(channel_of[i], (i / 4) % 3);  // row-major [2, 3, 4]
   }
+  const ChannelSplit whole = ChannelSplit::whole(Shape{2, 3, 4});
+  EXPECT_EQ(whole.channels, 1);
+  EXPECT_EQ(whole.inner, 24);
 }
 
 }  // namespace

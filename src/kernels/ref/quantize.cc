@@ -2,8 +2,8 @@
 // Reference kernels for linear quantization: QuantizeLinear, DequantizeLinear and
 // DynamicQuantizeLinear.
 //
-// A per-axis scale splits the data into [outer, n, inner] with n the extent of `axis`; a scalar
-// (or one-entry) scale is the case n == 1. Arithmetic is float, as the spec states it:
+// A per-axis scale splits the data into [outer, channels, inner] around `axis`; a scalar
+// (or one-entry) scale is the case of one channel. Arithmetic is float, as the spec states it:
 // q = saturate(round_half_even(x / scale) + zero_point), x = (q - zero_point) * scale.
 #include <algorithm>
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "core/broadcast.h"
+#include "core/channel_split.h"
 #include "core/dtype_dispatch.h"
 #include "core/strings.h"
 #include "kernels/ref/elementwise_internal.h"
@@ -21,22 +22,10 @@ namespace {
 
 using ew::dtype_unsupported;
 
-// How a quantization parameter of `n` entries maps onto the data.
-struct AxisSplit {
-  int64_t outer = 1, n = 1, inner = 1;
-};
-
-AxisSplit axis_split(const Shape& data, const Tensor& scale, int64_t axis_attr) {
-  AxisSplit s;
-  if (scale.numel() <= 1) {
-    s.inner = data.numel();
-    return s;
-  }
-  const int axis = normalize_axis(axis_attr, data.rank()).value_or(0);  // validated by shape inference
-  s.outer = data.numel(0, axis);
-  s.n = data[axis];
-  s.inner = data.numel(axis + 1, data.rank());
-  return s;
+// How the scale's entries map onto the data: one per slice along `axis`, or one for all.
+ChannelSplit scale_split(const Shape& data, const Tensor& scale, int64_t axis_attr) {
+  if (scale.numel() <= 1) return ChannelSplit::whole(data);
+  return ChannelSplit(data, normalize_axis(axis_attr, data.rank()).value_or(0));  // axis validated by inference
 }
 
 // The scale tensor's entries as floats.
@@ -79,8 +68,8 @@ Status quantize_linear_kernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   const std::vector<float> scale = scales_as_float(ctx.input(1));
-  const AxisSplit s = axis_split(x.shape(), ctx.input(1), ctx.attrs().get_int("axis", 1));
-  const std::vector<int32_t> zp = zero_points(ctx, 2, s.n);
+  const ChannelSplit s = scale_split(x.shape(), ctx.input(1), ctx.attrs().get_int("axis", 1));
+  const std::vector<int32_t> zp = zero_points(ctx, 2, s.channels);
   Status status = Status::ok();
   visit_dtype(x.dtype(), [&](auto xtag) {
     using TX = decltype(xtag);
@@ -90,14 +79,10 @@ Status quantize_linear_kernel(KernelContext& ctx) {
       const TX* xp = x.data_as<TX>();
       auto run = [&](auto* yp) {
         using Q = std::remove_pointer_t<decltype(yp)>;
-        for (int64_t o = 0; o < s.outer; ++o)
-          for (int64_t c = 0; c < s.n; ++c) {
-            const int64_t base = (o * s.n + c) * s.inner;
-            const float sc = scale[static_cast<size_t>(c)];
-            const int32_t z = zp[static_cast<size_t>(c)];
-            for (int64_t i = 0; i < s.inner; ++i)
-              yp[base + i] = saturate_round<Q>(static_cast<float>(to_compute(xp[base + i])) / sc, z);
-          }
+        s.for_each([&](int64_t c, int64_t i) {
+          const auto k = static_cast<size_t>(c);
+          yp[i] = saturate_round<Q>(static_cast<float>(to_compute(xp[i])) / scale[k], zp[k]);
+        });
       };
       if (y.dtype() == DType::U8) run(y.data_as<uint8_t>());
       else if (y.dtype() == DType::I8) run(y.data_as<int8_t>());
@@ -111,8 +96,8 @@ Status dequantize_linear_kernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   const std::vector<float> scale = scales_as_float(ctx.input(1));
-  const AxisSplit s = axis_split(x.shape(), ctx.input(1), ctx.attrs().get_int("axis", 1));
-  const std::vector<int32_t> zp = zero_points(ctx, 2, s.n);
+  const ChannelSplit s = scale_split(x.shape(), ctx.input(1), ctx.attrs().get_int("axis", 1));
+  const std::vector<int32_t> zp = zero_points(ctx, 2, s.channels);
   Status status = Status::ok();
   visit_dtype(x.dtype(), [&](auto xtag) {
     using TX = decltype(xtag);
@@ -124,14 +109,10 @@ Status dequantize_linear_kernel(KernelContext& ctx) {
         using TY = decltype(ytag);
         if constexpr (std::is_same_v<TY, float> || is_half_like_v<TY>) {
           TY* yp = y.data_as<TY>();
-          for (int64_t o = 0; o < s.outer; ++o)
-            for (int64_t c = 0; c < s.n; ++c) {
-              const int64_t base = (o * s.n + c) * s.inner;
-              const float sc = scale[static_cast<size_t>(c)];
-              const int32_t z = zp[static_cast<size_t>(c)];
-              for (int64_t i = 0; i < s.inner; ++i)
-                yp[base + i] = from_compute<TY>(static_cast<float>(static_cast<int32_t>(xp[base + i]) - z) * sc);
-            }
+          s.for_each([&](int64_t c, int64_t i) {
+            const auto k = static_cast<size_t>(c);
+            yp[i] = from_compute<TY>(static_cast<float>(static_cast<int32_t>(xp[i]) - zp[k]) * scale[k]);
+          });
         } else {
           status = dtype_unsupported("DequantizeLinear", y.dtype());
         }

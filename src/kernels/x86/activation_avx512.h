@@ -119,5 +119,30 @@ inline __m512 activate_avx512(__m512 v, const ActivationParams512& k) {
   }
 }
 
+// Calls f.template operator()<A>() with A = a, so that a loop over vectors can be compiled once
+// per activation instead of switching per vector.
+template <class F>
+[[gnu::always_inline]] inline decltype(auto) with_activation(Activation a, F&& f) {
+  using enum Activation;
+  switch (a) {
+    case None: break;
+    case Relu: return f.template operator()<Relu>();
+    case Clip: return f.template operator()<Clip>();
+    case LeakyRelu: return f.template operator()<LeakyRelu>();
+    case Sigmoid: return f.template operator()<Sigmoid>();
+    case HardSigmoid: return f.template operator()<HardSigmoid>();
+    case HardSwish: return f.template operator()<HardSwish>();
+    case SiLU: return f.template operator()<SiLU>();
+    case Gelu: return f.template operator()<Gelu>();
+    case GeluTanh: return f.template operator()<GeluTanh>();
+  }
+  return f.template operator()<None>();
+}
+
+// The epilogue's activation on 16 lanes, chosen at run time (one switch per call).
+inline __m512 activate_avx512(__m512 v, const GemmEpilogue& e) {
+  return with_activation(e.act, [&]<Activation A>() { return activate_avx512<A>(v, ActivationParams512(e)); });
+}
+
 }  // namespace
 }  // namespace ignis::kernels::x86

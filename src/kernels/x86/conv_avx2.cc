@@ -42,8 +42,6 @@ namespace {
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-using Tap = Im2colTap;
-using TapSource = Im2colTapSource;
 
 // Lanes [a, b) set (0 <= a <= b <= 8).
 inline __m256i lane_range(int64_t a, int64_t b) {
@@ -62,7 +60,7 @@ inline __m256 even_elements(__m256 lo, __m256 hi) {
 // Lane L = output column ox + L of output row oy for lanes [l0, l1), zero elsewhere
 // (0 <= l0 < l1 <= 8; ox may be negative: only the lanes in [l0, l1) are real columns).
 // Masked loads: lanes outside the input row are never read.
-inline __m256 im2col_piece(const ConvGeometry2d& g, const TapSource& t, int64_t oy, int64_t ox, int64_t l0,
+inline __m256 im2col_piece(const ConvGeometry2d& g, const Im2colTapSource& t, int64_t oy, int64_t ox, int64_t l0,
                            int64_t l1) {
   const int64_t iy = oy * g.sh + t.iy0;
   if (iy < 0 || iy >= g.ih) return _mm256_setzero_ps();
@@ -87,7 +85,7 @@ inline __m256 im2col_piece(const ConvGeometry2d& g, const TapSource& t, int64_t 
 
 // Columns [c, c + 8) of the block (output position (oy, ox) at lane 0), any geometry: lanes
 // past `lanes` (the block's end) are zero, and the group may run over several output rows.
-inline __m256 im2col_group(const ConvGeometry2d& g, const TapSource& t, int64_t oy, int64_t ox, int64_t lanes) {
+inline __m256 im2col_group(const ConvGeometry2d& g, const Im2colTapSource& t, int64_t oy, int64_t ox, int64_t lanes) {
   if (lanes <= 0) return _mm256_setzero_ps();
   __m256 r = im2col_piece(g, t, oy, ox, 0, std::min(lanes, g.ow - ox));
   for (int64_t l = g.ow - ox, y = oy + 1; l < lanes; l += g.ow, ++y)
@@ -121,14 +119,9 @@ void pack_im2col(const Im2colSource& s, int64_t nr, int64_t p0, int64_t kc, int6
     int64_t y, x, lanes, rel;
     __m256i ly, lx, lrel;
   };
-  // Per panel: whether every group is whole and in one output row, and then its extent.
-  struct Panel {
-    bool simple;
-    int64_t xmin, xmax, ymin, ymax;
-  };
   alignas(32) Group grp[kChunkGroups];
-  Panel pan[kChunkGroups];
-  TapSource taps[kTapBlock];
+  Im2colPanel pan[kChunkGroups];
+  Im2colTapSource taps[kTapBlock];
   for (int64_t cc = 0; cc < nc; cc += chunk) {
     const int64_t n = std::min(chunk, nc - cc), panels = (n + nr - 1) / nr;
     int64_t y = (j0 + cc) / g.ow, x = (j0 + cc) % g.ow;
@@ -157,26 +150,18 @@ void pack_im2col(const Im2colSource& s, int64_t nr, int64_t p0, int64_t kc, int6
       }
       for (x += 8; x >= g.ow; x -= g.ow) ++y;
     }
-    for (int64_t pn = 0; pn < panels; ++pn) {
-      Panel& P = pan[pn];
-      const Group* G = grp + pn * groups_per_panel;
-      P = {true, g.ow, 0, G[0].y, G[groups_per_panel - 1].y};
-      for (int64_t v = 0; v < groups_per_panel; ++v) {
-        P.simple = P.simple && G[v].lanes == 8 && G[v].x + 8 <= g.ow;
-        P.xmin = std::min(P.xmin, G[v].x);
-        P.xmax = std::max(P.xmax, G[v].x + 8);
-      }
-    }
-    Tap tap(g, p0);
+    for (int64_t pn = 0; pn < panels; ++pn)
+      pan[pn] = Im2colPanel(grp + pn * groups_per_panel, groups_per_panel, 8, g.ow);
+    Im2colTap tap(g, p0);
     for (int64_t pb = 0; pb < kc; pb += kTapBlock) {
       const int64_t nt = std::min(kTapBlock, kc - pb);
-      for (int64_t i = 0; i < nt; ++i, tap.next(g)) taps[i] = TapSource(s, tap);
+      for (int64_t i = 0; i < nt; ++i, tap.next(g)) taps[i] = Im2colTapSource(s, tap);
       for (int64_t pn = 0; pn < panels; ++pn) {
-        const Panel& P = pan[pn];
+        const Im2colPanel& P = pan[pn];
         const Group* G = grp + pn * groups_per_panel;
         float* out = dst + (cc + pn * nr) * kc + pb * nr;
         for (int64_t i = 0; i < nt; ++i) {
-          const TapSource& t = taps[i];
+          const Im2colTapSource& t = taps[i];
           if (SW != 0 && P.simple && P.xmin >= t.lo && P.xmax <= t.hi && P.ymin >= t.ylo && P.ymax < t.yhi) {
             const float* src = s.x + t.base;
             for (int64_t v = 0; v < groups_per_panel; ++v, out += 8) {

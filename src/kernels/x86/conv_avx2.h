@@ -90,6 +90,25 @@ struct Im2colTapSource {
   }
 };
 
+// One panel of a packed im2col block, summarized from its groups of `width` output positions
+// (each group: lane 0's output row y and column x, and its real lanes): whether every group is
+// whole and inside one output row (`simple`), and then the columns and rows the panel covers.
+struct Im2colPanel {
+  bool simple = true;
+  int64_t xmin = 0, xmax = 0, ymin = 0, ymax = 0;
+
+  template <class Group>
+  Im2colPanel(const Group* groups, int64_t count, int64_t width, int64_t ow)
+      : xmin(ow), ymin(groups[0].y), ymax(groups[count - 1].y) {
+    for (int64_t v = 0; v < count; ++v) {
+      simple = simple && groups[v].lanes == width && groups[v].x + width <= ow;
+      xmin = std::min(xmin, groups[v].x);
+      xmax = std::max(xmax, groups[v].x + width);
+    }
+  }
+  Im2colPanel() = default;
+};
+
 // Whether the direct depthwise kernel handles this geometry: kernel up to 7x7, strides 1
 // or 2, no dilation.
 bool conv_f32_depthwise_supported(const ConvGeometry2d& g);

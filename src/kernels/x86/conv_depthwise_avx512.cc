@@ -37,6 +37,7 @@
 #include <cstdint>
 
 #include "kernels/x86/conv_depthwise_avx512.h"
+#include "kernels/x86/activation_avx512.h"
 
 namespace ignis::kernels::x86 {
 
@@ -49,88 +50,8 @@ inline __mmask16 lanes(int64_t lo, int64_t hi) {
   return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
 }
 
-// ---- activations on 16 lanes -------------------------------------------------------------
-// Same formulas as activation_avx2.h (which documents their accuracy). max/min return their
-// second operand when either is NaN: v goes second so that NaN propagates. The maskz_ forms
-// avoid GCC 12's false maybe-uninitialized warnings on the unmasked forms.
-
+// Every lane selected, for the maskz_ forms (see activation_avx512.h for why).
 constexpr __mmask16 kAll = 0xFFFF;
-
-inline __m512 max16(__m512 a, __m512 b) { return _mm512_maskz_max_ps(kAll, a, b); }
-inline __m512 min16(__m512 a, __m512 b) { return _mm512_maskz_min_ps(kAll, a, b); }
-
-inline __m512 exp16(__m512 x) {
-  x = min16(_mm512_set1_ps(88.3f), max16(_mm512_set1_ps(-87.3f), x));
-  const __m512 n = _mm512_maskz_roundscale_ps(kAll, _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);  // ln 2 in two parts
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  return _mm512_maskz_scalef_ps(kAll, p, n);  // p * 2^n
-}
-
-inline __m512 sigmoid16(__m512 x) {
-  const __m512 one = _mm512_set1_ps(1.0f);
-  return _mm512_div_ps(one, _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
-}
-
-inline __m512 erf16(__m512 x) {
-  const __m512i sign_bit = _mm512_set1_epi32(static_cast<int>(0x80000000u));
-  const __m512i xi = _mm512_castps_si512(x);
-  const __m512i sign = _mm512_maskz_and_epi32(kAll, xi, sign_bit);
-  const __m512 z = _mm512_castsi512_ps(_mm512_maskz_andnot_epi32(kAll, sign_bit, xi));
-  const __m512 one = _mm512_set1_ps(1.0f);
-  const __m512 t = _mm512_div_ps(one, _mm512_fmadd_ps(z, _mm512_set1_ps(0.3275911f), one));
-  __m512 p = _mm512_set1_ps(1.061405429f);
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-1.453152027f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(1.421413741f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
-  p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
-  p = _mm512_mul_ps(p, t);
-  const __m512 e = exp16(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(z, z)));
-  const __m512 y = _mm512_fnmadd_ps(p, e, one);  // erf(|x|)
-  return _mm512_castsi512_ps(_mm512_maskz_or_epi32(kAll, _mm512_castps_si512(y), sign));
-}
-
-inline __m512 activate16(__m512 v, const GemmEpilogue& e) {
-  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
-  switch (e.act) {
-    case Activation::None: return v;
-    case Activation::Relu: return max16(zero, v);
-    case Activation::Clip: return min16(_mm512_set1_ps(e.act_hi), max16(_mm512_set1_ps(e.act_lo), v));
-    case Activation::LeakyRelu: {
-      const __mmask16 neg = _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ);
-      return _mm512_mask_mul_ps(v, neg, v, _mm512_set1_ps(e.act_alpha));
-    }
-    case Activation::Sigmoid: return sigmoid16(v);
-    case Activation::HardSigmoid:
-      return max16(zero, min16(one, _mm512_fmadd_ps(v, _mm512_set1_ps(e.act_alpha), _mm512_set1_ps(e.act_beta))));
-    case Activation::HardSwish: {
-      const __m512 gate = _mm512_fmadd_ps(v, _mm512_set1_ps(1.0f / 6.0f), _mm512_set1_ps(0.5f));
-      return _mm512_mul_ps(v, max16(zero, min16(one, gate)));
-    }
-    case Activation::SiLU: return _mm512_mul_ps(v, sigmoid16(v));
-    case Activation::Gelu: {
-      const __m512 half_v = _mm512_mul_ps(v, _mm512_set1_ps(0.5f));
-      const __m512 erf = erf16(_mm512_mul_ps(v, _mm512_set1_ps(0.70710678118654752f)));
-      return _mm512_fmadd_ps(half_v, erf, half_v);
-    }
-    case Activation::GeluTanh: {
-      // 0.5 v (1 + tanh(u)) = v * sigmoid(2u), u = sqrt(2 / pi) (v + 0.044715 v^3)
-      const __m512 v2 = _mm512_mul_ps(v, v);
-      const __m512 inner = _mm512_fmadd_ps(_mm512_mul_ps(v2, v), _mm512_set1_ps(0.044715f), v);
-      return _mm512_mul_ps(v, sigmoid16(_mm512_mul_ps(inner, _mm512_set1_ps(2.0f * 0.7978845608028654f))));
-    }
-  }
-  return v;
-}
 
 // ---- phase planes ------------------------------------------------------------------------
 
@@ -260,7 +181,7 @@ inline void store_vector(const Job& j, __m512 acc, Cursor at) {
   if (at.col + 16 <= j.ow) {  // inside one output row
     const int64_t off = at.r * j.ow + at.col;
     if (j.residual) acc = _mm512_add_ps(acc, _mm512_loadu_ps(j.residual + off));
-    _mm512_storeu_ps(j.y + off, activate16(acc, *j.e));
+    _mm512_storeu_ps(j.y + off, activate_avx512(acc, *j.e));
     return;
   }
   if (j.residual) {
@@ -269,7 +190,7 @@ inline void store_vector(const Job& j, __m512 acc, Cursor at) {
     for_each_row_piece(j, at, [&](int64_t off, __mmask16 m) { z = _mm512_mask_loadu_ps(z, m, res + off); });
     acc = _mm512_add_ps(acc, z);
   }
-  const __m512 out = activate16(acc, *j.e);
+  const __m512 out = activate_avx512(acc, *j.e);
   float* y = j.y;
   for_each_row_piece(j, at, [&](int64_t off, __mmask16 m) { _mm512_mask_storeu_ps(y + off, m, out); });
 }
@@ -340,7 +261,7 @@ void (*select_phases(const Job& j))(const Job&) {
 // 21 -> 31. So outputs up to 56x56 (at either stride) take this path; 112x112, where the
 // 830 KB transposed plane leaves L1/L2 behind, stays on phase planes.
 
-// Transposes the 16x16 block r in place: r[i][j] becomes r[j][i]. maskz_ forms: see max16.
+// Transposes the 16x16 block r in place: r[i][j] becomes r[j][i]. maskz_ forms: see activation_avx512.h.
 inline void transpose16(__m512 r[16]) {
   __m512 a[16];
   for (int i = 0; i < 16; i += 2) {
@@ -455,48 +376,31 @@ void lanes_compute(const LanesJob& j) {
 }
 
 // Transposes the results of one unit ([pixels][16]) back into the output planes of channels
-// t0 .. t0 + channels (planes of `plane` floats), adding the residual and applying activation A
-// (the activation is a template argument: a switch per vector cost 10% on 7x7 planes).
-template <Activation A>
-void store_unit_as(const GemmEpilogue& e, const float* out, const float* residual, float* y, int64_t t0, int channels,
-                   int64_t plane) {
-  GemmEpilogue ea = e;
-  ea.act = A;
-  __m512 r[16];
-  for (int64_t k0 = 0; k0 < plane; k0 += 16) {
-    const int count = static_cast<int>(std::min<int64_t>(16, plane - k0));
-    const __mmask16 pm = lanes(0, count);
-    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(out + (k0 + i) * 16);
-    transpose16(r);
-    for (int c = 0; c < channels; ++c) {
-      const int64_t off = (t0 + c) * plane + k0;
-      __m512 v = r[c];
-      if (count == 16) {
-        if (residual) v = _mm512_add_ps(v, _mm512_loadu_ps(residual + off));
-        _mm512_storeu_ps(y + off, activate16(v, ea));
-      } else {
-        if (residual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(pm, residual + off));
-        _mm512_mask_storeu_ps(y + off, pm, activate16(v, ea));
-      }
-    }
-  }
-}
-
+// t0 .. t0 + channels (planes of `plane` floats), adding the residual and applying the
+// activation (the loop is compiled per activation: a switch per vector cost 10% on 7x7 planes).
 void store_unit(const GemmEpilogue& e, const float* out, const float* residual, float* y, int64_t t0, int channels,
                 int64_t plane) {
-  switch (e.act) {
-    case Activation::None: return store_unit_as<Activation::None>(e, out, residual, y, t0, channels, plane);
-    case Activation::Relu: return store_unit_as<Activation::Relu>(e, out, residual, y, t0, channels, plane);
-    case Activation::Clip: return store_unit_as<Activation::Clip>(e, out, residual, y, t0, channels, plane);
-    case Activation::LeakyRelu: return store_unit_as<Activation::LeakyRelu>(e, out, residual, y, t0, channels, plane);
-    case Activation::Sigmoid: return store_unit_as<Activation::Sigmoid>(e, out, residual, y, t0, channels, plane);
-    case Activation::HardSigmoid:
-      return store_unit_as<Activation::HardSigmoid>(e, out, residual, y, t0, channels, plane);
-    case Activation::HardSwish: return store_unit_as<Activation::HardSwish>(e, out, residual, y, t0, channels, plane);
-    case Activation::SiLU: return store_unit_as<Activation::SiLU>(e, out, residual, y, t0, channels, plane);
-    case Activation::Gelu: return store_unit_as<Activation::Gelu>(e, out, residual, y, t0, channels, plane);
-    case Activation::GeluTanh: return store_unit_as<Activation::GeluTanh>(e, out, residual, y, t0, channels, plane);
-  }
+  const ActivationParams512 k(e);
+  with_activation(e.act, [&]<Activation A>() {
+    __m512 r[16];
+    for (int64_t k0 = 0; k0 < plane; k0 += 16) {
+      const int count = static_cast<int>(std::min<int64_t>(16, plane - k0));
+      const __mmask16 pm = lanes(0, count);
+      for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(out + (k0 + i) * 16);
+      transpose16(r);
+      for (int c = 0; c < channels; ++c) {
+        const int64_t off = (t0 + c) * plane + k0;
+        __m512 v = r[c];
+        if (count == 16) {
+          if (residual) v = _mm512_add_ps(v, _mm512_loadu_ps(residual + off));
+          _mm512_storeu_ps(y + off, activate_avx512<A>(v, k));
+        } else {
+          if (residual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(pm, residual + off));
+          _mm512_mask_storeu_ps(y + off, pm, activate_avx512<A>(v, k));
+        }
+      }
+    }
+  });
 }
 
 }  // namespace

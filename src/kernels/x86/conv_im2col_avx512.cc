@@ -39,13 +39,8 @@ void pack(const Im2colSource& s, int64_t nr, int64_t p0, int64_t kc, int64_t j0,
     int64_t y, x, lanes, rel;
     __m512i ly, lx, lrel;
   };
-  // Per panel: whether every group is whole and in one output row, and then its extent.
-  struct Panel {
-    bool simple;
-    int64_t xmin, xmax, ymin, ymax;
-  };
   alignas(64) Group grp[kChunkGroups];
-  Panel pan[kChunkGroups];
+  Im2colPanel pan[kChunkGroups];
   Im2colTapSource taps[kTapBlock];
   const __m512i ow = _mm512_set1_epi32(static_cast<int32_t>(g.ow));
   for (int64_t cc = 0; cc < nc; cc += chunk) {
@@ -73,22 +68,14 @@ void pack(const Im2colSource& s, int64_t nr, int64_t p0, int64_t kc, int64_t j0,
                                 _mm512_mullo_epi32(lx, _mm512_set1_epi32(static_cast<int32_t>(SW))));
       for (x += 16; x >= g.ow; x -= g.ow) ++y;
     }
-    for (int64_t pn = 0; pn < panels; ++pn) {
-      Panel& P = pan[pn];
-      const Group* G = grp + pn * groups_per_panel;
-      P = {true, g.ow, 0, G[0].y, G[groups_per_panel - 1].y};
-      for (int64_t v = 0; v < groups_per_panel; ++v) {
-        P.simple = P.simple && G[v].lanes == 16 && G[v].x + 16 <= g.ow;
-        P.xmin = std::min(P.xmin, G[v].x);
-        P.xmax = std::max(P.xmax, G[v].x + 16);
-      }
-    }
+    for (int64_t pn = 0; pn < panels; ++pn)
+      pan[pn] = Im2colPanel(grp + pn * groups_per_panel, groups_per_panel, 16, g.ow);
     Im2colTap tap(g, p0);
     for (int64_t pb = 0; pb < kc; pb += kTapBlock) {
       const int64_t nt = std::min(kTapBlock, kc - pb);
       for (int64_t i = 0; i < nt; ++i, tap.next(g)) taps[i] = Im2colTapSource(s, tap);
       for (int64_t pn = 0; pn < panels; ++pn) {
-        const Panel& P = pan[pn];
+        const Im2colPanel& P = pan[pn];
         const Group* G = grp + pn * groups_per_panel;
         float* out = dst + (cc + pn * nr) * kc + pb * nr;
         for (int64_t i = 0; i < nt; ++i) {

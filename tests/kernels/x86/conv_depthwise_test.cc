@@ -43,32 +43,45 @@ bool guard_intact(const std::vector<float>& v, size_t n) {
   return true;
 }
 
+// One plane's window: input extents, kernel, strides, pads (top, left, bottom, right).
+struct Window {
+  int64_t ih, iw, kh, kw, sh, sw, pt, pl, pb, pr;
+
+  ConvGeometry2d geometry() const {
+    ConvGeometry2d g;
+    g.ih = ih;
+    g.iw = iw;
+    g.kh = kh;
+    g.kw = kw;
+    g.sh = sh;
+    g.sw = sw;
+    g.ph = pt;
+    g.pw = pl;
+    g.oh = (ih + pt + pb - kh) / sh + 1;
+    g.ow = (iw + pl + pr - kw) / sw + 1;
+    return g;
+  }
+};
+
+// Clip(-0.5, 0.75): an activation that changes values on both sides.
+GemmEpilogue clip_epilogue() {
+  GemmEpilogue e;
+  e.act = Activation::Clip;
+  e.act_lo = -0.5f;
+  e.act_hi = 0.75f;
+  return e;
+}
+
 TEST(ConvDepthwiseAvx512, StaysInBoundsAndAcceptsResidualAliasingOutput) {
   if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
-  struct Geo {
-    int64_t ih, iw, kh, kw, sh, sw, pt, pl, pb, pr;
-  };
-  const Geo geos[] = {{1, 1, 3, 3, 1, 1, 1, 1, 1, 1},     {2, 3, 5, 5, 2, 2, 2, 2, 2, 2},
+  const Window geos[] = {{1, 1, 3, 3, 1, 1, 1, 1, 1, 1},     {2, 3, 5, 5, 2, 2, 2, 2, 2, 2},
                       {7, 7, 3, 3, 1, 1, 1, 1, 1, 1},     {14, 14, 5, 5, 2, 2, 2, 2, 2, 2},
                       {17, 33, 3, 3, 2, 2, 0, 0, 1, 1},   {113, 113, 3, 3, 1, 1, 1, 1, 1, 1},
                       {9, 40, 7, 7, 1, 2, 3, 3, 3, 3},    {30, 5, 3, 5, 2, 1, 0, 2, 2, 0},
                       {1, 100, 1, 3, 1, 2, 0, 1, 0, 1}};
-  GemmEpilogue act;
-  act.act = Activation::Clip;
-  act.act_lo = -0.5f;
-  act.act_hi = 0.75f;
-  for (const Geo& q : geos) {
-    ConvGeometry2d g;
-    g.ih = q.ih;
-    g.iw = q.iw;
-    g.kh = q.kh;
-    g.kw = q.kw;
-    g.sh = q.sh;
-    g.sw = q.sw;
-    g.ph = q.pt;
-    g.pw = q.pl;
-    g.oh = (q.ih + q.pt + q.pb - q.kh) / q.sh + 1;
-    g.ow = (q.iw + q.pl + q.pr - q.kw) / q.sw + 1;
+  const GemmEpilogue act = clip_epilogue();
+  for (const Window& q : geos) {
+    const ConvGeometry2d g = q.geometry();
     ASSERT_TRUE(conv_f32_depthwise_supported(g));
     const std::string where = str_cat("input ", q.ih, "x", q.iw, " kernel ", q.kh, "x", q.kw, " strides ", q.sh, ",",
                                       q.sw, " output ", g.oh, "x", g.ow);
@@ -102,33 +115,22 @@ TEST(ConvDepthwiseAvx512, StaysInBoundsAndAcceptsResidualAliasingOutput) {
 TEST(ConvDepthwiseAvx512, LanesStayInBoundsAndAcceptResidualAliasingOutput) {
   if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
   struct Geo {
-    int64_t n, c, mg, ih, iw, kh, kw, sh, sw, pt, pl, pb, pr;
+    int64_t n, c, mg;
+    Window win;
   };
-  const Geo geos[] = {{1, 1, 1, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1},  {1, 17, 1, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1},
-                      {2, 33, 1, 5, 6, 5, 5, 2, 2, 1, 2, 2, 1},  {2, 9, 2, 9, 4, 3, 3, 2, 1, 0, 1, 1, 0},
-                      {1, 16, 1, 15, 15, 5, 5, 1, 1, 2, 2, 2, 2}, {1, 3, 1, 1, 40, 1, 3, 1, 2, 0, 1, 0, 1}};
-  GemmEpilogue act;
-  act.act = Activation::Clip;
-  act.act_lo = -0.5f;
-  act.act_hi = 0.75f;
-  for (const Geo& q : geos) {
-    ConvGeometry2d g;
-    g.ih = q.ih;
-    g.iw = q.iw;
-    g.kh = q.kh;
-    g.kw = q.kw;
-    g.sh = q.sh;
-    g.sw = q.sw;
-    g.ph = q.pt;
-    g.pw = q.pl;
-    g.oh = (q.ih + q.pt + q.pb - q.kh) / q.sh + 1;
-    g.ow = (q.iw + q.pl + q.pr - q.kw) / q.sw + 1;
+  const Geo geos[] = {{1, 1, 1, {1, 1, 3, 3, 1, 1, 1, 1, 1, 1}},   {1, 17, 1, {7, 7, 3, 3, 1, 1, 1, 1, 1, 1}},
+                      {2, 33, 1, {5, 6, 5, 5, 2, 2, 1, 2, 2, 1}},   {2, 9, 2, {9, 4, 3, 3, 2, 1, 0, 1, 1, 0}},
+                      {1, 16, 1, {15, 15, 5, 5, 1, 1, 2, 2, 2, 2}}, {1, 3, 1, {1, 40, 1, 3, 1, 2, 0, 1, 0, 1}}};
+  const GemmEpilogue act = clip_epilogue();
+  for (const Geo& geo : geos) {
+    const Window& q = geo.win;
+    const ConvGeometry2d g = q.geometry();
     ASSERT_TRUE(conv_f32_depthwise_supported(g));
     ASSERT_TRUE(conv_f32_depthwise_avx512_lanes(g));
-    const int64_t m = q.c * q.mg, units = q.n * ((m + 15) / 16);
-    const std::string where = str_cat(q.n, "x", q.c, "x", q.mg, " input ", q.ih, "x", q.iw, " kernel ", q.kh, "x",
+    const int64_t m = geo.c * geo.mg, units = geo.n * ((m + 15) / 16);
+    const std::string where = str_cat(geo.n, "x", geo.c, "x", geo.mg, " input ", q.ih, "x", q.iw, " kernel ", q.kh, "x",
                                       q.kw, " strides ", q.sh, ",", q.sw, " output ", g.oh, "x", g.ow);
-    const size_t in = static_cast<size_t>(q.n * q.c * g.ih * g.iw), out = static_cast<size_t>(q.n * m * g.oh * g.ow);
+    const size_t in = static_cast<size_t>(geo.n * geo.c * g.ih * g.iw), out = static_cast<size_t>(geo.n * m * g.oh * g.ow);
     const std::vector<float> x = nn_test::random_floats(static_cast<int64_t>(in), 1);
     const std::vector<float> w = nn_test::random_floats(m * q.kh * q.kw, 2);
     const std::vector<float> bias = nn_test::random_floats(m, 7);
@@ -138,7 +140,7 @@ TEST(ConvDepthwiseAvx512, LanesStayInBoundsAndAcceptResidualAliasingOutput) {
     std::vector<float> scratch = guarded(scratch_floats, 4);
     std::vector<float> y = guarded(out, 5);
     DepthwisePlanes planes{.x = x.data(), .w = w.data(), .bias = bias.data(), .residual = z.data(), .y = y.data(),
-                           .c = q.c, .m = m, .mg = q.mg, .act = &act};
+                           .c = geo.c, .m = m, .mg = geo.mg, .act = &act};
     conv_f32_depthwise_lanes_avx512(g, planes, 0, units, scratch.data());
     EXPECT_TRUE(guard_intact(scratch, scratch_floats)) << where << ": scratch written past its end";
     EXPECT_TRUE(guard_intact(y, out)) << where << ": output written past its end";

@@ -103,6 +103,19 @@ class GemmF32 : public ::testing::TestWithParam<const GemmBackend*> {
     if (!isa_available(be().isa)) GTEST_SKIP() << "this CPU lacks " << be().name << "'s ISA";
   }
   const GemmBackend& be() const { return *GetParam(); }
+  // C[m x n] = A[m x k] B[k x n] on this backend, all three plain row-major matrices.
+  GemmArgs row_major(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) const {
+    GemmArgs g;
+    g.backend = &be();
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.a = {.data = a, .ld = k};
+    g.b = {.data = b, .ld = n};
+    g.c = c;
+    g.ldc = n;
+    return g;
+  }
 };
 
 INSTANTIATE_TEST_SUITE_P(Backends, GemmF32, ::testing::Values(&gemm_backend_avx2(), &gemm_backend_avx512()),
@@ -178,15 +191,7 @@ TEST_P(GemmF32, AppliesAlphaBetaBiasResidualAndActivationInOrder) {
       for (bool with_residual : {false, true}) {
         for (const GemmEpilogue& act : acts) {
           std::vector<float> c = c0;
-          GemmArgs g;
-          g.backend = &be();
-          g.m = m;
-          g.n = n;
-          g.k = k;
-          g.a = {.data = a.data(), .ld = k};
-          g.b = {.data = b.data(), .ld = n};
-          g.c = c.data();
-          g.ldc = n;
+          GemmArgs g = row_major(m, n, k, a.data(), b.data(), c.data());
           g.alpha = 0.75f;
           g.beta = beta;
           g.epilogue = act;
@@ -280,15 +285,7 @@ TEST_P(GemmF32, EveryActivationAtTileEdges) {
         const float beta = deep ? -0.5f : 0.0f;
         for (const GemmEpilogue& act : every_activation()) {
           std::vector<float> c = c0;
-          GemmArgs g;
-          g.backend = &be();
-          g.m = m;
-          g.n = n;
-          g.k = k;
-          g.a = {.data = a.data(), .ld = k};
-          g.b = {.data = b.data(), .ld = n};
-          g.c = c.data();
-          g.ldc = n;
+          GemmArgs g = row_major(m, n, k, a.data(), b.data(), c.data());
           g.beta = beta;
           g.epilogue = act;
           g.epilogue.bias = bias.data();
@@ -374,14 +371,7 @@ TEST_P(GemmF32, ThreadSplitGivesBitwiseIdenticalResults) {
     const auto a = random_floats(static_cast<size_t>(m * k), 21);
     const auto b = random_floats(static_cast<size_t>(k * n), 22);
     std::vector<float> serial(static_cast<size_t>(m * n)), threaded(static_cast<size_t>(m * n));
-    GemmArgs g;
-    g.backend = &be();
-    g.m = m;
-    g.n = n;
-    g.k = k;
-    g.a = {.data = a.data(), .ld = k};
-    g.b = {.data = b.data(), .ld = n};
-    g.ldc = n;
+    GemmArgs g = row_major(m, n, k, a.data(), b.data(), nullptr);
     Workspace ws(gemm_f32_workspace(g, 2));
     g.c = serial.data();
     gemm_f32(g, nullptr, ws.p.get());
