@@ -104,6 +104,9 @@ void sgemm_args(benchmark::internal::Benchmark* b) {
     b->Args({1024, 1024, 1024, 0, threads});
     b->Args({1024, 1024, 1024, 1, threads});
     b->Args({256, 256, 256, 0, threads});
+    b->Args({49, 2048, 512, 1, threads});   // ResNet-50 stage 4 1x1 expand, transposed
+    b->Args({49, 512, 4608, 1, threads});   // ResNet-50 stage 4 3x3, transposed
+    b->Args({196, 1024, 256, 1, threads});  // ResNet-50 stage 3 1x1 expand, transposed
   }
   b->ArgNames({"m", "n", "k", "prepacked", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
 }
@@ -133,7 +136,9 @@ void run_kernel_bench(benchmark::State& state, std::string_view id, const AttrMa
     dtypes.push_back(t.dtype());
   }
   for (int i : const_inputs) known[i] = &inputs[i];
-  kernels::KernelInit init{attrs, opset, dtypes, known};
+  std::vector<Shape> shapes;
+  for (const Tensor& t : inputs) shapes.push_back(t.shape());
+  kernels::KernelInit init{attrs, opset, dtypes, known, shapes};
   auto kernel = kernels::make_kernel(*def, init);
   if (!kernel) return state.SkipWithError(kernel.error().to_string().c_str());
   Tensor y = Tensor::empty(DType::F32, out_shape);
@@ -196,6 +201,12 @@ void conv_args(benchmark::internal::Benchmark* b) {
     b->Args({64, 56, 56, 256, 1, 1, 0, threads});  // ResNet-50 stage 1, 1x1 expand
     b->Args({128, 28, 28, 128, 3, 1, 1, threads}); // ResNet-50 stage 2, 3x3
     b->Args({3, 224, 224, 64, 7, 2, 3, threads});  // ResNet-50 stem
+    b->Args({1024, 14, 14, 256, 1, 1, 0, threads});  // ResNet-50 stage 3, 1x1 reduce
+    b->Args({256, 14, 14, 256, 3, 1, 1, threads});   // ResNet-50 stage 3, 3x3
+    b->Args({256, 14, 14, 1024, 1, 1, 0, threads});  // ResNet-50 stage 3, 1x1 expand
+    b->Args({2048, 7, 7, 512, 1, 1, 0, threads});    // ResNet-50 stage 4, 1x1 reduce
+    b->Args({512, 7, 7, 512, 3, 1, 1, threads});     // ResNet-50 stage 4, 3x3
+    b->Args({512, 7, 7, 2048, 1, 1, 0, threads});    // ResNet-50 stage 4, 1x1 expand
   }
   b->ArgNames({"c", "h", "w", "m", "k", "stride", "pad", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
 }

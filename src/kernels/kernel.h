@@ -58,12 +58,17 @@ class KernelContext {
 };
 
 // What a kernel factory may look at when the plan instantiates it: constant inputs (for
-// weight prepacking) are given, other entries of `constants` are null.
+// weight prepacking) are given, other entries of `constants` are null. `input_shapes`, when
+// not empty, holds the input shapes of the plan the kernel is made for (empty Shape for
+// omitted inputs). It is a hint only: one kernel serves every plan of a session (e.g. each
+// batch size), so run() must accept any shape the op allows; a kernel may use the hint to
+// choose which single weight layout to prepare.
 struct KernelInit {
   const AttrMap& attrs;
   int64_t opset;
   std::span<const DType> input_dtypes;  // Undefined for omitted inputs
   std::span<const Tensor* const> constants;
+  std::span<const Shape> input_shapes = {};
 };
 
 class Kernel {

@@ -24,7 +24,9 @@ Result<std::vector<Tensor>> evaluate_node(const ir::Node& node, int64_t opset, c
   IGNIS_RETURN_IF_ERROR(schema->infer(ictx));
   const auto* def = kernels::KernelRegistry::global().find(node.domain, node.op_type, opset, dtypes);
   if (!def) return unsupported(str_cat(node.label(), ": no kernel for these input types"));
-  kernels::KernelInit init{node.attrs, opset, dtypes, inputs};
+  std::vector<Shape> shapes(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) shapes[i] = types[i].shape;
+  kernels::KernelInit init{node.attrs, opset, dtypes, inputs, shapes};
   IGNIS_ASSIGN_OR_RETURN(auto kernel, kernels::make_kernel(*def, init));
   std::vector<Tensor> outputs;
   outputs.reserve(ictx.outputs().size());

@@ -79,6 +79,13 @@ std::vector<DType> input_dtypes(const NodeInfo& info, const std::vector<ir::Valu
   return d;
 }
 
+std::vector<Shape> input_shapes(const NodeInfo& info, const std::vector<ir::ValueType>& types) {
+  std::vector<Shape> s(info.inputs.size());
+  for (size_t i = 0; i < info.inputs.size(); ++i)
+    if (info.inputs[i] >= 0) s[i] = types[info.inputs[i]].shape;
+  return s;
+}
+
 // Executes one node's kernel on tensors given by pointer (used for folding and dynamic runs).
 Status run_kernel(const NodeInfo& info, const kernels::Kernel& kernel, std::span<const Tensor* const> ins,
                   std::span<Tensor* const> outs, ThreadPool* pool, kernels::Scratch* scratch) {
@@ -194,7 +201,8 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
     if (shareable && options.kernels) kernel = options.kernels->find(ni, def, dtypes);
     if (!kernel) {
       IGNIS_RETURN_IF_ERROR(check_constants_present(info, in_values));
-      kernels::KernelInit init{info.node->attrs, info.opset, dtypes, in_values};
+      const std::vector<Shape> shapes = input_shapes(info, types);
+      kernels::KernelInit init{info.node->attrs, info.opset, dtypes, in_values, shapes};
       IGNIS_ASSIGN_OR_RETURN(auto made, kernels::make_kernel(*def, init));
       kernel = std::move(made);
       if (shareable && options.kernels) options.kernels->insert(ni, def, dtypes, kernel);
@@ -395,7 +403,8 @@ Result<std::vector<Tensor>> Plan::run_dynamic(std::span<const Tensor* const> inp
     if (kernel_cache_) kernel = kernel_cache_->find(ni, def, dtypes);
     if (!kernel) {
       IGNIS_RETURN_IF_ERROR(check_constants_present(info, in_values));
-      kernels::KernelInit init{info.node->attrs, info.opset, dtypes, in_values};
+      const std::vector<Shape> shapes = input_shapes(info, types);
+      kernels::KernelInit init{info.node->attrs, info.opset, dtypes, in_values, shapes};
       IGNIS_ASSIGN_OR_RETURN(auto made, kernels::make_kernel(*def, init));
       kernel = std::move(made);
     }

@@ -129,13 +129,18 @@ Result<Prepared> prepare(const KernelCase& c, uint32_t seed) {
   return p;
 }
 
-// Runs `def` on the prepared case; inputs listed in `constants` are visible at creation.
+// Runs `def` on the prepared case; inputs listed in `constants` are visible at creation, and
+// with `shapes` so are the input shapes (as a plan gives them).
 Result<std::vector<Tensor>> run_kernel(const KernelDef& def, const KernelCase& c, const Prepared& p,
-                                       const std::vector<int>& constants, ThreadPool* pool, std::string* guard_error) {
+                                       const std::vector<int>& constants, bool shapes, ThreadPool* pool,
+                                       std::string* guard_error) {
   std::vector<const Tensor*> known(p.inputs.size(), nullptr);
   for (int i : constants)
     if (i < static_cast<int>(known.size())) known[i] = &p.inputs[i];
-  kernels::KernelInit init{c.attrs, c.opset, p.dtypes, known};
+  std::vector<Shape> input_shapes;
+  if (shapes)
+    for (const Tensor& t : p.inputs) input_shapes.push_back(t.shape());
+  kernels::KernelInit init{c.attrs, c.opset, p.dtypes, known, input_shapes};
   IGNIS_ASSIGN_OR_RETURN(auto kernel, kernels::make_kernel(def, init));
   std::vector<std::unique_ptr<GuardedOutput>> outs;
   std::vector<Tensor*> out_ptrs;
@@ -196,15 +201,17 @@ TEST_P(KernelConsistency, MatchesReference) {
     auto prepared = prepare(c, seed);
     ASSERT_TRUE(prepared.has_value()) << where << ": " << prepared.error().to_string();
     std::string guard_error;
-    auto want = run_kernel(*ref, c, *prepared, {}, nullptr, &guard_error);
+    auto want = run_kernel(*ref, c, *prepared, {}, false, nullptr, &guard_error);
     ASSERT_TRUE(want.has_value()) << where << ": reference failed: " << want.error().to_string();
-    for (bool constant_weights : {false, true}) {
-      if (constant_weights && c.weight_inputs.empty()) continue;
+    // Weights at run time, weights as constants, and weights as constants with the plan's
+    // input shapes (kernels may choose a weight layout by them).
+    for (int known : {0, 1, 2}) {
+      if (known > 0 && c.weight_inputs.empty()) continue;
       for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
-        const std::string mode = str_cat(constant_weights ? "constant weights" : "run-time weights",
-                                         p ? ", 2 threads" : ", no pool");
+        const std::string mode = str_cat(known == 0 ? "run-time weights" : "constant weights",
+                                         known == 2 ? " and shapes" : "", p ? ", 2 threads" : ", no pool");
         guard_error.clear();
-        auto got = run_kernel(def, c, *prepared, constant_weights ? c.weight_inputs : std::vector<int>{}, p,
+        auto got = run_kernel(def, c, *prepared, known > 0 ? c.weight_inputs : std::vector<int>{}, known == 2, p,
                               &guard_error);
         ASSERT_TRUE(got.has_value()) << where << " [" << mode << "]: " << got.error().to_string();
         EXPECT_TRUE(guard_error.empty()) << where << " [" << mode << "]: " << guard_error;

@@ -201,17 +201,32 @@ void pack_im2col(const Im2colSource& s, int64_t nr, int64_t p0, int64_t kc, int6
 
 }  // namespace
 
+namespace {
+
+// Panels of `width` output positions (a multiple of 8) of rows [p0, p0 + kc): the GEMM's B
+// panels (width nr) or, for the transposed formulation, its A panels (width mr).
+void pack_im2col_panels(const Im2colSource& s, Isa isa, int64_t width, int64_t p0, int64_t kc, int64_t j0,
+                        int64_t nc, float* dst) {
+  const ConvGeometry2d& g = s.g;
+  const bool gather = im2col_gather_fits(g);
+  if (isa == Isa::Avx512 && width % 16 == 0 && gather && g.sw <= 2)
+    return conv_f32_pack_im2col_avx512(s, width, p0, kc, j0, nc, dst);
+  if (g.sw == 1) return pack_im2col<1>(s, width, p0, kc, j0, nc, gather, dst);
+  if (g.sw == 2) return pack_im2col<2>(s, width, p0, kc, j0, nc, gather, dst);
+  pack_im2col<0>(s, width, p0, kc, j0, nc, gather, dst);
+}
+
+}  // namespace
+
 void conv_f32_pack_im2col(const void* source, const GemmBackend& backend, int64_t p0, int64_t kc, int64_t j0,
                           int64_t nc, float* dst) {
-  const Im2colSource& s = *static_cast<const Im2colSource*>(source);
-  const ConvGeometry2d& g = s.g;
-  const int64_t nr = backend.nr;  // a multiple of 8, at most 64
-  const bool gather = im2col_gather_fits(g);
-  if (backend.isa == Isa::Avx512 && nr % 16 == 0 && gather && g.sw <= 2)
-    return conv_f32_pack_im2col_avx512(s, nr, p0, kc, j0, nc, dst);
-  if (g.sw == 1) return pack_im2col<1>(s, nr, p0, kc, j0, nc, gather, dst);
-  if (g.sw == 2) return pack_im2col<2>(s, nr, p0, kc, j0, nc, gather, dst);
-  pack_im2col<0>(s, nr, p0, kc, j0, nc, gather, dst);
+  // nr is a multiple of 8, at most 64.
+  pack_im2col_panels(*static_cast<const Im2colSource*>(source), backend.isa, backend.nr, p0, kc, j0, nc, dst);
+}
+
+void conv_f32_pack_im2col_rows(const void* source, const GemmBackend& backend, int64_t p0, int64_t kc, int64_t i0,
+                               int64_t mc, float* dst) {
+  pack_im2col_panels(*static_cast<const Im2colSource*>(source), backend.isa, backend.mr, p0, kc, i0, mc, dst);
 }
 
 // ---- depthwise ---------------------------------------------------------------------------

@@ -31,8 +31,14 @@ struct Im2colSource {
 void conv_f32_pack_im2col(const void* source, const GemmBackend& backend, int64_t p0, int64_t kc, int64_t j0,
                           int64_t nc, float* dst);
 
-// The same for panels of a multiple of 16 columns, in 16-column groups; conv_f32_pack_im2col
-// calls it for the AVX-512 backend. Requires AVX-512F and the 32-bit gather offsets
+// GemmPackFn for the A operand of the transposed formulation, C^T = im2col^T * W^T: output
+// positions [i0, i0 + mc) as rows, packed in panels of the backend's mr rows, which must be a
+// multiple of 8 (the AVX-512 backend). Same data as conv_f32_pack_im2col, narrower panels.
+void conv_f32_pack_im2col_rows(const void* source, const GemmBackend& backend, int64_t p0, int64_t kc, int64_t i0,
+                               int64_t mc, float* dst);
+
+// conv_f32_pack_im2col for panels of a multiple of 16 columns, in 16-column groups; it
+// runs for the AVX-512 backend. Requires AVX-512F and the 32-bit gather offsets
 // (im2col_gather_fits).
 void conv_f32_pack_im2col_avx512(const Im2colSource& s, int64_t nr, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
                                  float* dst);

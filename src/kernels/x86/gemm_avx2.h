@@ -103,14 +103,16 @@ class PackedMatrix {
   std::shared_ptr<float> data_;
 };
 
-// Writes op(B)[p0 : p0 + kc, j0 : j0 + nc] in the packed B layout of `backend` (panels of nr
-// columns, dst[(j / nr) * kc * nr + p * nr + j % nr], zero-padded to whole panels). Used for
-// B operands that are never materialized, e.g. im2col of a Conv input.
+// For a B operand: writes op(B)[p0 : p0 + kc, j0 : j0 + nc] in the packed B layout of
+// `backend` (panels of nr columns, dst[(j / nr) * kc * nr + p * nr + j % nr], zero-padded to
+// whole panels). For an A operand, the same with rows: op(A)[j0 : j0 + nc, p0 : p0 + kc] in
+// panels of mr rows, dst[(i / mr) * kc * mr + p * mr + i % mr]. Used for operands that are
+// never materialized, e.g. im2col of a Conv input.
 using GemmPackFn = void (*)(const void* ctx, const GemmBackend& backend, int64_t p0, int64_t kc, int64_t j0,
                             int64_t nc, float* dst);
 
-// One GEMM operand: a plain row-major matrix (data, ld, trans), a prepacked one, or, for B
-// only, a packing callback.
+// One GEMM operand: a plain row-major matrix (data, ld, trans), a prepacked one, or a packing
+// callback.
 struct GemmOperand {
   const float* data = nullptr;
   int64_t ld = 0;

@@ -131,6 +131,7 @@ void blocked_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_
         const int64_t mc = std::min(T::kMc, i1 - ic);
         const float* ap = abuf;
         if (g.a.packed) ap = g.a.packed->data() + pc * a_rows_pad + ic * kc;
+        else if (g.a.pack_fn) g.a.pack_fn(g.a.pack_ctx, T::backend(), pc, kc, ic, mc, abuf);
         else T::pack_a(g.a.data, g.a.ld, g.a.trans, ic, mc, pc, kc, abuf);
         T::macro_kernel(mc, nc, kc, ap, bp, g.c + ic * g.ldc + jc, g.ldc, tp, ic, jc);
       }

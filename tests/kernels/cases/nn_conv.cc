@@ -102,6 +102,19 @@ std::vector<KernelCase> conv_cases() {
   cases.push_back(conv({.x = {1, 3, 31, 29}, .m = 5, .kernel = {5, 5}, .strides = {3, 3}, .pads = {2, 2, 2, 2}}));
   cases.push_back(conv({.x = {1, 2, 17, 19}, .m = 3, .kernel = {4, 4}, .strides = {4, 4}, .pads = {1, 0, 0, 2}}));
   cases.push_back(conv({.x = {1, 7, 40, 45}, .m = 10, .kernel = {3, 3}, .strides = {1, 2}, .pads = {1, 1, 1, 1}}));
+  // Few output positions against many channels: the transposed formulation when the plan's
+  // shapes are known (x86 AVX-512). 8-row position tiles with tails, 32-channel panels
+  // whole and split, depth across 256-deep slices, positions across the 144-row blocks,
+  // strides, pointwise with two images, 1-D.
+  cases.push_back(conv({.x = {1, 64, 7, 7}, .m = 64, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));
+  cases.push_back(conv({.x = {2, 400, 7, 7}, .m = 64, .kernel = {1, 1}}));
+  cases.push_back(conv({.x = {1, 64, 9, 9}, .m = 96, .kernel = {3, 3}, .pads = {1, 1, 1, 1}, .bias = false}));
+  cases.push_back(conv({.x = {1, 300, 4, 4}, .m = 32, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));  // depth 2700
+  cases.push_back(conv({.x = {1, 64, 15, 15}, .m = 96, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));  // 225 rows
+  cases.push_back(conv({.x = {1, 32, 14, 14}, .m = 64, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}}));
+  cases.push_back(conv({.x = {2, 512, 13, 13}, .m = 96, .kernel = {1, 1}, .strides = {2, 2}}));
+  cases.push_back(conv({.x = {1, 128, 20}, .m = 64, .kernel = {3}, .pads = {1, 1}}));
+  cases.push_back(conv({.x = {1, 64, 3, 3}, .m = 200, .kernel = {1, 1}}));
   // Grouped, not depthwise.
   cases.push_back(conv({.x = {1, 8, 9, 9}, .m = 12, .kernel = {3, 3}, .group = 2, .pads = {1, 1, 1, 1}}));
   cases.push_back(conv({.x = {2, 12, 6, 7}, .m = 12, .kernel = {1, 1}, .group = 3}));
@@ -137,7 +150,7 @@ std::vector<KernelCase> conv_cases() {
 
 std::vector<KernelCase> fused_conv_cases() {
   // Each path of the Conv kernel (im2col GEMM, pointwise, grouped, depthwise at both strides,
-  // and the reference fallback for 3-D) with the residual Z and every activation.
+  // the reference fallback for 3-D, transposed) with the residual Z and every activation.
   const ConvSpec specs[] = {
       {.x = {1, 6, 9, 11}, .m = 10, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
       {.x = {2, 8, 5, 7}, .m = 26, .kernel = {1, 1}},
@@ -145,6 +158,10 @@ std::vector<KernelCase> fused_conv_cases() {
       {.x = {1, 5, 12, 35}, .m = 5, .kernel = {3, 3}, .group = 5, .pads = {1, 1, 1, 1}},
       {.x = {1, 3, 13, 13}, .m = 3, .kernel = {5, 5}, .group = 3, .strides = {2, 2}, .pads = {2, 2, 2, 2}},
       {.x = {1, 2, 4, 5, 6}, .m = 3, .kernel = {3, 3, 3}, .pads = {1, 1, 1, 1, 1, 1}},
+      // The transposed formulation (with the plan's shapes): 35 positions, 64 channels; 16
+      // positions, 33 channels (one in the last panel), strided 1x1, two images.
+      {.x = {1, 64, 5, 7}, .m = 64, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
+      {.x = {2, 256, 7, 7}, .m = 33, .kernel = {1, 1}, .strides = {2, 2}},
   };
   std::vector<KernelCase> cases;
   for (const auto& act : fused_activations()) {

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// The transposed convolution (src/kernels/x86/conv_transposed.h): the store pass against a
+// scalar computation on sub-ranges with tails in both directions, never touching values
+// outside its range; and x86 Conv kernels created for one plan's shapes (which picks the
+// weight layout) running other shapes, as a kernel shared by the plans of several batch
+// sizes or image sizes does, against the reference kernel. Shapes, epilogues and threads
+// in the plan's own shapes are covered by the registry-wide consistency test.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/attribute.h"
+#include "core/thread_pool.h"
+#include "kernels/registry.h"
+#include "kernels/x86/conv_transposed.h"
+
+#ifdef IGNIS_HAVE_X86_KERNELS
+namespace ignis::kernels::x86 {
+namespace {
+
+std::vector<float> uniform_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+TEST(ConvTransposedStore, MatchesScalarTransposeOnSubRangesAndWritesNothingElse) {
+  if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
+  struct Range {
+    int64_t positions, channels, j0, j1, c0, c1;
+  };
+  const Range ranges[] = {{49, 64, 0, 49, 0, 64},   {196, 40, 0, 196, 0, 40}, {17, 33, 3, 17, 1, 30},
+                          {16, 16, 0, 16, 0, 16},   {5, 70, 0, 5, 32, 70},    {40, 9, 8, 24, 0, 9},
+                          {1, 1, 0, 1, 0, 1},       {33, 100, 16, 33, 16, 48}};
+  uint32_t seed = 1;
+  for (const Range& r : ranges) {
+    for (bool with_residual : {false, true}) {
+      const int64_t ldct = r.channels + 7;  // any leading dimension
+      const std::vector<float> ct = uniform_floats(static_cast<size_t>(r.positions * ldct), seed++);
+      const std::vector<float> bias = uniform_floats(static_cast<size_t>(r.channels), seed++);
+      const std::vector<float> residual = uniform_floats(static_cast<size_t>(r.positions * r.channels), seed++);
+      GemmEpilogue e;
+      e.bias = bias.data();
+      e.residual = with_residual ? residual.data() : nullptr;
+      e.residual_ld = r.positions;
+      e.act = Activation::Relu;
+      const float poison = -12345.0f;
+      std::vector<float> y(static_cast<size_t>(r.positions * r.channels), poison);
+      conv_f32_store_transposed_avx512(ct.data(), ldct, r.j0, r.j1, r.c0, r.c1, e, y.data(), r.positions);
+      for (int64_t c = 0; c < r.channels; ++c)
+        for (int64_t j = 0; j < r.positions; ++j) {
+          const float got = y[static_cast<size_t>(c * r.positions + j)];
+          if (c < r.c0 || c >= r.c1 || j < r.j0 || j >= r.j1) {
+            ASSERT_EQ(got, poison) << "written outside the range at channel " << c << ", position " << j;
+            continue;
+          }
+          float want = ct[static_cast<size_t>(j * ldct + c)] + bias[static_cast<size_t>(c)];
+          if (with_residual) want += residual[static_cast<size_t>(c * r.positions + j)];
+          want = std::max(want, 0.0f);
+          ASSERT_NEAR(got, want, 1e-6f) << "channel " << c << ", position " << j << " of " << r.positions << "x"
+                                        << r.channels;
+        }
+    }
+  }
+}
+
+Tensor random_tensor(const Shape& shape, uint32_t seed) {
+  Tensor t = Tensor::empty(DType::F32, shape);
+  const std::vector<float> v = uniform_floats(static_cast<size_t>(t.numel()), seed);
+  std::copy(v.begin(), v.end(), t.data_as<float>());
+  return t;
+}
+
+// Runs kernel `id` created with constant W and B and the shape hint `plan_x` on input x.
+Tensor run_conv(std::string_view id, const AttrMap& attrs, const Shape& plan_x, const Tensor& x, const Tensor& w,
+                const Tensor& b, const Shape& y_shape, ThreadPool* pool) {
+  const KernelDef* def = KernelRegistry::global().find_by_id(id);
+  EXPECT_NE(def, nullptr) << id;
+  const std::vector<DType> dtypes(3, DType::F32);
+  const std::vector<const Tensor*> constants{nullptr, &w, &b};
+  const std::vector<Shape> shapes{plan_x, w.shape(), b.shape()};
+  auto kernel = make_kernel(*def, KernelInit{attrs, 11, dtypes, constants, shapes});
+  EXPECT_TRUE(kernel.has_value());
+  Tensor y = Tensor::empty(DType::F32, y_shape);
+  std::fill(y.data_as<float>(), y.data_as<float>() + y.numel(), std::nanf(""));
+  const std::vector<const Tensor*> ins{&x, &w, &b};
+  const std::vector<Tensor*> outs{&y};
+  Scratch scratch;
+  KernelContext ctx(attrs, 11, ins, outs, pool, &scratch);
+  EXPECT_TRUE((*kernel)->run(ctx).is_ok());
+  return y;
+}
+
+TEST(ConvTransposed, KernelsMadeForOnePlansShapesRunOtherShapes) {
+  if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
+  Attribute pads;
+  pads.kind = Attribute::Kind::Ints;
+  pads.ints = {1, 1, 1, 1};
+  AttrMap attrs;
+  attrs.set("pads", pads);
+  // 300 output channels: beyond Winograd's range, so every run takes a GEMM formulation.
+  const int64_t c = 96, m = 300;
+  const Tensor w = random_tensor({m, c, 3, 3}, 7), b = random_tensor({m}, 8);
+  // {plan's input, run's input}: a 7x7 plan (transposed layout) running batch 3 and a 30x30
+  // image, and a 30x30 plan (plain layout) running a 7x7 image.
+  const Shape cases[][2] = {{{1, c, 7, 7}, {3, c, 7, 7}}, {{1, c, 7, 7}, {1, c, 30, 30}}, {{1, c, 30, 30}, {2, c, 7, 7}}};
+  ThreadPool pool(2);
+  uint32_t seed = 20;
+  for (const auto& sc : cases) {
+    const Shape& run = sc[1];
+    const Tensor x = random_tensor(run, seed++);
+    const Shape y_shape{run[0], m, run[2], run[3]};
+    const Tensor want = run_conv("ref/conv", attrs, sc[0], x, w, b, y_shape, nullptr);
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      const Tensor got = run_conv("x86/conv_f32_8x32", attrs, sc[0], x, w, b, y_shape, p);
+      double max_ref = 0;
+      for (int64_t i = 0; i < want.numel(); ++i)
+        max_ref = std::max(max_ref, std::fabs(static_cast<double>(want.data_as<float>()[i])));
+      const double tol = 2e-6 * std::sqrt(static_cast<double>(c * 9)) * std::max(1.0, max_ref);
+      for (int64_t i = 0; i < want.numel(); ++i)
+        ASSERT_NEAR(got.data_as<float>()[i], want.data_as<float>()[i], tol)
+            << "plan " << sc[0].str() << ", run " << run.str() << (p ? ", 2 threads" : "") << ", element " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ignis::kernels::x86
+#endif  // IGNIS_HAVE_X86_KERNELS
