@@ -132,10 +132,11 @@ void store_partial_tile(const __m512 (*acc)[2], int rows, float* c, int64_t ldc,
 }
 
 // C[0:M, 0:32] (or its first `cols` columns when kTail) from an A panel (stride kMr per
-// depth step) and a B panel (stride kNr).
+// depth step) and a B panel (stride kNr); prefetches the pf_lines lines at pf into L2, one
+// every other depth step (the rest, if any, after the loop).
 template <int M, bool kTail>
 void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b, float* c, int64_t ldc,
-                const TileParams& tp, int64_t row0, int64_t col0, int cols) {
+                const TileParams& tp, int64_t row0, int64_t col0, int cols, const char* pf, int64_t pf_lines) {
   __m512 acc0[M], acc1[M];
   for (int i = 0; i < M; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
   // Touch the C tile early so its lines arrive while the depth loop runs.
@@ -145,6 +146,11 @@ void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b
   }
 #pragma GCC unroll 4
   for (int64_t p = 0; p < kc; ++p) {
+    if ((p & 1) == 0 && pf_lines > 0) {
+      _mm_prefetch(pf, _MM_HINT_T1);
+      pf += 64;
+      --pf_lines;
+    }
     const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
     for (int i = 0; i < M; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
@@ -154,6 +160,7 @@ void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b
     a += kMr;
     b += kNr;
   }
+  for (; pf_lines > 0; --pf_lines, pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
   const TileParams t = tp;
   if (!kTail && !t.read_c && !t.finish && t.alpha == 1.0f) {  // the common first slice: plain stores
     for (int i = 0; i < M; ++i) {
@@ -180,7 +187,7 @@ void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b
 }
 
 using TileFn = void (*)(int64_t, const float*, const float*, float*, int64_t, const TileParams&, int64_t, int64_t,
-                        int);
+                        int, const char*, int64_t);
 
 template <bool kTail, int... Ms>
 constexpr auto tiles_of(std::integer_sequence<int, Ms...>) {
@@ -191,9 +198,10 @@ constexpr std::array<TileFn, kMr> kTiles[2] = {tiles_of<false>(std::make_integer
 
 void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
                   const TileParams& tp, int64_t row0, int64_t col0) {
-  for_each_tile<kMr, kNr>(mc, nc, kc, bp, [&](int64_t ir, int rows, int64_t jr, int cols) {
+  for_each_tile<kMr, kNr, true>(mc, nc, kc, bp,
+                                [&](int64_t ir, int rows, int64_t jr, int cols, const char* pf, int64_t pf_lines) {
     kTiles[cols < kNr][rows - 1](kc, ap + ir * kc, bp + jr * kc, c + ir * ldc + jr, ldc, tp, row0 + ir, col0 + jr,
-                                 cols);
+                                 cols, pf, pf_lines);
   });
 }
 

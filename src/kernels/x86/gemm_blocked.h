@@ -141,8 +141,12 @@ void blocked_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_
 
 // Prefetches the next B panel into L2 a few lines per row tile while the row tiles of the
 // current panel run: prepacked weights otherwise arrive from L3 on the panel's first tile.
-// Calls tile(ir, rows, jr, cols) for every register tile of the mc x nc block.
-template <int kMr, int kNr, class Tile>
+// Calls tile(ir, rows, jr, cols, pf, pf_lines) for every register tile of the mc x nc block,
+// where [pf, pf + 64 * pf_lines) are the lines that tile should prefetch. With kInTile the
+// tile issues them between its multiply-adds; otherwise they are issued here, before the
+// tile (a burst of prefetches that miss L2 stalls the core on its line fill buffers: 11% of
+// a 3x3 convolution on a 7x7 image, whose few row tiles each prefetch 74 lines).
+template <int kMr, int kNr, bool kInTile, class Tile>
 inline void for_each_tile(int64_t mc, int64_t nc, int64_t kc, const float* bp, Tile&& tile) {
   const int64_t row_tiles = (mc + kMr - 1) / kMr;
   const int64_t panel_lines = kc * kNr * static_cast<int64_t>(sizeof(float)) / 64;
@@ -151,11 +155,18 @@ inline void for_each_tile(int64_t mc, int64_t nc, int64_t kc, const float* bp, T
     const int cols = static_cast<int>(std::min<int64_t>(kNr, nc - jr));
     const char* next = jr + kNr < nc ? reinterpret_cast<const char*>(bp + (jr + kNr) * kc) : nullptr;
     for (int64_t ir = 0, t = 0; ir < mc; ir += kMr, ++t) {
+      const char* pf = nullptr;
+      int64_t lines = 0;
       if (next) {
-        for (int64_t l = t * lines_per_tile; l < std::min(panel_lines, (t + 1) * lines_per_tile); ++l)
-          __builtin_prefetch(next + l * 64, 0, 2);
+        const int64_t l0 = std::min(panel_lines, t * lines_per_tile);
+        lines = std::min(panel_lines, (t + 1) * lines_per_tile) - l0;
+        pf = next + l0 * 64;
+        if (!kInTile) {
+          for (int64_t l = 0; l < lines; ++l) __builtin_prefetch(pf + l * 64, 0, 2);
+          lines = 0;
+        }
       }
-      tile(ir, static_cast<int>(std::min<int64_t>(kMr, mc - ir)), jr, cols);
+      tile(ir, static_cast<int>(std::min<int64_t>(kMr, mc - ir)), jr, cols, pf, lines);
     }
   }
 }
