@@ -85,6 +85,72 @@ bool narrow_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t
   return true;
 }
 
+// At most this many rows of C against a prepacked B take the row path below.
+inline constexpr int kNarrowMaxRows = 4;
+
+// C[kM rows, one B panel of kNr columns] for few rows against a prepacked B: a classifier
+// Gemm or MatMul at batch 1 (the digits CNN's 1x512 by 512x10). The register tile would pack
+// A into mostly padding and run its 1-row tile, whose two accumulators wait on the FMA
+// latency every depth step; here the depth is split over independent partial sums (8 vector
+// chains in all) and A is read in place. The inner loop over the panel's kNr columns is what
+// the compiler vectorizes with the file's ISA.
+template <int kNr, int64_t kKc, int kM>
+void narrow_rows_panel(const GemmArgs& g, int64_t i0, int rows, int64_t jr, int cols, int64_t cols_pad) {
+  constexpr int kParts = kM == 1 ? 4 : kM == 2 ? 2 : 1;
+  float acc[kM][kParts][kNr] = {};
+  auto a_at = [&](int i, int64_t p) {
+    const int64_t r = i0 + std::min(i, rows - 1);  // rows past the end repeat the last (not stored)
+    return g.a.trans ? g.a.data[p * g.a.ld + r] : g.a.data[r * g.a.ld + p];
+  };
+  for (int64_t pc = 0; pc < g.k; pc += kKc) {
+    const int64_t kc = std::min(kKc, g.k - pc);
+    const float* bp = g.b.packed->data() + pc * cols_pad + jr * kc;
+    int64_t p = 0;
+    for (; p + kParts <= kc; p += kParts)
+      for (int u = 0; u < kParts; ++u)
+        for (int i = 0; i < kM; ++i) {
+          const float a = a_at(i, pc + p + u);
+          for (int j = 0; j < kNr; ++j) acc[i][u][j] += a * bp[(p + u) * kNr + j];
+        }
+    for (; p < kc; ++p)
+      for (int i = 0; i < kM; ++i) {
+        const float a = a_at(i, pc + p);
+        for (int j = 0; j < kNr; ++j) acc[i][0][j] += a * bp[p * kNr + j];
+      }
+  }
+  const GemmEpilogue& e = g.epilogue;
+  const bool has_epilogue = e.bias || e.residual || e.act != Activation::None;
+  for (int i = 0; i < rows; ++i) {
+    float* c = g.c + (i0 + i) * g.ldc + jr;
+    for (int j = 0; j < cols; ++j) {
+      float v = 0.0f;
+      for (int u = 0; u < kParts; ++u) v += acc[i][u][j];
+      c[j] = g.alpha * v + (g.beta == 0.0f ? 0.0f : g.beta * c[j]);
+    }
+    if (has_epilogue) gemm_f32_apply_epilogue(e, i0 + i, jr, cols, c);
+  }
+}
+
+// The row path for rows [i0, i1) when it applies (B prepacked, A a plain matrix, at most
+// kNarrowMaxRows rows); false when the blocked loop must run instead.
+template <int kNr, int64_t kKc>
+bool narrow_rows_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  const int64_t m = i1 - i0;
+  if (!g.b.packed || !g.a.data || g.a.packed || g.a.pack_fn || m > kNarrowMaxRows || g.k <= 0) return false;
+  const int64_t cols_pad = round_up(g.b.packed->cols(), kNr);
+  for (int64_t jr = j0; jr < j1; jr += kNr) {
+    const int cols = static_cast<int>(std::min<int64_t>(kNr, j1 - jr));
+    const int rows = static_cast<int>(m);
+    switch (m) {
+      case 1: narrow_rows_panel<kNr, kKc, 1>(g, i0, rows, jr, cols, cols_pad); break;
+      case 2: narrow_rows_panel<kNr, kKc, 2>(g, i0, rows, jr, cols, cols_pad); break;
+      case 3: narrow_rows_panel<kNr, kKc, 3>(g, i0, rows, jr, cols, cols_pad); break;
+      default: narrow_rows_panel<kNr, kKc, 4>(g, i0, rows, jr, cols, cols_pad); break;
+    }
+  }
+  return true;
+}
+
 // T, the ISA file's tile set, provides:
 //   static constexpr int kMr, kNr;  static constexpr int64_t kKc, kMc, kNc, kNcPackedA;
 //     (kMc a multiple of kMr; kNc and kNcPackedA multiples of kNr; kNcPackedA is the column
@@ -106,6 +172,7 @@ void blocked_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_
   if (i0 >= i1 || j0 >= j1) return;
   if (g.k <= 0) return gemm_no_depth(g, i0, i1, j0, j1);
   if (narrow_range<T::kMr, T::kKc>(g, i0, i1, j0, j1)) return;
+  if (narrow_rows_range<T::kNr, T::kKc>(g, i0, i1, j0, j1)) return;
   const int64_t kc_max = std::min(g.k, T::kKc);
   float* abuf = workspace;
   float* bbuf = workspace + (g.a.packed ? 0 : round_up(round_up(std::min(g.m, T::kMc), T::kMr) * kc_max, 16));
