@@ -199,15 +199,41 @@ void pack_im2col(const Im2colSource& s, int64_t nr, int64_t p0, int64_t kc, int6
   }
 }
 
+// n floats (n >= 0) from src to dst, 8 and 4 at a time, then one by one: runs here are short
+// (one output row), where a memcpy call would cost more than the copy, and masked AVX2
+// stores (vmaskmovps) are slow.
+inline void copy_floats(const float* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
+  if (i + 4 <= n) {
+    _mm_storeu_ps(dst + i, _mm_loadu_ps(src + i));
+    i += 4;
+  }
+  for (; i < n; ++i) dst[i] = src[i];
+}
+
+inline void zero_floats(float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_setzero_ps());
+  if (i + 4 <= n) {
+    _mm_storeu_ps(dst + i, _mm_setzero_ps());
+    i += 4;
+  }
+  for (; i < n; ++i) dst[i] = 0.0f;
+}
+
 // The packer for small outputs (rows narrower than 16 positions, where nearly every group of
 // 8 runs into the next output row and so took the masked gather with per-tap bounds tests):
-// the block's channel planes are first copied with their padding materialized, so every
-// lane's offset is fixed for the whole block and each group of every tap is one gather
-// without bounds tests (the block's last group masked). False, with nothing written, when
-// the padded planes exceed the stack buffer or the block has too many positions. Measured
-// (1 thread, transposed 3x3 convolutions, packing's share of the node and the node's time):
-// 512->512 on 7x7 12.7% -> 7.6%, 1.97 -> 1.89 ms; the digits CNN's 16->32 on 4x4 64% -> 31%,
-// 6 -> 4 us.
+// the block's channel planes are first copied with their padding materialized, so no tap
+// needs a bounds test. At unit column stride a group of 8 lanes is then at most 3 runs of
+// consecutive floats (one per output row it touches): as many unaligned loads, blended;
+// other strides (or narrower rows) gather each group with offsets fixed for the whole block
+// (the block's last group masked). Measured at 1 thread: the digits CNN's 16->32
+// convolution on a 4x4 image took 6 us with the bounds-tested gathers (64% packing), 4.2 us
+// with padded-plane gathers, 4.1 us with the runs (copying each run with its own loads and
+// stores instead was slower than gathering); 512->512 on 7x7 packed in 12.7%, 7.6% and 7.1%
+// of the node. False, with nothing written, when the padded planes exceed the stack buffer
+// or the block has too many positions.
 bool pack_im2col_padded(const Im2colSource& s, int64_t width, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
                         float* dst) {
   constexpr int64_t kBufFloats = 16384, kMaxGroups = 64;
@@ -219,43 +245,81 @@ bool pack_im2col_padded(const Im2colSource& s, int64_t width, int64_t p0, int64_
   const int64_t plane = rows * cols;
   const int64_t panels = (nc + width - 1) / width, groups = panels * (width / 8);
   if (channels * plane > kBufFloats || groups > kMaxGroups) return false;
-  alignas(64) float buf[kBufFloats];
+  // 8 floats of slack before and after the planes for the run loads.
+  alignas(64) float storage[kBufFloats + 16];
+  float* buf = storage + 8;
   for (int64_t c = 0; c < channels; ++c) {
     const float* xc = s.x + (c_first + c) * g.ih * g.iw;
     for (int64_t r = 0; r < rows; ++r) {
       float* out = buf + c * plane + r * cols;
       const int64_t iy = r - g.ph;
       if (iy < 0 || iy >= g.ih) {
-        std::fill(out, out + cols, 0.0f);
+        zero_floats(out, cols);
         continue;
       }
       // Columns [a, b) of the padded row are input columns [a - pw, b - pw).
       const int64_t a = std::min(cols, g.pw), b = std::max(a, std::min(cols, g.pw + g.iw));
-      std::fill(out, out + a, 0.0f);
-      std::memcpy(out + a, xc + iy * g.iw + (a - g.pw), static_cast<size_t>(b - a) * sizeof(float));
-      std::fill(out + b, out + cols, 0.0f);
+      zero_floats(out, a);
+      copy_floats(xc + iy * g.iw + (a - g.pw), out + a, b - a);
+      zero_floats(out + b, cols - b);
     }
   }
+  // Per group of 8 lanes: its lanes' offsets in a padded plane, and at unit column stride its
+  // runs of consecutive offsets (lanes in one output row), at most kMaxRuns: lane L of run r
+  // reads base + shift[r] + L, lanes from start[r] on take run r.
+  constexpr int kMaxRuns = 3;
+  struct Group {
+    int runs = 0;  // 0: gathered
+    int64_t out = 0;  // offset of the group's 8 floats in the panels, less p * width
+    int64_t shift[kMaxRuns] = {};
+    __m256 from[kMaxRuns];
+  };
+  Group grp[kMaxGroups];
   alignas(32) int32_t offsets[kMaxGroups][8];
-  for (int64_t q = 0; q < groups; ++q)
-    for (int64_t lane = 0; lane < 8; ++lane) {
-      const int64_t j = std::min(q * 8 + lane, nc - 1);  // lanes past the end: masked off below
-      const int64_t pos = j0 + j;
-      offsets[q][lane] = static_cast<int32_t>((pos / g.ow) * g.sh * cols + (pos % g.ow) * g.sw);
+  for (int64_t q = 0; q < groups; ++q) {
+    int64_t y = (j0 + std::min(q * 8, nc - 1)) / g.ow, x = (j0 + std::min(q * 8, nc - 1)) % g.ow;
+    int runs = 0;
+    for (int lane = 0; lane < 8; ++lane) {
+      const int64_t off = y * g.sh * cols + x * g.sw;
+      offsets[q][lane] = static_cast<int32_t>(off);
+      const bool real = q * 8 + lane < nc;
+      if (real && (lane == 0 || x == 0)) {  // a new run starts at each output row
+        if (runs < kMaxRuns) {
+          grp[q].shift[runs] = off - lane;
+          grp[q].from[runs] = _mm256_castsi256_ps(
+              _mm256_cmpgt_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(lane - 1)));
+        }
+        ++runs;
+      }
+      if (real && ++x == g.ow) {
+        x = 0;
+        ++y;
+      }
     }
+    grp[q].runs = g.sw == 1 && runs <= kMaxRuns ? runs : 0;
+    grp[q].out = q / (width / 8) * width * kc + q % (width / 8) * 8;  // divided once per block
+  }
   const int64_t full = nc / 8;  // groups with 8 real lanes
   const __m256 tail_mask = _mm256_castsi256_ps(lane_mask(static_cast<int>(nc % 8)));
-  const int64_t gpp = width / 8;
   Im2colTap tap(g, p0);
   for (int64_t p = 0; p < kc; ++p, tap.next(g)) {
     const float* base = buf + (tap.c - c_first) * plane + tap.ky * g.dh * cols + tap.kx * g.dw;
     for (int64_t q = 0; q < groups; ++q) {
-      const __m256i off = _mm256_load_si256(reinterpret_cast<const __m256i*>(offsets[q]));
+      const Group& G = grp[q];
       __m256 v;
-      if (q < full) v = _mm256_i32gather_ps(base, off, 4);
-      else if (q == full && nc % 8 != 0) v = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), base, off, tail_mask, 4);
-      else v = _mm256_setzero_ps();
-      _mm256_store_ps(dst + (q / gpp) * width * kc + p * width + (q % gpp) * 8, v);
+      if (q > full || (q == full && nc % 8 == 0)) {
+        v = _mm256_setzero_ps();
+      } else if (G.runs > 0) {
+        // Loads may reach into the buffer's slack around the planes; blended away.
+        v = _mm256_loadu_ps(base + G.shift[0]);
+        for (int r = 1; r < G.runs; ++r) v = _mm256_blendv_ps(v, _mm256_loadu_ps(base + G.shift[r]), G.from[r]);
+        if (q == full) v = _mm256_and_ps(v, tail_mask);
+      } else {
+        const __m256i off = _mm256_load_si256(reinterpret_cast<const __m256i*>(offsets[q]));
+        v = q < full ? _mm256_i32gather_ps(base, off, 4)
+                     : _mm256_mask_i32gather_ps(_mm256_setzero_ps(), base, off, tail_mask, 4);
+      }
+      _mm256_store_ps(dst + G.out + p * width, v);
     }
   }
   return true;
