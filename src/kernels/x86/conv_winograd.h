@@ -69,4 +69,44 @@ class ConvWinograd {
   std::vector<PackedMatrix> u_;  // 36 transformed weight matrices [cout x cin], AVX-512 A panels
 };
 
+// Winograd F(2x2, 3x3) (conv_winograd2_avx512.cc) for the outputs F(4x4) leaves to the GEMM:
+// 14x14 images, 49 tiles of 2x2 with no tile waste, 2.25x fewer multiply-adds than the
+// direct GEMM and transformed weights only 16/9 of the plain ones (F(4x4): 4x, on 16 tiles
+// of which a quarter is padding). Where it wins is measured in conv_winograd2_avx512.cc:
+// from 25 tiles (about 10x10 outputs) to the F(4x4) limit, channels 16 to 512.
+inline constexpr int64_t kConvWinograd2MinTiles = 25;
+inline constexpr int64_t kConvWinograd2MaxChannels = 512;
+
+inline bool conv_winograd2_weights_supported(int64_t kh, int64_t kw, int64_t cin, int64_t cout, int64_t group) {
+  return kh == 3 && kw == 3 && group == 1 && cin >= kConvWinogradMinChannels && cout >= kConvWinogradMinChannels &&
+         cin <= kConvWinograd2MaxChannels && cout <= kConvWinograd2MaxChannels;
+}
+
+// Whether a run of this geometry should take F(2x2, 3x3): 2-D 3x3, unit strides and
+// dilations, enough 2x2 tiles per image, and not one F(4x4) takes (when it has the weights).
+inline bool conv_winograd2_supported(const ConvGeometry2d& g, int64_t cin, int64_t cout, int64_t group) {
+  if (!conv_winograd2_weights_supported(g.kh, g.kw, cin, cout, group)) return false;
+  if (g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 || g.oh < 1 || g.ow < 1) return false;
+  return ((g.oh + 1) / 2) * ((g.ow + 1) / 2) >= kConvWinograd2MinTiles &&
+         ((g.oh + 3) / 4) * ((g.ow + 3) / 4) < kConvWinogradMinTiles;
+}
+
+// Transformed weights of one convolution for F(2x2, 3x3) and the per-run driver; the same
+// contract as ConvWinograd (AVX-512F, immutable, concurrent runs).
+class ConvWinograd2 {
+ public:
+  static ConvWinograd2 create(const float* w, int64_t cout, int64_t cin);
+
+  bool empty() const { return u_.empty(); }
+
+  size_t scratch_floats(const ConvGeometry2d& g, int64_t batch, int threads) const;
+
+  void run(const ConvGeometry2d& g, int64_t batch, const float* x, const float* bias, const float* residual,
+           const GemmEpilogue& act, float* y, ThreadPool* pool, float* scratch) const;
+
+ private:
+  int64_t cin_ = 0, cout_ = 0;
+  std::vector<PackedMatrix> u_;  // 16 transformed weight matrices [cout x cin], AVX-512 A panels
+};
+
 }  // namespace ignis::kernels::x86

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "kernels/x86/conv_winograd.h"
+#include "kernels/x86/winograd_avx512.h"
 
 namespace ignis::kernels::x86 {
 
@@ -48,13 +49,6 @@ namespace {
 constexpr int kPoints = 36;  // 6x6 transform points
 
 inline int64_t round_up_to(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
-// Lanes [lo, hi) of 16.
-inline __mmask16 lanes(int64_t lo, int64_t hi) {
-  lo = std::clamp<int64_t>(lo, 0, 16);
-  hi = std::clamp<int64_t>(hi, lo, 16);
-  return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
-}
 
 // Tile grid of one run.
 struct Grid {
@@ -72,19 +66,6 @@ Grid make_grid(const ConvGeometry2d& g) {
   // tile index up to tw stay inside.
   t.qlen = round_up_to(t.tw + 17, 16);
   return t;
-}
-
-// Calls f(n, ty, tx0, tx1, col) for each run of tiles of one tile row inside the global tile
-// range [t0, t1); col is the position of tile (n, ty, tx0) in the range.
-template <class F>
-void for_each_row_segment(const Grid& grid, int64_t t0, int64_t t1, F&& f) {
-  for (int64_t t = t0; t < t1;) {
-    const int64_t n = t / grid.per_image, in_image = t % grid.per_image;
-    const int64_t ty = in_image / grid.tw, tx0 = in_image % grid.tw;
-    const int64_t tx1 = std::min(grid.tw, tx0 + (t1 - t));
-    f(n, ty, tx0, tx1, t - t0);
-    t += tx1 - tx0;
-  }
 }
 
 // ---- input transform ---------------------------------------------------------------------
@@ -105,16 +86,6 @@ inline void input_1d(const __m512 d[6], __m512 t[6]) {
   t[3] = _mm512_add_ps(c, e);
   t[4] = _mm512_sub_ps(c, e);
   t[5] = _mm512_fmadd_ps(four, d[1], _mm512_fnmadd_ps(five, d[3], d[5]));
-}
-
-// 16 floats of input row `row` (null: a padding row) starting at column s, zeros outside
-// [0, iw). Never forms a pointer outside the row.
-inline __m512 load_padded(const float* row, int64_t s, int64_t iw) {
-  if (!row) return _mm512_setzero_ps();
-  const __mmask16 m = lanes(-s, iw - s);
-  if (!m) return _mm512_setzero_ps();
-  if (s >= 0) return _mm512_maskz_loadu_ps(m, row + s);
-  return _mm512_maskz_expandloadu_ps(m, row);  // lanes [-s, ..) take row[0, ..)
 }
 
 // Input transform of the tiles [tx0, tx1) of tile row ty of one channel plane `x`:

@@ -109,6 +109,15 @@ class ConvKernel final : public Kernel {
         conv_winograd_weights_supported(w->dim(2), w->dim(3), w->dim(1), w->dim(0), group) && all_ones("strides") &&
         all_ones("dilations"))
       k->winograd_ = ConvWinograd::create(w->data_as<float>(), w->dim(0), w->dim(1));
+    // F(2x2, 3x3) only where the plan's shapes say it will run (its weights are not small).
+    if (avx512 && f32_weights && w->rank() == 4 && init.input_shapes.size() > 0 &&
+        init.input_shapes[0].rank() == 4 &&
+        conv_winograd2_weights_supported(w->dim(2), w->dim(3), w->dim(1), w->dim(0), group)) {
+      const auto wg = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2),
+                                           w->shape().dims().subspan(2), false);
+      if (wg && conv_winograd2_supported(as_2d(*wg), w->dim(1), w->dim(0), group))
+        k->winograd2_ = ConvWinograd2::create(w->data_as<float>(), w->dim(0), w->dim(1));
+    }
     // Ungrouped convolutions on the AVX-512 backend whose output (in the plan's shapes) has
     // few positions, and that Winograd does not take, pack W^T for the transposed
     // formulation (conv_transposed.h) instead of W.
@@ -166,6 +175,13 @@ class ConvKernel final : public Kernel {
       float* ws = static_cast<float*>(
           ctx.scratch(winograd_.scratch_floats(g, s.n, pool ? pool->threads() : 1) * sizeof(float)));
       winograd_.run(g, s.n, x.data_as<float>(), bias, residual, activation_, y.data_as<float>(), pool, ws);
+      return Status::ok();
+    }
+    if (!winograd2_.empty() && conv_winograd2_supported(g, s.cg, s.m, s.group)) {
+      ThreadPool* pool = ctx.pool();
+      float* ws = static_cast<float*>(
+          ctx.scratch(winograd2_.scratch_floats(g, s.n, pool ? pool->threads() : 1) * sizeof(float)));
+      winograd2_.run(g, s.n, x.data_as<float>(), bias, residual, activation_, y.data_as<float>(), pool, ws);
       return Status::ok();
     }
     if (!packed_wt_.empty() && s.group == 1) {
@@ -355,6 +371,7 @@ class ConvKernel final : public Kernel {
   std::vector<PackedMatrix> packed_w_;  // per group, when W is constant and the GEMM path applies
   PackedMatrix packed_wt_;              // W^T as B, instead, for the transposed formulation
   ConvWinograd winograd_;               // transformed W, when W is constant and Winograd may apply
+  ConvWinograd2 winograd2_;             // the same for F(2x2, 3x3), when the plan's shapes take it
   GemmEpilogue activation_;             // FusedConv's activation; bias and Z are set per run
 };
 

@@ -5,7 +5,9 @@
 // 56), rows of more than 16 tiles and more than 64 input columns, pads 0/1/2 and asymmetric,
 // SAME padding, channel counts that are not multiples of 8 or 16, depth past one GEMM block,
 // batch 2 (tile ranges across images), 14x14 images just below the tile limit, and through FusedConv the residual and every
-// activation. On other kernels these are ordinary 3x3 convolutions.
+// activation. Then the outputs F(2x2, 3x3) takes when the plan's shapes are known (14x14 and
+// other images from 25 2x2 tiles up to the F(4x4) limit). On other kernels these are ordinary
+// 3x3 convolutions.
 #include "core/strings.h"
 #include "kernels/cases/cases.h"
 
@@ -62,6 +64,17 @@ std::vector<KernelCase> conv_winograd_cases() {
       {.x = {1, 64, 56, 56}, .m = 64, .pads = {1, 1, 1, 1}},              // ResNet-50 stage 1
       {.x = {2, 96, 28, 28}, .m = 128, .pads = {1, 1, 1, 1}, .bias = false},
       {.x = {1, 256, 24, 24}, .m = 40, .pads = {1, 1, 1, 1}},             // depth 2304: two GEMM slices
+      // F(2x2, 3x3) (with the plan's shapes): 49, 25, 42 (odd edges), 100 tiles, rows of 17
+      // tiles, no padding, asymmetric pads with batch 2, depth past one slice, several blocks.
+      {.x = {1, 64, 14, 14}, .m = 64, .pads = {1, 1, 1, 1}},
+      {.x = {1, 20, 10, 10}, .m = 24, .pads = {1, 1, 1, 1}},
+      {.x = {1, 33, 11, 13}, .m = 17, .pads = {1, 1, 1, 1}},
+      {.x = {1, 16, 20, 20}, .m = 16, .pads = {1, 1, 1, 1}},
+      {.x = {1, 16, 12, 34}, .m = 20, .pads = {1, 1, 1, 1}},
+      {.x = {1, 24, 16, 16}, .m = 24, .pads = {0, 0, 0, 0}, .bias = false},
+      {.x = {2, 32, 14, 14}, .m = 40, .pads = {0, 1, 2, 0}},
+      {.x = {1, 300, 14, 14}, .m = 33, .pads = {1, 1, 1, 1}},
+      {.x = {6, 16, 14, 14}, .m = 16, .pads = {1, 1, 1, 1}},
   };
   std::vector<KernelCase> cases;
   for (const WinogradSpec& s : specs) cases.push_back(winograd_conv(s));
@@ -72,6 +85,8 @@ std::vector<KernelCase> fused_conv_winograd_cases() {
   const WinogradSpec specs[] = {
       {.x = {1, 32, 24, 26}, .m = 36, .pads = {1, 1, 1, 1}},
       {.x = {2, 40, 21, 23}, .m = 32, .pads = {1, 1, 1, 1}},
+      {.x = {1, 32, 14, 14}, .m = 36, .pads = {1, 1, 1, 1}},  // F(2x2, 3x3)
+      {.x = {2, 40, 10, 12}, .m = 32, .pads = {1, 1, 1, 1}},  // F(2x2, 3x3), 30 tiles per image
   };
   std::vector<KernelCase> cases;
   for (const auto& act : fused_activations()) {

@@ -115,6 +115,7 @@ std::vector<KernelCase> conv_cases() {
   cases.push_back(conv({.x = {2, 512, 13, 13}, .m = 96, .kernel = {1, 1}, .strides = {2, 2}}));
   cases.push_back(conv({.x = {1, 128, 20}, .m = 64, .kernel = {3}, .pads = {1, 1}}));
   cases.push_back(conv({.x = {1, 64, 3, 3}, .m = 200, .kernel = {1, 1}}));
+  cases.push_back(conv({.x = {1, 512, 15, 15}, .m = 96, .kernel = {1, 1}}));  // 225 rows, pointwise
   // Grouped, not depthwise.
   cases.push_back(conv({.x = {1, 8, 9, 9}, .m = 12, .kernel = {3, 3}, .group = 2, .pads = {1, 1, 1, 1}}));
   cases.push_back(conv({.x = {2, 12, 6, 7}, .m = 12, .kernel = {1, 1}, .group = 3}));

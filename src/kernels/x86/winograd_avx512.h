@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pieces shared by the AVX-512 Winograd convolutions, F(4x4, 3x3) (conv_winograd_avx512.cc)
+// and F(2x2, 3x3) (conv_winograd2_avx512.cc). In an unnamed namespace like the other
+// per-ISA headers: only files built with AVX-512 flags include it.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace ignis::kernels::x86 {
+namespace {
+
+// Lanes [lo, hi) of 16.
+inline __mmask16 lanes(int64_t lo, int64_t hi) {
+  lo = std::clamp<int64_t>(lo, 0, 16);
+  hi = std::clamp<int64_t>(hi, lo, 16);
+  return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+// 16 floats of input row `row` (null: a padding row) starting at column s, zeros outside
+// [0, iw). Never forms a pointer outside the row.
+inline __m512 load_padded(const float* row, int64_t s, int64_t iw) {
+  if (!row) return _mm512_setzero_ps();
+  const __mmask16 m = lanes(-s, iw - s);
+  if (!m) return _mm512_setzero_ps();
+  if (s >= 0) return _mm512_maskz_loadu_ps(m, row + s);
+  return _mm512_maskz_expandloadu_ps(m, row);  // lanes [-s, ..) take row[0, ..)
+}
+
+// Calls f(n, ty, tx0, tx1, col) for each run of tiles of one tile row inside the global tile
+// range [t0, t1); col is the position of tile (n, ty, tx0) in the range.
+template <class Grid, class F>
+void for_each_row_segment(const Grid& grid, int64_t t0, int64_t t1, F&& f) {
+  for (int64_t t = t0; t < t1;) {
+    const int64_t n = t / grid.per_image, in_image = t % grid.per_image;
+    const int64_t ty = in_image / grid.tw, tx0 = in_image % grid.tw;
+    const int64_t tx1 = std::min(grid.tw, tx0 + (t1 - t));
+    f(n, ty, tx0, tx1, t - t0);
+    t += tx1 - tx0;
+  }
+}
+
+}  // namespace
+}  // namespace ignis::kernels::x86
