@@ -186,7 +186,7 @@ constexpr TileFn kTiles[2][kMr] = {
 // The mc x nc block of C at (row0, col0) from a packed A block and a packed B block.
 void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
                   const TileParams& tp, int64_t row0, int64_t col0) {
-  for_each_tile<kMr, kNr, false>(mc, nc, kc, bp, [&](int64_t ir, int rows, int64_t jr, int cols, const char*, int64_t) {
+  for_each_tile<kMr, kNr, false>(mc, nc, kc, ap, bp, false, [&](int64_t ir, int rows, int64_t jr, int cols, const char*, int64_t) {
     kTiles[cols < kNr][rows - 1](kc, ap + ir * kc, bp + jr * kc, c + ir * ldc + jr, ldc, tp, row0 + ir, col0 + jr,
                                  cols);
   });

@@ -198,7 +198,7 @@ constexpr std::array<TileFn, kMr> kTiles[2] = {tiles_of<false>(std::make_integer
 
 void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
                   const TileParams& tp, int64_t row0, int64_t col0) {
-  for_each_tile<kMr, kNr, true>(mc, nc, kc, bp,
+  for_each_tile<kMr, kNr, true>(mc, nc, kc, ap, bp, tp.a_cold,
                                 [&](int64_t ir, int rows, int64_t jr, int cols, const char* pf, int64_t pf_lines) {
     kTiles[cols < kNr][rows - 1](kc, ap + ir * kc, bp + jr * kc, c + ir * ldc + jr, ldc, tp, row0 + ir, col0 + jr,
                                  cols, pf, pf_lines);

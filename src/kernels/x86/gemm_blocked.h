@@ -24,6 +24,7 @@ struct TileParams {
   float beta;    // factor on the existing C when read_c
   bool read_c;   // false: C is overwritten
   bool finish;   // last K slice and the epilogue has work (bias, residual or activation)
+  bool a_cold;   // A is prepacked (weights from memory) rather than packed by this call
   GemmEpilogue e;
 };
 
@@ -193,6 +194,7 @@ void blocked_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_
                           .beta = pc == 0 ? g.beta : 1.0f,
                           .read_c = pc != 0 || g.beta != 0.0f,
                           .finish = pc + kc == g.k && has_epilogue,
+                          .a_cold = g.a.packed != nullptr,
                           .e = e};
       for (int64_t ic = i0; ic < i1; ic += T::kMc) {
         const int64_t mc = std::min(T::kMc, i1 - ic);
@@ -206,32 +208,41 @@ void blocked_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_
   }
 }
 
-// Prefetches the next B panel into L2 a few lines per row tile while the row tiles of the
-// current panel run: prepacked weights otherwise arrive from L3 on the panel's first tile.
-// Calls tile(ir, rows, jr, cols, pf, pf_lines) for every register tile of the mc x nc block,
-// where [pf, pf + 64 * pf_lines) are the lines that tile should prefetch. With kInTile the
-// tile issues them between its multiply-adds; otherwise they are issued here, before the
-// tile (a burst of prefetches that miss L2 stalls the core on its line fill buffers: 11% of
-// a 3x3 convolution on a 7x7 image, whose few row tiles each prefetch 74 lines).
+// Prefetches into L2 what the next tiles read from memory, a few lines per tile: with A
+// prepacked (weights, cold) and B packed by this call, the next row tile's A panel during
+// the first column panel (later ones find A in L2); otherwise the next B panel while the row
+// tiles of the current one run (prepacked B: weights). Calls
+// tile(ir, rows, jr, cols, pf, pf_lines) for every register tile of the mc x nc block, where
+// [pf, pf + 64 * pf_lines) are the lines that tile should prefetch. With kInTile the tile
+// issues them between its multiply-adds; otherwise they are issued here, before the tile (a
+// burst of prefetches that miss L2 stalls the core on its line fill buffers: 11% of a 3x3
+// convolution on a 7x7 image, whose few row tiles each prefetch 74 lines).
 template <int kMr, int kNr, bool kInTile, class Tile>
-inline void for_each_tile(int64_t mc, int64_t nc, int64_t kc, const float* bp, Tile&& tile) {
+inline void for_each_tile(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, bool a_cold,
+                          Tile&& tile) {
   const int64_t row_tiles = (mc + kMr - 1) / kMr;
   const int64_t panel_lines = kc * kNr * static_cast<int64_t>(sizeof(float)) / 64;
   const int64_t lines_per_tile = (panel_lines + row_tiles - 1) / row_tiles;
+  const int64_t a_panel_lines = kc * kMr * static_cast<int64_t>(sizeof(float)) / 64;
   for (int64_t jr = 0; jr < nc; jr += kNr) {
     const int cols = static_cast<int>(std::min<int64_t>(kNr, nc - jr));
     const char* next = jr + kNr < nc ? reinterpret_cast<const char*>(bp + (jr + kNr) * kc) : nullptr;
     for (int64_t ir = 0, t = 0; ir < mc; ir += kMr, ++t) {
       const char* pf = nullptr;
       int64_t lines = 0;
-      if (next) {
+      if (a_cold) {
+        if (jr == 0 && ir + kMr < mc) {
+          pf = reinterpret_cast<const char*>(ap + (ir + kMr) * kc);
+          lines = a_panel_lines;
+        }
+      } else if (next) {
         const int64_t l0 = std::min(panel_lines, t * lines_per_tile);
         lines = std::min(panel_lines, (t + 1) * lines_per_tile) - l0;
         pf = next + l0 * 64;
-        if (!kInTile) {
-          for (int64_t l = 0; l < lines; ++l) __builtin_prefetch(pf + l * 64, 0, 2);
-          lines = 0;
-        }
+      }
+      if (!kInTile) {
+        for (int64_t l = 0; l < lines; ++l) __builtin_prefetch(pf + l * 64, 0, 2);
+        lines = 0;
       }
       tile(ir, static_cast<int>(std::min<int64_t>(kMr, mc - ir)), jr, cols, pf, lines);
     }
