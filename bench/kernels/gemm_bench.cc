@@ -207,6 +207,8 @@ void conv_args(benchmark::internal::Benchmark* b) {
     b->Args({2048, 7, 7, 512, 1, 1, 0, threads});    // ResNet-50 stage 4, 1x1 reduce
     b->Args({512, 7, 7, 512, 3, 1, 1, threads});     // ResNet-50 stage 4, 3x3
     b->Args({512, 7, 7, 2048, 1, 1, 0, threads});    // ResNet-50 stage 4, 1x1 expand
+    b->Args({512, 14, 14, 512, 3, 1, 1, threads});   // 3x3 on 14x14, 512 channels
+    b->Args({64, 10, 10, 64, 3, 1, 1, threads});     // 3x3 on 10x10
     b->Args({1, 8, 8, 16, 3, 1, 1, threads});         // digits CNN conv 1
     b->Args({16, 4, 4, 32, 3, 1, 1, threads});        // digits CNN conv 2
   }

@@ -72,8 +72,9 @@ class ConvWinograd {
 // Winograd F(2x2, 3x3) (conv_winograd2_avx512.cc) for the outputs F(4x4) leaves to the GEMM:
 // 14x14 images, 49 tiles of 2x2 with no tile waste, 2.25x fewer multiply-adds than the
 // direct GEMM and transformed weights only 16/9 of the plain ones (F(4x4): 4x, on 16 tiles
-// of which a quarter is padding). Where it wins is measured in conv_winograd2_avx512.cc:
-// from 25 tiles (about 10x10 outputs) to the F(4x4) limit, channels 16 to 512.
+// of which a quarter is padding). Measured in conv_winograd2_avx512.cc: 1.3-1.8x the GEMM
+// from 25 tiles (10x10 outputs) up to the F(4x4) limit, 64 to 512 channels. Below 25 tiles
+// (7x7: 16 tiles covering 8x8) the tile waste and the GEMM's 16 columns leave little gain.
 inline constexpr int64_t kConvWinograd2MinTiles = 25;
 inline constexpr int64_t kConvWinograd2MaxChannels = 512;
 
