@@ -209,6 +209,12 @@ void conv_args(benchmark::internal::Benchmark* b) {
     b->Args({512, 7, 7, 2048, 1, 1, 0, threads});    // ResNet-50 stage 4, 1x1 expand
     b->Args({512, 14, 14, 512, 3, 1, 1, threads});   // 3x3 on 14x14, 512 channels
     b->Args({64, 10, 10, 64, 3, 1, 1, threads});     // 3x3 on 10x10
+    b->Args({24, 56, 56, 144, 1, 1, 0, threads});    // MobileNetV2 expand 56x56
+    b->Args({144, 56, 56, 24, 1, 1, 0, threads});    // MobileNetV2 project 56x56
+    b->Args({32, 28, 28, 192, 1, 1, 0, threads});    // MobileNetV2 expand 28x28
+    b->Args({192, 28, 28, 32, 1, 1, 0, threads});    // MobileNetV2 project 28x28
+    b->Args({96, 14, 14, 576, 1, 1, 0, threads});    // MobileNetV2 expand 14x14
+    b->Args({576, 14, 14, 96, 1, 1, 0, threads});    // MobileNetV2 project 14x14
     b->Args({1, 8, 8, 16, 3, 1, 1, threads});         // digits CNN conv 1
     b->Args({16, 4, 4, 32, 3, 1, 1, threads});        // digits CNN conv 2
   }

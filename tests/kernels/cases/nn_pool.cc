@@ -57,6 +57,7 @@ std::vector<PoolSpec> window_specs(bool average) {
   // ResNet stem and LeNet-style pools.
   specs.push_back({.x = {1, 8, 112, 112}, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}});
   specs.push_back({.x = {1, 4, 8, 8}, .kernel = {2, 2}, .strides = {2, 2}});
+  specs.push_back({.x = {2, 3, 9, 35}, .kernel = {2, 2}, .strides = {2, 2}});  // last row and column unread
   // Enough planes to split over two threads.
   specs.push_back({.x = {2, 16, 64, 64}, .kernel = {3, 3}, .strides = {1, 1}, .pads = {1, 1, 1, 1}});
   // ceil_mode: the last window runs past the input (and past the end padding).
