@@ -224,6 +224,10 @@ void conv_args(benchmark::internal::Benchmark* b) {
 void depthwise_args(benchmark::internal::Benchmark* b) {
   for (int threads : {1, 2}) {
     b->Args({96, 112, 112, 3, 2, threads});  // MobileNetV2 block 2
+    b->Args({32, 112, 112, 3, 1, threads});  // MobileNetV2 block 1
+    b->Args({144, 56, 56, 3, 2, threads});   // MobileNetV2 block 4
+    b->Args({192, 28, 28, 3, 2, threads});   // MobileNetV2 block 7
+    b->Args({576, 14, 14, 3, 2, threads});   // MobileNetV2 block 14
     b->Args({144, 56, 56, 3, 1, threads});
     b->Args({192, 28, 28, 3, 1, threads});
     b->Args({960, 7, 7, 3, 1, threads});
