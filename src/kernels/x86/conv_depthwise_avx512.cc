@@ -38,17 +38,11 @@
 
 #include "kernels/x86/conv_depthwise_avx512.h"
 #include "kernels/x86/activation_avx512.h"
+#include "kernels/x86/simd_avx512.h"
 
 namespace ignis::kernels::x86 {
 
 namespace {
-
-// Lanes [lo, hi) of 16.
-inline __mmask16 lanes(int64_t lo, int64_t hi) {
-  lo = std::clamp<int64_t>(lo, 0, 16);
-  hi = std::clamp<int64_t>(hi, lo, 16);
-  return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
-}
 
 // Every lane selected, for the maskz_ forms (see activation_avx512.h for why).
 constexpr __mmask16 kAll = 0xFFFF;

@@ -177,29 +177,12 @@ Plan2 make_plan2(const ConvGeometry2d& g, int64_t batch, int64_t cin, int64_t co
 }  // namespace
 
 ConvWinograd2 ConvWinograd2::create(const float* w, int64_t cout, int64_t cin) {
-  // G of F(2x2, 3x3): U = G g G^T, computed in double.
+  // G of F(2x2, 3x3).
   static constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
   ConvWinograd2 c;
   c.cin_ = cin;
   c.cout_ = cout;
-  const size_t plane = static_cast<size_t>(cout * cin);
-  std::vector<float> u(kPoints2 * plane);
-  for (int64_t o = 0; o < cout; ++o) {
-    for (int64_t i = 0; i < cin; ++i) {
-      const float* g = w + (o * cin + i) * 9;
-      double gg[4][3];  // G g
-      for (int r = 0; r < 4; ++r)
-        for (int col = 0; col < 3; ++col)
-          gg[r][col] = kG[r][0] * g[col] + kG[r][1] * g[3 + col] + kG[r][2] * g[6 + col];
-      for (int r = 0; r < 4; ++r)
-        for (int s = 0; s < 4; ++s)
-          u[static_cast<size_t>(r * 4 + s) * plane + static_cast<size_t>(o * cin + i)] =
-              static_cast<float>(gg[r][0] * kG[s][0] + gg[r][1] * kG[s][1] + gg[r][2] * kG[s][2]);
-    }
-  }
-  for (int k = 0; k < kPoints2; ++k)
-    c.u_.push_back(PackedMatrix::pack(PackedMatrix::Side::A, cout, cin, u.data() + k * plane, cin, false,
-                                      gemm_backend_avx512()));
+  c.u_ = winograd_weights<4>(w, cout, cin, kG);
   return c;
 }
 

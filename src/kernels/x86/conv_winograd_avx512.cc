@@ -242,7 +242,7 @@ GemmArgs gemm_shape(int64_t cout, int64_t cin, int64_t nb) {
 }  // namespace
 
 ConvWinograd ConvWinograd::create(const float* w, int64_t cout, int64_t cin) {
-  // G of F(4x4, 3x3): U = G g G^T, computed in double.
+  // G of F(4x4, 3x3).
   static constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
                                       {-1.0 / 6, -1.0 / 6, -1.0 / 6},
                                       {-1.0 / 6, 1.0 / 6, -1.0 / 6},
@@ -252,24 +252,7 @@ ConvWinograd ConvWinograd::create(const float* w, int64_t cout, int64_t cin) {
   ConvWinograd c;
   c.cin_ = cin;
   c.cout_ = cout;
-  std::vector<float> u(static_cast<size_t>(kPoints * cout * cin));
-  const size_t plane = static_cast<size_t>(cout * cin);
-  for (int64_t o = 0; o < cout; ++o) {
-    for (int64_t i = 0; i < cin; ++i) {
-      const float* g = w + (o * cin + i) * 9;
-      double gg[6][3];  // G g
-      for (int r = 0; r < 6; ++r)
-        for (int col = 0; col < 3; ++col)
-          gg[r][col] = kG[r][0] * g[col] + kG[r][1] * g[3 + col] + kG[r][2] * g[6 + col];
-      for (int r = 0; r < 6; ++r)
-        for (int s = 0; s < 6; ++s)
-          u[static_cast<size_t>(r * 6 + s) * plane + static_cast<size_t>(o * cin + i)] =
-              static_cast<float>(gg[r][0] * kG[s][0] + gg[r][1] * kG[s][1] + gg[r][2] * kG[s][2]);
-    }
-  }
-  for (int k = 0; k < kPoints; ++k)
-    c.u_.push_back(PackedMatrix::pack(PackedMatrix::Side::A, cout, cin, u.data() + k * plane, cin, false,
-                                      gemm_backend_avx512()));
+  c.u_ = winograd_weights<6>(w, cout, cin, kG);
   return c;
 }
 

@@ -171,17 +171,11 @@ class ConvKernel final : public Kernel {
       return Status::ok();
     }
     if (!winograd_.empty() && conv_winograd_supported(g, s.cg, s.m, s.group)) {
-      ThreadPool* pool = ctx.pool();
-      float* ws = static_cast<float*>(
-          ctx.scratch(winograd_.scratch_floats(g, s.n, pool ? pool->threads() : 1) * sizeof(float)));
-      winograd_.run(g, s.n, x.data_as<float>(), bias, residual, activation_, y.data_as<float>(), pool, ws);
+      run_winograd(ctx, winograd_, g, s.n, x.data_as<float>(), bias, residual, y.data_as<float>());
       return Status::ok();
     }
     if (!winograd2_.empty() && conv_winograd2_supported(g, s.cg, s.m, s.group)) {
-      ThreadPool* pool = ctx.pool();
-      float* ws = static_cast<float*>(
-          ctx.scratch(winograd2_.scratch_floats(g, s.n, pool ? pool->threads() : 1) * sizeof(float)));
-      winograd2_.run(g, s.n, x.data_as<float>(), bias, residual, activation_, y.data_as<float>(), pool, ws);
+      run_winograd(ctx, winograd2_, g, s.n, x.data_as<float>(), bias, residual, y.data_as<float>());
       return Status::ok();
     }
     if (!packed_wt_.empty() && s.group == 1) {
@@ -252,6 +246,16 @@ class ConvKernel final : public Kernel {
         for (int64_t t = tasks * part / threads; t < tasks * (part + 1) / threads; ++t)
           one(t, nullptr, ws + per_thread * static_cast<size_t>(part));
     });
+  }
+
+  // ConvWinograd or ConvWinograd2 with this run's scratch and pool.
+  template <class Winograd>
+  void run_winograd(KernelContext& ctx, const Winograd& winograd, const ConvGeometry2d& g, int64_t batch,
+                    const float* x, const float* bias, const float* residual, float* y) const {
+    ThreadPool* pool = ctx.pool();
+    float* ws = static_cast<float*>(
+        ctx.scratch(winograd.scratch_floats(g, batch, pool ? pool->threads() : 1) * sizeof(float)));
+    winograd.run(g, batch, x, bias, residual, activation_, y, pool, ws);
   }
 
   // C^T = im2col^T * W^T per image into scratch, then transposed into y with the epilogue

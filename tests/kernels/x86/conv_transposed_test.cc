@@ -15,19 +15,15 @@
 #include "core/attribute.h"
 #include "core/thread_pool.h"
 #include "kernels/registry.h"
+#include "kernels/nn_test_util.h"
 #include "kernels/x86/conv_transposed.h"
 
 #ifdef IGNIS_HAVE_X86_KERNELS
 namespace ignis::kernels::x86 {
 namespace {
 
-std::vector<float> uniform_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using nn_test::random_floats;
+using nn_test::random_tensor;
 
 TEST(ConvTransposedStore, MatchesScalarTransposeOnSubRangesAndWritesNothingElse) {
   if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
@@ -41,9 +37,9 @@ TEST(ConvTransposedStore, MatchesScalarTransposeOnSubRangesAndWritesNothingElse)
   for (const Range& r : ranges) {
     for (bool with_residual : {false, true}) {
       const int64_t ldct = r.channels + 7;  // any leading dimension
-      const std::vector<float> ct = uniform_floats(static_cast<size_t>(r.positions * ldct), seed++);
-      const std::vector<float> bias = uniform_floats(static_cast<size_t>(r.channels), seed++);
-      const std::vector<float> residual = uniform_floats(static_cast<size_t>(r.positions * r.channels), seed++);
+      const std::vector<float> ct = random_floats(r.positions * ldct, seed++);
+      const std::vector<float> bias = random_floats(r.channels, seed++);
+      const std::vector<float> residual = random_floats(r.positions * r.channels, seed++);
       GemmEpilogue e;
       e.bias = bias.data();
       e.residual = with_residual ? residual.data() : nullptr;
@@ -67,13 +63,6 @@ TEST(ConvTransposedStore, MatchesScalarTransposeOnSubRangesAndWritesNothingElse)
         }
     }
   }
-}
-
-Tensor random_tensor(const Shape& shape, uint32_t seed) {
-  Tensor t = Tensor::empty(DType::F32, shape);
-  const std::vector<float> v = uniform_floats(static_cast<size_t>(t.numel()), seed);
-  std::copy(v.begin(), v.end(), t.data_as<float>());
-  return t;
 }
 
 // Runs kernel `id` created with constant W and B and the shape hint `plan_x` on input x.
