@@ -199,29 +199,6 @@ void pack_im2col(const Im2colSource& s, int64_t nr, int64_t p0, int64_t kc, int6
   }
 }
 
-// n floats (n >= 0) from src to dst, 8 and 4 at a time, then one by one: runs here are short
-// (one output row), where a memcpy call would cost more than the copy, and masked AVX2
-// stores (vmaskmovps) are slow.
-inline void copy_floats(const float* src, float* dst, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
-  if (i + 4 <= n) {
-    _mm_storeu_ps(dst + i, _mm_loadu_ps(src + i));
-    i += 4;
-  }
-  for (; i < n; ++i) dst[i] = src[i];
-}
-
-inline void zero_floats(float* dst, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_setzero_ps());
-  if (i + 4 <= n) {
-    _mm_storeu_ps(dst + i, _mm_setzero_ps());
-    i += 4;
-  }
-  for (; i < n; ++i) dst[i] = 0.0f;
-}
-
 // The packer for small outputs (rows narrower than 16 positions, where nearly every group of
 // 8 runs into the next output row and so took the masked gather with per-tap bounds tests):
 // the block's channel planes are first copied with their padding materialized, so no tap
@@ -245,33 +222,37 @@ bool pack_im2col_padded(const Im2colSource& s, int64_t width, int64_t p0, int64_
   const int64_t plane = rows * cols;
   const int64_t panels = (nc + width - 1) / width, groups = panels * (width / 8);
   if (channels * plane > kBufFloats || groups > kMaxGroups) return false;
-  // 8 floats of slack before and after the planes for the run loads.
+  // 8 floats of slack before and after the planes for the run loads and the row stores.
   alignas(64) float storage[kBufFloats + 16];
   float* buf = storage + 8;
   for (int64_t c = 0; c < channels; ++c) {
     const float* xc = s.x + (c_first + c) * g.ih * g.iw;
     for (int64_t r = 0; r < rows; ++r) {
+      // Whole 8-float stores, the last running up to 7 floats into the next row (written
+      // after this one) or the buffer's slack: rows are short, and scalar tails became
+      // memset / memcpy calls that cost more than the row.
       float* out = buf + c * plane + r * cols;
+      for (int64_t i = 0; i < cols; i += 8) _mm256_storeu_ps(out + i, _mm256_setzero_ps());
       const int64_t iy = r - g.ph;
-      if (iy < 0 || iy >= g.ih) {
-        zero_floats(out, cols);
-        continue;
-      }
-      // Columns [a, b) of the padded row are input columns [a - pw, b - pw).
+      if (iy < 0 || iy >= g.ih) continue;
+      // Columns [a, b) of the padded row are input columns [a - pw, b - pw); the masked
+      // loads read nothing past them, the stores' extra lanes write zeros.
       const int64_t a = std::min(cols, g.pw), b = std::max(a, std::min(cols, g.pw + g.iw));
-      zero_floats(out, a);
-      copy_floats(xc + iy * g.iw + (a - g.pw), out + a, b - a);
-      zero_floats(out + b, cols - b);
+      const float* src = xc + iy * g.iw + (a - g.pw);
+      for (int64_t i = 0; i < b - a; i += 8)
+        _mm256_storeu_ps(out + a + i, i + 8 <= b - a ? _mm256_loadu_ps(src + i)
+                                                     : _mm256_maskload_ps(src + i, lane_mask(static_cast<int>(b - a - i))));
     }
   }
   // Per group of 8 lanes: its lanes' offsets in a padded plane, and at unit column stride its
   // runs of consecutive offsets (lanes in one output row), at most kMaxRuns: lane L of run r
   // reads base + shift[r] + L, lanes from start[r] on take run r.
   constexpr int kMaxRuns = 3;
+  // No default member initializers: the array would be zeroed whole (10 KiB) on every call.
   struct Group {
-    int runs = 0;  // 0: gathered
-    int64_t out = 0;  // offset of the group's 8 floats in the panels, less p * width
-    int64_t shift[kMaxRuns] = {};
+    int runs;     // 0: gathered
+    int64_t out;  // offset of the group's 8 floats in the panels, less p * width
+    int64_t shift[kMaxRuns];
     __m256 from[kMaxRuns];
   };
   Group grp[kMaxGroups];

@@ -58,6 +58,11 @@ inline __m256 combine8(__m256 a, __m256 b) {
   else return _mm256_add_ps(a, b);
 }
 template <Reduce R>
+inline __m128 combine4(__m128 a, __m128 b) {
+  if constexpr (R == Reduce::Max) return _mm_blendv_ps(_mm_max_ps(a, b), a, _mm_cmpunord_ps(b, b));
+  else return _mm_add_ps(a, b);
+}
+template <Reduce R>
 inline float combine1(float a, float b) {
   if constexpr (R == Reduce::Max) return nanmax1(a, b);
   else return a + b;
@@ -257,6 +262,14 @@ void pool_2x2s2_plane(const Window2d& g, const float* x, float* y) {
       __m256 v = combine8<R>(even, odd);
       if constexpr (R == Reduce::Average) v = _mm256_mul_ps(v, _mm256_set1_ps(0.25f));
       _mm256_storeu_ps(yr + o, v);
+    }
+    if (o + 4 <= ow) {  // 4 more outputs at 128 bits (an 8x8 plane's whole row)
+      const __m128 lo = combine4<R>(_mm_loadu_ps(r0 + 2 * o), _mm_loadu_ps(r1 + 2 * o));
+      const __m128 hi = combine4<R>(_mm_loadu_ps(r0 + 2 * o + 4), _mm_loadu_ps(r1 + 2 * o + 4));
+      __m128 v = combine4<R>(_mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)), _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+      if constexpr (R == Reduce::Average) v = _mm_mul_ps(v, _mm_set1_ps(0.25f));
+      _mm_storeu_ps(yr + o, v);
+      o += 4;
     }
     for (; o < ow; ++o) {
       float v = combine1<R>(combine1<R>(r0[2 * o], r1[2 * o]), combine1<R>(r0[2 * o + 1], r1[2 * o + 1]));
