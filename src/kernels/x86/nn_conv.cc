@@ -86,6 +86,14 @@ bool conv_transposed_wins(int64_t positions, int64_t channels, int64_t depth) {
 
 namespace {
 
+// Whether g was made for these input and kernel extents.
+bool same_spatial(const WindowGeometry& g, std::span<const int64_t> in, std::span<const int64_t> kernel) {
+  if (g.rank == 0 || static_cast<size_t>(g.rank) != in.size() || in.size() != kernel.size()) return false;
+  for (int i = 0; i < g.rank; ++i)
+    if (g.in[i] != in[static_cast<size_t>(i)] || g.kernel[i] != kernel[static_cast<size_t>(i)]) return false;
+  return true;
+}
+
 class ConvKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, bool fused, const GemmBackend& backend) {
@@ -99,6 +107,17 @@ class ConvKernel final : public Kernel {
     const int64_t group = init.attrs.get_int("group", 1);
     const bool f32_weights = w && w->dtype() == DType::F32 && (w->rank() == 3 || w->rank() == 4);
     const bool avx512 = &backend == &gemm_backend_avx512();
+    // The geometry in the plan's shapes, when they are given: it picks the weight layouts
+    // below and serves every run of those spatial shapes without parsing the attributes
+    // again (a tenth of a small model's run).
+    if (init.input_shapes.size() > 1 && init.input_shapes[0].rank() >= 3 &&
+        init.input_shapes[0].rank() == init.input_shapes[1].rank()) {
+      auto wg = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2),
+                                     init.input_shapes[1].dims().subspan(2), false);
+      if (wg) k->plan_geometry_ = *wg;
+    }
+    const WindowGeometry* plan_wg = k->plan_geometry_.rank > 0 ? &k->plan_geometry_ : nullptr;
+    const bool plan_fits_w = plan_wg && f32_weights && init.input_shapes[1] == w->shape();
     // Winograd F(4x4, 3x3) for unit-stride 3x3 convolutions on the AVX-512 backend
     // (conv_winograd.h says where it wins); runs whose geometry does not qualify use the GEMM.
     auto all_ones = [&](const char* name) {
@@ -110,27 +129,19 @@ class ConvKernel final : public Kernel {
         all_ones("dilations"))
       k->winograd_ = ConvWinograd::create(w->data_as<float>(), w->dim(0), w->dim(1));
     // F(2x2, 3x3) only where the plan's shapes say it will run (its weights are not small).
-    if (avx512 && f32_weights && w->rank() == 4 && init.input_shapes.size() > 0 &&
-        init.input_shapes[0].rank() == 4 &&
-        conv_winograd2_weights_supported(w->dim(2), w->dim(3), w->dim(1), w->dim(0), group)) {
-      const auto wg = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2),
-                                           w->shape().dims().subspan(2), false);
-      if (wg && conv_winograd2_supported(as_2d(*wg), w->dim(1), w->dim(0), group))
-        k->winograd2_ = ConvWinograd2::create(w->data_as<float>(), w->dim(0), w->dim(1));
-    }
+    if (avx512 && plan_fits_w && w->rank() == 4 &&
+        conv_winograd2_supported(as_2d(*plan_wg), w->dim(1), w->dim(0), group))
+      k->winograd2_ = ConvWinograd2::create(w->data_as<float>(), w->dim(0), w->dim(1));
     // Ungrouped convolutions on the AVX-512 backend whose output (in the plan's shapes) has
     // few positions, and that Winograd does not take, pack W^T for the transposed
     // formulation (conv_transposed.h) instead of W.
-    if (avx512 && f32_weights && group == 1 && !init.input_shapes.empty() &&
-        init.input_shapes[0].rank() == w->rank()) {
-      const auto wg = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2),
-                                           w->shape().dims().subspan(2), false);
-      const bool winograd = wg && !k->winograd_.empty() && conv_winograd_supported(as_2d(*wg), w->dim(1), w->dim(0), 1);
-      if (wg && !winograd && wg->out_numel() > 0 && conv_transposed_wins(wg->out_numel(), w->dim(0), w->numel() / std::max<int64_t>(w->dim(0), 1))) {
-        const int64_t kdim = w->numel() / std::max<int64_t>(w->dim(0), 1);
+    if (avx512 && plan_fits_w && group == 1) {
+      const int64_t kdim = w->numel() / std::max<int64_t>(w->dim(0), 1);
+      const bool winograd =
+          !k->winograd_.empty() && conv_winograd_supported(as_2d(*plan_wg), w->dim(1), w->dim(0), 1);
+      if (!winograd && plan_wg->out_numel() > 0 && conv_transposed_wins(plan_wg->out_numel(), w->dim(0), kdim))
         k->packed_wt_ = PackedMatrix::pack(PackedMatrix::Side::B, kdim, w->dim(0), w->data_as<float>(), kdim, true,
                                            backend);
-      }
     }
     // Otherwise prepack W per group for the GEMM path (1-D and 2-D, not depthwise).
     if (k->packed_wt_.empty() && f32_weights && group >= 1 && w->dim(0) % group == 0 &&
@@ -153,8 +164,11 @@ class ConvKernel final : public Kernel {
     Tensor& y = ctx.output(0);
     if (x.rank() != 3 && x.rank() != 4) return reference_->run(ctx);
     if (y.numel() == 0) return Status::ok();
-    IGNIS_ASSIGN_OR_RETURN(const WindowGeometry wg, make_window_geometry(ctx.attrs(), x.shape().dims().subspan(2),
-                                                                         w.shape().dims().subspan(2), false));
+    const auto x_spatial = x.shape().dims().subspan(2), w_spatial = w.shape().dims().subspan(2);
+    WindowGeometry wg = plan_geometry_;
+    if (!same_spatial(wg, x_spatial, w_spatial)) {
+      IGNIS_ASSIGN_OR_RETURN(wg, make_window_geometry(ctx.attrs(), x_spatial, w_spatial, false));
+    }
     const ConvGeometry2d g = as_2d(wg);
     ConvDims s;
     s.n = x.dim(0);
@@ -376,6 +390,7 @@ class ConvKernel final : public Kernel {
   PackedMatrix packed_wt_;              // W^T as B, instead, for the transposed formulation
   ConvWinograd winograd_;               // transformed W, when W is constant and Winograd may apply
   ConvWinograd2 winograd2_;             // the same for F(2x2, 3x3), when the plan's shapes take it
+  WindowGeometry plan_geometry_;        // in the plan's shapes (rank 0 when they were not given)
   GemmEpilogue activation_;             // FusedConv's activation; bias and Z are set per run
 };
 
