@@ -8,6 +8,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 #include "core/half.h"
 #include "ignis/compress.h"
@@ -37,8 +40,14 @@ ir::Graph small_net() {
   return b.graph();
 }
 
+// A file name of this test in this process: ctest runs the tests of this file as parallel
+// processes, which must not write each other's files (a shared name made them flaky).
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("ignis_compress_" + name)).string();
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string test = info ? info->name() : "none";
+  return (std::filesystem::temp_directory_path() /
+          ("ignis_compress_" + std::to_string(::getpid()) + "_" + test + "_" + name))
+      .string();
 }
 
 void write_graph(const ir::Graph& g, const std::string& path) {

@@ -5,6 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 namespace ignis::testing {
 
@@ -100,7 +103,9 @@ ModelBuilder& ModelBuilder::float_attr(const std::string& name, float value) {
 std::string ModelBuilder::bytes() const { return impl_->model.SerializeAsString(); }
 
 std::string ModelBuilder::write_temp(const std::string& stem) const {
-  const auto path = std::filesystem::temp_directory_path() / ("ignis_test_" + stem + ".onnx");
+  // The process id keeps tests that ctest runs in parallel off each other's files.
+  const auto path =
+      std::filesystem::temp_directory_path() / ("ignis_test_" + std::to_string(::getpid()) + "_" + stem + ".onnx");
   std::ofstream(path, std::ios::binary) << bytes();
   return path.string();
 }
