@@ -162,7 +162,7 @@ void pack_im2col(const Im2colSource& s, int64_t nr, int64_t p0, int64_t kc, int6
         float* out = dst + (cc + pn * nr) * kc + pb * nr;
         for (int64_t i = 0; i < nt; ++i) {
           const Im2colTapSource& t = taps[i];
-          if (SW != 0 && P.simple && P.xmin >= t.lo && P.xmax <= t.hi && P.ymin >= t.ylo && P.ymax < t.yhi) {
+          if (SW != 0 && P.inside(t)) {
             const float* src = s.x + t.base;
             for (int64_t v = 0; v < groups_per_panel; ++v, out += 8) {
               const float* xp = src + G[v].rel;

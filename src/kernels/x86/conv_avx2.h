@@ -113,6 +113,12 @@ struct Im2colPanel {
     }
   }
   Im2colPanel() = default;
+
+  // Whether every group of the panel reads inside the input for tap t: then each group is
+  // one plain load.
+  bool inside(const Im2colTapSource& t) const {
+    return simple && xmin >= t.lo && xmax <= t.hi && ymin >= t.ylo && ymax < t.yhi;
+  }
 };
 
 // Whether the direct depthwise kernel handles this geometry: kernel up to 7x7, strides 1

@@ -80,7 +80,7 @@ void pack(const Im2colSource& s, int64_t nr, int64_t p0, int64_t kc, int64_t j0,
         float* out = dst + (cc + pn * nr) * kc + pb * nr;
         for (int64_t i = 0; i < nt; ++i) {
           const Im2colTapSource& t = taps[i];
-          if (P.simple && P.xmin >= t.lo && P.xmax <= t.hi && P.ymin >= t.ylo && P.ymax < t.yhi) {
+          if (P.inside(t)) {
             const float* src = s.x + t.base;
             for (int64_t v = 0; v < groups_per_panel; ++v, out += 16) _mm512_storeu_ps(out, load_group<SW>(src + G[v].rel));
             continue;

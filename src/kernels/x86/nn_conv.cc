@@ -106,6 +106,7 @@ class ConvKernel final : public Kernel {
     const Tensor* w = init.constants.size() > 1 ? init.constants[1] : nullptr;
     const int64_t group = init.attrs.get_int("group", 1);
     const bool f32_weights = w && w->dtype() == DType::F32 && (w->rank() == 3 || w->rank() == 4);
+    const int64_t kdim = f32_weights ? w->numel() / std::max<int64_t>(w->dim(0), 1) : 0;  // Cg * KH * KW
     const bool avx512 = &backend == &gemm_backend_avx512();
     // The geometry in the plan's shapes, when they are given: it picks the weight layouts
     // below and serves every run of those spatial shapes without parsing the attributes
@@ -136,7 +137,6 @@ class ConvKernel final : public Kernel {
     // few positions, and that Winograd does not take, pack W^T for the transposed
     // formulation (conv_transposed.h) instead of W.
     if (avx512 && plan_fits_w && group == 1) {
-      const int64_t kdim = w->numel() / std::max<int64_t>(w->dim(0), 1);
       const bool winograd =
           !k->winograd_.empty() && conv_winograd_supported(as_2d(*plan_wg), w->dim(1), w->dim(0), 1);
       if (!winograd && plan_wg->out_numel() > 0 && conv_transposed_wins(plan_wg->out_numel(), w->dim(0), kdim))
@@ -146,7 +146,7 @@ class ConvKernel final : public Kernel {
     // Otherwise prepack W per group for the GEMM path (1-D and 2-D, not depthwise).
     if (k->packed_wt_.empty() && f32_weights && group >= 1 && w->dim(0) % group == 0 &&
         !(w->dim(1) == 1 && group > 1)) {
-      const int64_t mg = w->dim(0) / group, kdim = w->numel() / std::max<int64_t>(w->dim(0), 1);
+      const int64_t mg = w->dim(0) / group;
       for (int64_t g = 0; g < group; ++g)
         k->packed_w_.push_back(
             PackedMatrix::pack(PackedMatrix::Side::A, mg, kdim, w->data_as<float>() + g * mg * kdim, kdim, false, backend));
