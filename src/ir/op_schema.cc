@@ -121,6 +121,7 @@ const OpSchemaRegistry& OpSchemaRegistry::global() {
     register_reduce_schemas(r);
     register_quantize_schemas(r);
     register_fused_schemas(r);
+    register_blocked_schemas(r);
     return r;
   }();
   return registry;

@@ -109,6 +109,7 @@ void register_nn_schemas(OpSchemaRegistry& r);
 void register_reduce_schemas(OpSchemaRegistry& r);
 void register_quantize_schemas(OpSchemaRegistry& r);  // QuantizeLinear, DequantizeLinear...
 void register_fused_schemas(OpSchemaRegistry& r);  // ai.ignis fused ops
+void register_blocked_schemas(OpSchemaRegistry& r);  // ai.ignis blocked channel layout
 
 // Shared inference for the common shapes of op.
 Status infer_same_as_input(InferContext& ctx);         // output 0 = input 0's type and shape

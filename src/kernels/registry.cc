@@ -119,6 +119,7 @@ const KernelRegistry& KernelRegistry::global() {
     ref::register_reduce(r);
     ref::register_quantize(r);
     ref::register_fused(r);
+    ref::register_blocked(r);
 #ifdef IGNIS_HAVE_X86_KERNELS
     x86::register_all(r);
 #endif

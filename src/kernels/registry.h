@@ -55,6 +55,7 @@ void register_nn(KernelRegistry& r);
 void register_reduce(KernelRegistry& r);
 void register_quantize(KernelRegistry& r);  // QuantizeLinear, DequantizeLinear...
 void register_fused(KernelRegistry& r);  // ai.ignis fused ops
+void register_blocked(KernelRegistry& r);  // ai.ignis blocked channel layout
 }  // namespace ref
 namespace x86 {
 // Optimized x86 kernels (AVX2/FMA); registered only in builds with IGNIS_HAVE_X86_KERNELS.

@@ -23,6 +23,9 @@ struct PassContext {
   std::function<Result<std::vector<Tensor>>(const ir::Node& node, int64_t opset,
                                             const std::vector<const Tensor*>& inputs)>
       evaluate;
+  // Whether the kernels that make the blocked channel layout pay (ai.ignis BlockedConv on
+  // AVX-512) will run: convert_to_blocked_layout does nothing otherwise.
+  bool blocked_layout = false;
 };
 
 struct Pass {
@@ -60,5 +63,6 @@ Result<int> fuse_conv_activation(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_matmul_activation(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_skip_layer_norm(ir::Graph& g, const PassContext& ctx);
 Result<int> fold_transpose_into_matmul(ir::Graph& g, const PassContext& ctx);
+Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx);
 
 }  // namespace ignis::passes

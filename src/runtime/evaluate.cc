@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/evaluate.h"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "core/strings.h"
 #include "ir/op_schema.h"
 #include "kernels/registry.h"
@@ -43,6 +46,14 @@ Result<std::vector<Tensor>> evaluate_node(const ir::Node& node, int64_t opset, c
 passes::PassContext make_pass_context() {
   passes::PassContext ctx;
   ctx.evaluate = evaluate_node;
+  // Only where an optimized BlockedConv kernel runs (AVX-512 builds and CPUs; IGNIS_KERNELS=avx2
+  // or ref turns it off): the reference one is far slower than the NCHW kernels.
+  // IGNIS_LAYOUT=nchw keeps every tensor in NCHW, for A/B measurements.
+  const DType f32[] = {DType::F32, DType::F32};
+  const auto* blocked = kernels::KernelRegistry::global().find("ai.ignis", "BlockedConv", 1, f32);
+  const char* layout = std::getenv("IGNIS_LAYOUT");
+  ctx.blocked_layout = blocked != nullptr && blocked->isa != kernels::Isa::None &&
+                       !(layout != nullptr && std::strcmp(layout, "nchw") == 0);
   return ctx;
 }
 

@@ -15,6 +15,11 @@ int64_t estimate_flops(const ir::Node& node, const std::vector<const ir::ValueTy
     const Shape& w = op == "QLinearConv" ? *in_shape(3) : *in_shape(1);
     return 2 * out.numel() * w.numel(1, w.rank());  // per output: Cin/group * prod(kernel)
   }
+  if (op == "BlockedConv" && in_shape(1) && out.rank() == 5) {
+    // The output's padded lanes (past W's output channels) cost nothing worth counting.
+    const Shape& w = *in_shape(1);
+    return 2 * out[0] * out[2] * out[3] * w.numel();
+  }
   if (op == "ConvTranspose" && in_shape(0) && in_shape(1)) {
     const Shape& x = *in_shape(0);
     const Shape& w = *in_shape(1);

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
+#include "core/conv_geometry.h"
 #include "kernels/x86/gemm_avx2.h"
 
 namespace ignis::kernels::x86 {
@@ -19,6 +21,42 @@ struct ConvGeometry2d {
   int64_t sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t ph = 0, pw = 0;  // padding before the first row / column
 };
+
+// The 2-D form of a 1-D or 2-D window geometry.
+inline ConvGeometry2d as_2d(const WindowGeometry& w) {
+  ConvGeometry2d g;
+  if (w.rank == 1) {
+    g.ih = g.oh = g.kh = 1;
+    g.iw = w.in[0];
+    g.ow = w.out[0];
+    g.kw = w.kernel[0];
+    g.sw = w.stride[0];
+    g.dw = w.dilation[0];
+    g.pw = w.pad_begin[0];
+    return g;
+  }
+  g.ih = w.in[0];
+  g.iw = w.in[1];
+  g.oh = w.out[0];
+  g.ow = w.out[1];
+  g.kh = w.kernel[0];
+  g.kw = w.kernel[1];
+  g.sh = w.stride[0];
+  g.sw = w.stride[1];
+  g.dh = w.dilation[0];
+  g.dw = w.dilation[1];
+  g.ph = w.pad_begin[0];
+  g.pw = w.pad_begin[1];
+  return g;
+}
+
+// Whether g was made for these input and kernel extents.
+inline bool same_spatial(const WindowGeometry& g, std::span<const int64_t> in, std::span<const int64_t> kernel) {
+  if (g.rank == 0 || static_cast<size_t>(g.rank) != in.size() || in.size() != kernel.size()) return false;
+  for (int i = 0; i < g.rank; ++i)
+    if (g.in[i] != in[static_cast<size_t>(i)] || g.kernel[i] != kernel[static_cast<size_t>(i)]) return false;
+  return true;
+}
 
 // B operand of a convolution as GEMM: rows are (input channel, ky, kx), columns are output
 // positions; `x` points at the first input channel of the group, planes of ih * iw floats.

@@ -44,9 +44,6 @@ namespace ignis::kernels::x86 {
 
 namespace {
 
-// Every lane selected, for the maskz_ forms (see activation_avx512.h for why).
-constexpr __mmask16 kAll = 0xFFFF;
-
 // ---- phase planes ------------------------------------------------------------------------
 
 // Floats read past the last row of a phase plane: a vector of 16 starting at the last output
@@ -254,40 +251,6 @@ void (*select_phases(const Job& j))(const Job&) {
 // 5x5 s1 7x7 11.7 -> 36, 14x14 21.5 -> 46, 28x28 33 -> 50; 5x5 s2 to 7x7 10 -> 28, to 28x28
 // 21 -> 31. So outputs up to 56x56 (at either stride) take this path; 112x112, where the
 // 830 KB transposed plane leaves L1/L2 behind, stays on phase planes.
-
-// Transposes the 16x16 block r in place: r[i][j] becomes r[j][i]. maskz_ forms: see activation_avx512.h.
-inline void transpose16(__m512 r[16]) {
-  __m512 a[16];
-  for (int i = 0; i < 16; i += 2) {
-    a[i] = _mm512_maskz_unpacklo_ps(kAll, r[i], r[i + 1]);
-    a[i + 1] = _mm512_maskz_unpackhi_ps(kAll, r[i], r[i + 1]);
-  }
-  // b[4i + j], 128-bit lane l: column 4l + j of rows 4i .. 4i + 3.
-  __m512 b[16];
-  auto lo = [](__m512 x, __m512 y) {
-    return _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xFF, _mm512_castps_pd(x), _mm512_castps_pd(y)));
-  };
-  auto hi = [](__m512 x, __m512 y) {
-    return _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(0xFF, _mm512_castps_pd(x), _mm512_castps_pd(y)));
-  };
-  for (int i = 0; i < 16; i += 4) {
-    b[i] = lo(a[i], a[i + 2]);
-    b[i + 1] = hi(a[i], a[i + 2]);
-    b[i + 2] = lo(a[i + 1], a[i + 3]);
-    b[i + 3] = hi(a[i + 1], a[i + 3]);
-  }
-  // Column 4l + j gathers lane l of b[j], b[4 + j], b[8 + j], b[12 + j].
-  for (int j = 0; j < 4; ++j) {
-    const __m512 c0 = _mm512_maskz_shuffle_f32x4(kAll, b[j], b[4 + j], 0x44);
-    const __m512 c1 = _mm512_maskz_shuffle_f32x4(kAll, b[j], b[4 + j], 0xEE);
-    const __m512 c2 = _mm512_maskz_shuffle_f32x4(kAll, b[8 + j], b[12 + j], 0x44);
-    const __m512 c3 = _mm512_maskz_shuffle_f32x4(kAll, b[8 + j], b[12 + j], 0xEE);
-    r[j] = _mm512_maskz_shuffle_f32x4(kAll, c0, c2, 0x88);
-    r[4 + j] = _mm512_maskz_shuffle_f32x4(kAll, c0, c2, 0xDD);
-    r[8 + j] = _mm512_maskz_shuffle_f32x4(kAll, c1, c3, 0x88);
-    r[12 + j] = _mm512_maskz_shuffle_f32x4(kAll, c1, c3, 0xDD);
-  }
-}
 
 // r[i] = elements k0 + i of the 16 planes src[0 .. channels) (zero for i >= count and for
 // lanes >= channels): element k0 + i of every channel as one vector.

@@ -29,33 +29,6 @@ namespace {
 
 constexpr DTypeSet kF32{DType::F32};
 
-ConvGeometry2d as_2d(const WindowGeometry& w) {
-  ConvGeometry2d g;
-  if (w.rank == 1) {
-    g.ih = g.oh = g.kh = 1;
-    g.iw = w.in[0];
-    g.ow = w.out[0];
-    g.kw = w.kernel[0];
-    g.sw = w.stride[0];
-    g.dw = w.dilation[0];
-    g.pw = w.pad_begin[0];
-    return g;
-  }
-  g.ih = w.in[0];
-  g.iw = w.in[1];
-  g.oh = w.out[0];
-  g.ow = w.out[1];
-  g.kh = w.kernel[0];
-  g.kw = w.kernel[1];
-  g.sh = w.stride[0];
-  g.sw = w.stride[1];
-  g.dh = w.dilation[0];
-  g.dw = w.dilation[1];
-  g.ph = w.pad_begin[0];
-  g.pw = w.pad_begin[1];
-  return g;
-}
-
 }  // namespace
 
 // Cost model: multiply-adds over tile fill, plus, for the transposed form, its store pass
@@ -85,14 +58,6 @@ bool conv_transposed_wins(int64_t positions, int64_t channels, int64_t depth) {
 }
 
 namespace {
-
-// Whether g was made for these input and kernel extents.
-bool same_spatial(const WindowGeometry& g, std::span<const int64_t> in, std::span<const int64_t> kernel) {
-  if (g.rank == 0 || static_cast<size_t>(g.rank) != in.size() || in.size() != kernel.size()) return false;
-  for (int i = 0; i < g.rank; ++i)
-    if (g.in[i] != in[static_cast<size_t>(i)] || g.kernel[i] != kernel[static_cast<size_t>(i)]) return false;
-  return true;
-}
 
 class ConvKernel final : public Kernel {
  public:

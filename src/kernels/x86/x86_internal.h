@@ -15,6 +15,8 @@ namespace ignis::kernels::x86 {
 
 void register_nn_gemm(KernelRegistry& r);  // MatMul, Gemm, ai.ignis FusedMatMul (nn_gemm.cc)
 void register_nn_conv(KernelRegistry& r);  // Conv, ai.ignis FusedConv (nn_conv.cc)
+// ai.ignis BlockChannels, UnblockChannels, BlockedConv (nn_conv_blocked.cc)
+void register_nn_conv_blocked(KernelRegistry& r);
 // MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool (nn_pool.cc)
 void register_nn_pool(KernelRegistry& r);
 // Add, Sub, Mul, Div, Relu, Sigmoid, Tanh, Exp, Erf (elementwise.cc)

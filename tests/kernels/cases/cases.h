@@ -67,6 +67,9 @@ std::vector<KernelCase> attention_cases();        // nn_transformer.cc (ai.ignis
 std::vector<KernelCase> skip_layer_norm_cases();  // nn_transformer.cc (ai.ignis)
 std::vector<KernelCase> layer_norm_cases();       // nn_transformer.cc
 std::vector<KernelCase> softmax_cases();          // nn_transformer.cc
+std::vector<KernelCase> blocked_conv_cases();      // blocked.cc (ai.ignis)
+std::vector<KernelCase> block_channels_cases();    // blocked.cc (ai.ignis)
+std::vector<KernelCase> unblock_channels_cases();  // blocked.cc (ai.ignis)
 
 // a followed by b (one op's cases from several files; later files append, so the seeds of
 // earlier cases do not change).
@@ -110,6 +113,9 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"ai.ignis", "SkipLayerNorm", skip_layer_norm_cases},
       {"", "LayerNormalization", layer_norm_cases},
       {"", "Softmax", softmax_cases},
+      {"ai.ignis", "BlockedConv", blocked_conv_cases},
+      {"ai.ignis", "BlockChannels", block_channels_cases},
+      {"ai.ignis", "UnblockChannels", unblock_channels_cases},
   };
   return list;
 }

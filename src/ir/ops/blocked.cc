@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// Schemas of the ai.ignis blocked channel layout ops (docs/ops_ai_ignis.md, "Blocked channel
+// layout"): BlockChannels, UnblockChannels and BlockedConv, float32 only. BlockedConv checks
+// its blocked shapes here and leaves every FusedConv rule to FusedConv's own inference.
+#include <string>
+#include <vector>
+
+#include "ir/ops/nn_internal.h"
+
+namespace ignis::ir {
+
+namespace {
+
+using nn_ops::checked_shape;
+using nn_ops::expect_input;
+
+constexpr std::string_view kDomain = "ai.ignis";
+constexpr DTypeSet kF32{DType::F32};
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+Status expect_f32_if_present(const InferContext& ctx, int i, std::string_view name) {
+  if (!ctx.has_input(i)) return Status::ok();
+  return expect_input(ctx, i, name, kF32);
+}
+
+// An int attribute that must be >= 1 when present; `def` when absent.
+Result<int64_t> read_positive_int(const InferContext& ctx, const char* name, int64_t def) {
+  const Attribute* a = ctx.attrs().find(name);
+  if (a == nullptr) return def;
+  if (a->kind != Attribute::Kind::Int)
+    return ctx.fail("attribute '", name, "' must be an int, got ", attribute_kind_name(a->kind));
+  if (a->i < 1) return ctx.fail("attribute '", name, "' must be >= 1, got ", a->i);
+  return a->i;
+}
+
+// ---- BlockChannels: [N, C, d...] -> [N, ceil(C / block), d..., block] ------------------------
+
+Status infer_block_channels(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
+  IGNIS_RETURN_IF_ERROR(expect_input(ctx, 0, "X", kF32));
+  IGNIS_ASSIGN_OR_RETURN(const int64_t block, read_positive_int(ctx, "block", 16));
+  const Shape& x = ctx.input_shape(0);
+  if (x.rank() < 3) return ctx.fail("input 0 ('X') must have rank >= 3 [N, C, d1, ...], got ", x.str());
+  std::vector<int64_t> out = {x[0], ceil_div(x[1], block)};
+  for (int i = 2; i < x.rank(); ++i) out.push_back(x[i]);
+  out.push_back(block);
+  IGNIS_ASSIGN_OR_RETURN(Shape y, checked_shape(ctx, out, DType::F32, "output"));
+  ctx.set_output(0, DType::F32, y);
+  return Status::ok();
+}
+
+// ---- UnblockChannels: [N, CB, d..., block] -> [N, channels, d...] ----------------------------
+
+Status infer_unblock_channels(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
+  IGNIS_RETURN_IF_ERROR(expect_input(ctx, 0, "X", kF32));
+  if (ctx.attrs().find("channels") == nullptr) return ctx.fail("int attribute 'channels' is required");
+  IGNIS_ASSIGN_OR_RETURN(const int64_t channels, read_positive_int(ctx, "channels", 1));
+  IGNIS_ASSIGN_OR_RETURN(const int64_t block, read_positive_int(ctx, "block", 16));
+  const Shape& x = ctx.input_shape(0);
+  if (x.rank() < 4) return ctx.fail("input 0 ('X') must have rank >= 4 [N, CB, d1, ..., block], got ", x.str());
+  if (x.back() != block)
+    return ctx.fail("input 0 ('X') ", x.str(), ": last dim ", x.back(), " must equal block ", block);
+  if (x[1] != ceil_div(channels, block))
+    return ctx.fail("input 0 ('X') ", x.str(), ": channel blocks ", x[1], " must equal ceil(channels ", channels,
+                    " / block ", block, ") = ", ceil_div(channels, block));
+  std::vector<int64_t> out = {x[0], channels};
+  for (int i = 2; i + 1 < x.rank(); ++i) out.push_back(x[i]);
+  IGNIS_ASSIGN_OR_RETURN(Shape y, checked_shape(ctx, out, DType::F32, "output"));
+  ctx.set_output(0, DType::F32, y);
+  return Status::ok();
+}
+
+// ---- BlockedConv: BlockChannels(FusedConv(UnblockChannels(X), W, B, UnblockChannels(Z))) -----
+
+// FusedConv's inference on the unblocked X (and W, B; Z is checked against the blocked output
+// here): its attribute, group, bias and window checks. Its messages come back under this
+// node's label, marked as being about the unblocked tensors.
+Result<Shape> infer_unblocked_fused_conv(const InferContext& ctx, const Shape& x_unblocked) {
+  const OpSchema* fused = OpSchemaRegistry::global().find(kDomain, "FusedConv", 1);
+  if (fused == nullptr) return internal_error("the ai.ignis FusedConv schema is not registered");
+  const ValueType x{DType::F32, x_unblocked};
+  const ValueType* inputs[3] = {&x, &ctx.input(1), ctx.has_input(2) ? &ctx.input(2) : nullptr};
+  const Tensor* values[3] = {nullptr, nullptr, nullptr};
+  InferContext inner("", "FusedConv", 1, ctx.attrs(), inputs, values, 1);
+  const Status s = fused->infer(inner);
+  if (!s.is_ok()) {
+    const std::string prefix = "node '' (FusedConv, opset 1): ";
+    std::string message = s.message();
+    if (message.starts_with(prefix)) message.erase(0, prefix.size());
+    return nn_ops::relabel(ctx, Status(s.code(), str_cat("as FusedConv on the unblocked X ", x_unblocked.str(), ": ",
+                                                         message)));
+  }
+  return inner.outputs()[0].shape;
+}
+
+Status infer_blocked_conv(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 4));
+  IGNIS_RETURN_IF_ERROR(expect_input(ctx, 0, "X", kF32));
+  IGNIS_RETURN_IF_ERROR(expect_input(ctx, 1, "W", kF32));
+  IGNIS_RETURN_IF_ERROR(expect_f32_if_present(ctx, 2, "B"));
+  IGNIS_RETURN_IF_ERROR(expect_f32_if_present(ctx, 3, "Z"));
+  IGNIS_ASSIGN_OR_RETURN(const int64_t block, read_positive_int(ctx, "block", 16));
+  IGNIS_ASSIGN_OR_RETURN(const int64_t group, read_positive_int(ctx, "group", 1));
+  const Shape& x = ctx.input_shape(0);
+  const Shape& w = ctx.input_shape(1);
+  if (x.rank() != 5) return ctx.fail("input 0 ('X') must be 5-D [N, CB, H, W, block], got ", x.str());
+  if (w.rank() != 4) return ctx.fail("input 1 ('W') must be 4-D [M, C / group, kh, kw], got ", w.str());
+  if (x[4] != block) return ctx.fail("input 0 ('X') ", x.str(), ": last dim ", x[4], " must equal block ", block);
+  const int64_t c = w[1] * group;
+  if (x[1] != ceil_div(c, block))
+    return ctx.fail("input 0 ('X') ", x.str(), ": channel blocks ", x[1], " must equal ceil(C / block) = ceil(",
+                    c, " / ", block, ") = ", ceil_div(c, block), ", C = W's ", w[1], " per group times group ",
+                    group);
+  IGNIS_ASSIGN_OR_RETURN(const Shape conv, infer_unblocked_fused_conv(ctx, Shape{x[0], c, x[2], x[3]}));
+  const int64_t out[] = {conv[0], ceil_div(conv[1], block), conv[2], conv[3], block};
+  IGNIS_ASSIGN_OR_RETURN(Shape y, checked_shape(ctx, out, DType::F32, "output"));
+  if (ctx.has_input(3) && !(ctx.input_shape(3) == y))
+    return ctx.fail("input 3 ('Z') must have the blocked output shape ", y.str(), ", got ",
+                    ctx.input_shape(3).str());
+  ctx.set_output(0, DType::F32, y);
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_blocked_schemas(OpSchemaRegistry& r) {
+  r.add({kDomain, "BlockChannels", 1, 1, infer_block_channels});
+  r.add({kDomain, "UnblockChannels", 1, 1, infer_unblock_channels});
+  r.add({kDomain, "BlockedConv", 1, 1, infer_blocked_conv});
+}
+
+}  // namespace ignis::ir

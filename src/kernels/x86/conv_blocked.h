@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// AVX-512 kernels on the blocked channel layout (conv_blocked_avx512.cc), used by the x86
+// BlockChannels / UnblockChannels / BlockedConv kernels (nn_conv_blocked.cc).
+//
+// Blocked layout: [N, ceil(C / 16), H, W, 16], 16 consecutive channels of one position in one
+// 64-byte vector; the lanes past C in the last block are zero (docs/ops_ai_ignis.md). A run of
+// convolutions kept in this layout reads whole channel vectors with aligned loads: a pointwise
+// convolution is a GEMM whose rows (positions) are read in place, without the per-run packing
+// of the NCHW input, and a depthwise one is kh * kw aligned FMAs per 16 outputs, without the
+// transposes the NCHW depthwise kernel pays to put channels in lanes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/x86/conv_avx2.h"
+#include "kernels/x86/gemm_avx2.h"
+
+namespace ignis::kernels::x86 {
+
+inline constexpr int64_t kChannelBlock = 16;
+
+inline int64_t channel_blocks(int64_t channels) { return (channels + kChannelBlock - 1) / kChannelBlock; }
+
+// NCHW x (c channels, planes of hw floats) <-> blocked y, for units [u0, u1) where unit
+// u = image * channel_blocks(c) + block. Blocking writes zeros into the padded lanes.
+void block_channels_avx512(const float* x, int64_t c, int64_t hw, float* y, int64_t u0, int64_t u1);
+void unblock_channels_avx512(const float* x, int64_t c, int64_t hw, float* y, int64_t u0, int64_t u1);
+
+// ---- pointwise (1x1, stride 1, unpadded, one group) ----------------------------------------
+
+// Weights W [m, c] packed for blocked_pointwise_avx512: per pair of output blocks (32
+// channels), the c rounded up to a multiple of 16 input channels, each as 32 floats (output
+// channels of the pair, zero past m); a lone last block is packed 32 wide as well.
+size_t blocked_pointwise_packed_floats(int64_t m, int64_t c);
+void blocked_pointwise_pack(const float* w, int64_t m, int64_t c, float* packed);
+
+// y = act(W x + bias + residual) on blocked tensors of one image: x [channel_blocks(c)][positions][16],
+// y and residual [channel_blocks(m)][positions][16]. bias padded to channel_blocks(m) * 16
+// (zero past m) or null; residual may be null or alias y. Computes positions [p0, p1) of the
+// output block pairs [j0, j1) (pair j = output blocks 2j, 2j + 1). Padded lanes of y are
+// written as zero. Requires AVX-512F.
+struct BlockedConvArgs {
+  const float* x = nullptr;
+  const float* w = nullptr;  // packed
+  const float* bias = nullptr;
+  const float* residual = nullptr;
+  float* y = nullptr;
+  int64_t c = 0, m = 0;
+  const GemmEpilogue* act = nullptr;
+};
+void blocked_pointwise_avx512(const BlockedConvArgs& a, int64_t positions, int64_t p0, int64_t p1, int64_t j0,
+                              int64_t j1);
+
+// ---- depthwise (group = c = m) -----------------------------------------------------------
+
+// Weights W [m, 1, kh, kw] packed per block as [kh * kw][16] (zero past m).
+size_t blocked_depthwise_packed_floats(int64_t m, int64_t kh, int64_t kw);
+void blocked_depthwise_pack(const float* w, int64_t m, int64_t kh, int64_t kw, float* packed);
+
+// Whether blocked_depthwise_avx512 takes this geometry (no dilation; any kernel, stride and
+// padding).
+bool blocked_depthwise_supported(const ConvGeometry2d& g);
+
+// Output rows [r0, r1) of the depthwise convolution of n images, where row r is output row
+// r % oh of plane r / oh (plane = image * channel_blocks(m) + block): x planes of ih * iw * 16
+// floats, y and residual of oh * ow * 16. Requires AVX-512F.
+void blocked_depthwise_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
+
+}  // namespace ignis::kernels::x86

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: Apache-2.0
+// AVX-512 kernels on the blocked channel layout (see conv_blocked.h for the layout and why).
+//
+// Pointwise: a GEMM tile of 12 positions x 32 output channels (24 accumulators). Per input
+// channel it broadcasts one float of each of the 12 positions straight from the blocked input
+// (consecutive input channels of a position are consecutive floats) against two vectors of
+// packed weights: 14 loads for 24 FMAs, FMA-bound. Position tiles are the outer loop, so the
+// tile's input (12 positions x all input channels) stays in L1 while every output pair passes
+// over it; the weights come from L2.
+//
+// Depthwise: per output row, vectors of 16 channels at 8 consecutive output positions (eight
+// FMA chains), each tap one aligned load of the input at its position and one FMA with the
+// tap's 16 weights. Output positions whose window leaves the input (the borders) take a
+// per-position path that skips the missing taps; rows skip the taps above or below the input.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/x86/activation_avx512.h"
+#include "kernels/x86/conv_blocked.h"
+#include "kernels/x86/simd_avx512.h"
+
+namespace ignis::kernels::x86 {
+
+namespace {
+
+constexpr int64_t kB = kChannelBlock;
+
+// Lanes of output block `block` that hold real channels (m channels in all).
+inline __mmask16 block_mask(int64_t block, int64_t m) { return lanes(0, m - block * kB); }
+
+// act(v + residual), the padded lanes zeroed, stored at y.
+template <Activation A>
+inline void store_out(__m512 v, const float* residual, float* y, __mmask16 real, const ActivationParams512& k) {
+  if (residual) v = _mm512_add_ps(v, _mm512_loadu_ps(residual));
+  v = activate_avx512<A>(v, k);
+  if (real != 0xFFFF) v = _mm512_maskz_mov_ps(real, v);
+  _mm512_storeu_ps(y, v);
+}
+
+}  // namespace
+
+// ---- reorders ----------------------------------------------------------------------------
+
+void block_channels_avx512(const float* x, int64_t c, int64_t hw, float* y, int64_t u0, int64_t u1) {
+  const int64_t cb = channel_blocks(c);
+  for (int64_t u = u0; u < u1; ++u) {
+    const int64_t image = u / cb, block = u % cb;
+    const int64_t c0 = block * kB, count = std::min(kB, c - c0);
+    const float* src = x + (image * c + c0) * hw;
+    float* dst = y + u * hw * kB;
+    for (int64_t p = 0; p < hw; p += 16) {
+      const int64_t n = std::min<int64_t>(16, hw - p);
+      const __mmask16 m = lanes(0, n);
+      __m512 r[16];
+      for (int64_t l = 0; l < 16; ++l)
+        r[l] = l < count ? _mm512_maskz_loadu_ps(m, src + l * hw + p) : _mm512_setzero_ps();
+      transpose16(r);
+      for (int64_t i = 0; i < n; ++i) _mm512_storeu_ps(dst + (p + i) * kB, r[i]);
+    }
+  }
+}
+
+void unblock_channels_avx512(const float* x, int64_t c, int64_t hw, float* y, int64_t u0, int64_t u1) {
+  const int64_t cb = channel_blocks(c);
+  for (int64_t u = u0; u < u1; ++u) {
+    const int64_t image = u / cb, block = u % cb;
+    const int64_t c0 = block * kB, count = std::min(kB, c - c0);
+    const float* src = x + u * hw * kB;
+    float* dst = y + (image * c + c0) * hw;
+    for (int64_t p = 0; p < hw; p += 16) {
+      const int64_t n = std::min<int64_t>(16, hw - p);
+      const __mmask16 m = lanes(0, n);
+      __m512 r[16];
+      for (int64_t i = 0; i < 16; ++i) r[i] = i < n ? _mm512_loadu_ps(src + (p + i) * kB) : _mm512_setzero_ps();
+      transpose16(r);
+      for (int64_t l = 0; l < count; ++l) _mm512_mask_storeu_ps(dst + l * hw + p, m, r[l]);
+    }
+  }
+}
+
+// ---- pointwise ---------------------------------------------------------------------------
+
+namespace {
+
+constexpr int kTileP = 12;
+constexpr int64_t kPairFloats = 2 * kB;
+
+int64_t pairs_of(int64_t m) { return (channel_blocks(m) + 1) / 2; }
+
+// P positions x NB output blocks (of pair j). x at the tile's first position in block 0,
+// y / residual at its first position in the pair's first block.
+template <int P, int NB, Activation A>
+void pointwise_tile(const BlockedConvArgs& a, int64_t xbs, const float* x, const float* w, int64_t pair,
+                    const float* residual, float* y, const ActivationParams512& k) {
+  __m512 acc[P][NB];
+  for (int b = 0; b < NB; ++b) {
+    const __m512 bias = a.bias ? _mm512_loadu_ps(a.bias + pair * kPairFloats + b * kB) : _mm512_setzero_ps();
+    for (int p = 0; p < P; ++p) acc[p][b] = bias;
+  }
+  const int64_t cb = channel_blocks(a.c);
+  for (int64_t blk = 0; blk < cb; ++blk) {
+    const float* xb = x + blk * xbs;
+    const float* wb = w + blk * kB * kPairFloats;
+    for (int l = 0; l < kB; ++l) {
+      __m512 wv[NB];
+      for (int b = 0; b < NB; ++b) wv[b] = _mm512_loadu_ps(wb + l * kPairFloats + b * kB);
+      for (int p = 0; p < P; ++p) {
+        const __m512 xv = _mm512_set1_ps(xb[p * kB + l]);
+        for (int b = 0; b < NB; ++b) acc[p][b] = _mm512_fmadd_ps(xv, wv[b], acc[p][b]);
+      }
+    }
+  }
+  for (int b = 0; b < NB; ++b) {
+    const __mmask16 real = block_mask(2 * pair + b, a.m);
+    for (int p = 0; p < P; ++p) {
+      const int64_t off = b * xbs + p * kB;  // output planes have the input's positions
+      store_out<A>(acc[p][b], residual ? residual + off : nullptr, y + off, real, k);
+    }
+  }
+}
+
+template <int NB, Activation A>
+void pointwise_tail(int p, const BlockedConvArgs& a, int64_t xbs, const float* x, const float* w, int64_t pair,
+                    const float* residual, float* y, const ActivationParams512& k) {
+  switch (p) {
+#define IGNIS_PW_TAIL(n) \
+  case n: return pointwise_tile<n, NB, A>(a, xbs, x, w, pair, residual, y, k);
+    IGNIS_PW_TAIL(1)
+    IGNIS_PW_TAIL(2)
+    IGNIS_PW_TAIL(3)
+    IGNIS_PW_TAIL(4)
+    IGNIS_PW_TAIL(5)
+    IGNIS_PW_TAIL(6)
+    IGNIS_PW_TAIL(7)
+    IGNIS_PW_TAIL(8)
+    IGNIS_PW_TAIL(9)
+    IGNIS_PW_TAIL(10)
+    IGNIS_PW_TAIL(11)
+#undef IGNIS_PW_TAIL
+    default: return;
+  }
+}
+
+template <Activation A>
+void pointwise_range(const BlockedConvArgs& a, int64_t positions, int64_t p0, int64_t p1, int64_t j0, int64_t j1) {
+  const ActivationParams512 k(*a.act);
+  const int64_t xbs = positions * kB;
+  const int64_t wpair = channel_blocks(a.c) * kB * kPairFloats;
+  const int64_t out_blocks = channel_blocks(a.m);
+  for (int64_t p = p0; p < p1; p += kTileP) {
+    const int tp = static_cast<int>(std::min<int64_t>(kTileP, p1 - p));
+    const float* x = a.x + p * kB;
+    for (int64_t j = j0; j < j1; ++j) {
+      const float* w = a.w + j * wpair;
+      const int64_t yoff = 2 * j * xbs + p * kB;
+      const float* res = a.residual ? a.residual + yoff : nullptr;
+      float* y = a.y + yoff;
+      const bool two = 2 * j + 1 < out_blocks;
+      if (tp == kTileP) {
+        if (two)
+          pointwise_tile<kTileP, 2, A>(a, xbs, x, w, j, res, y, k);
+        else
+          pointwise_tile<kTileP, 1, A>(a, xbs, x, w, j, res, y, k);
+      } else if (two) {
+        pointwise_tail<2, A>(tp, a, xbs, x, w, j, res, y, k);
+      } else {
+        pointwise_tail<1, A>(tp, a, xbs, x, w, j, res, y, k);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+size_t blocked_pointwise_packed_floats(int64_t m, int64_t c) {
+  return static_cast<size_t>(pairs_of(m) * channel_blocks(c) * kB * kPairFloats);
+}
+
+void blocked_pointwise_pack(const float* w, int64_t m, int64_t c, float* packed) {
+  const int64_t cpad = channel_blocks(c) * kB;
+  for (int64_t j = 0; j < pairs_of(m); ++j)
+    for (int64_t ic = 0; ic < cpad; ++ic)
+      for (int64_t o = 0; o < kPairFloats; ++o) {
+        const int64_t oc = j * kPairFloats + o;
+        *packed++ = oc < m && ic < c ? w[oc * c + ic] : 0.0f;
+      }
+}
+
+void blocked_pointwise_avx512(const BlockedConvArgs& a, int64_t positions, int64_t p0, int64_t p1, int64_t j0,
+                              int64_t j1) {
+  with_activation(a.act->act, [&]<Activation A>() { pointwise_range<A>(a, positions, p0, p1, j0, j1); });
+}
+
+// ---- depthwise ---------------------------------------------------------------------------
+
+namespace {
+
+struct DwRow {
+  const ConvGeometry2d* g;
+  const float* x;  // the input plane
+  const float* w;  // the block's packed taps
+  __m512 bias;
+  const float* residual;  // the output row, or null
+  float* y;               // the output row
+  int64_t ky0, ky1;       // taps whose input row exists
+  int64_t iy0;            // input row of tap 0
+  __mmask16 real;
+};
+
+// V output positions from ox, every tap inside the input row. KH/KW/S = 0: from the geometry.
+template <int KH, int KW, int S, int V, Activation A>
+inline void dw_interior(const DwRow& r, int64_t ox, const ActivationParams512& k) {
+  const ConvGeometry2d& g = *r.g;
+  const int64_t kw = KW ? KW : g.kw;
+  const int64_t s = S ? S : g.sw;
+  __m512 acc[V];
+  for (int v = 0; v < V; ++v) acc[v] = r.bias;
+  for (int64_t ky = r.ky0; ky < r.ky1; ++ky) {
+    const float* row = r.x + ((r.iy0 + ky) * g.iw + ox * s - g.pw) * kB;
+    const float* wrow = r.w + ky * kw * kB;
+    for (int64_t kx = 0; kx < kw; ++kx) {
+      const __m512 wv = _mm512_loadu_ps(wrow + kx * kB);
+      for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(_mm512_loadu_ps(row + (v * s + kx) * kB), wv, acc[v]);
+    }
+  }
+  for (int v = 0; v < V; ++v)
+    store_out<A>(acc[v], r.residual ? r.residual + (ox + v) * kB : nullptr, r.y + (ox + v) * kB, r.real, k);
+}
+
+// One output position whose window may leave the input row.
+template <Activation A>
+inline void dw_border(const DwRow& r, int64_t ox, const ActivationParams512& k) {
+  const ConvGeometry2d& g = *r.g;
+  __m512 acc = r.bias;
+  const int64_t ix0 = ox * g.sw - g.pw;
+  const int64_t kx0 = std::max<int64_t>(0, -ix0), kx1 = std::min(g.kw, g.iw - ix0);
+  for (int64_t ky = r.ky0; ky < r.ky1; ++ky) {
+    const float* row = r.x + (r.iy0 + ky) * g.iw * kB;
+    for (int64_t kx = kx0; kx < kx1; ++kx)
+      acc = _mm512_fmadd_ps(_mm512_loadu_ps(row + (ix0 + kx) * kB), _mm512_loadu_ps(r.w + (ky * g.kw + kx) * kB), acc);
+  }
+  store_out<A>(acc, r.residual ? r.residual + ox * kB : nullptr, r.y + ox * kB, r.real, k);
+}
+
+template <int KH, int KW, int S, Activation A>
+void dw_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
+  const ActivationParams512 k(*a.act);
+  const int64_t blocks = channel_blocks(a.m);
+  const int64_t taps = g.kh * g.kw;
+  // Output columns whose whole window lies inside the input row: [lo, hi).
+  const int64_t lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
+  const int64_t hi = std::max(lo, std::min(g.ow, g.iw - g.kw + g.pw >= 0 ? (g.iw - g.kw + g.pw) / g.sw + 1 : 0));
+  for (int64_t row = r0; row < r1; ++row) {
+    const int64_t plane = row / g.oh, oy = row % g.oh;
+    const int64_t block = plane % blocks;
+    DwRow r;
+    r.g = &g;
+    r.x = a.x + plane * g.ih * g.iw * kB;
+    r.w = a.w + block * taps * kB;
+    r.bias = a.bias ? _mm512_loadu_ps(a.bias + block * kB) : _mm512_setzero_ps();
+    const int64_t yoff = (plane * g.oh + oy) * g.ow * kB;
+    r.residual = a.residual ? a.residual + yoff : nullptr;
+    r.y = a.y + yoff;
+    r.iy0 = oy * g.sh - g.ph;
+    r.ky0 = std::max<int64_t>(0, -r.iy0);
+    r.ky1 = std::min(g.kh, g.ih - r.iy0);
+    r.real = block_mask(block, a.m);
+    int64_t ox = 0;
+    for (; ox < lo; ++ox) dw_border<A>(r, ox, k);
+    for (; ox + 8 <= hi; ox += 8) dw_interior<KH, KW, S, 8, A>(r, ox, k);
+    if (ox + 4 <= hi) {
+      dw_interior<KH, KW, S, 4, A>(r, ox, k);
+      ox += 4;
+    }
+    for (; ox < hi; ++ox) dw_interior<KH, KW, S, 1, A>(r, ox, k);
+    for (; ox < g.ow; ++ox) dw_border<A>(r, ox, k);
+  }
+}
+
+template <Activation A>
+void dw_select(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
+  if (g.kh == 3 && g.kw == 3 && g.sw == 1) return dw_rows<3, 3, 1, A>(g, a, r0, r1);
+  if (g.kh == 3 && g.kw == 3 && g.sw == 2) return dw_rows<3, 3, 2, A>(g, a, r0, r1);
+  if (g.kh == 5 && g.kw == 5 && g.sw == 1) return dw_rows<5, 5, 1, A>(g, a, r0, r1);
+  if (g.kh == 5 && g.kw == 5 && g.sw == 2) return dw_rows<5, 5, 2, A>(g, a, r0, r1);
+  return dw_rows<0, 0, 0, A>(g, a, r0, r1);
+}
+
+}  // namespace
+
+size_t blocked_depthwise_packed_floats(int64_t m, int64_t kh, int64_t kw) {
+  return static_cast<size_t>(channel_blocks(m) * kh * kw * kB);
+}
+
+void blocked_depthwise_pack(const float* w, int64_t m, int64_t kh, int64_t kw, float* packed) {
+  const int64_t taps = kh * kw;
+  for (int64_t b = 0; b < channel_blocks(m); ++b)
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t l = 0; l < kB; ++l) {
+        const int64_t oc = b * kB + l;
+        *packed++ = oc < m ? w[oc * taps + t] : 0.0f;
+      }
+}
+
+bool blocked_depthwise_supported(const ConvGeometry2d& g) { return g.dh == 1 && g.dw == 1; }
+
+void blocked_depthwise_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
+  with_activation(a.act->act, [&]<Activation A>() { dw_select<A>(g, a, r0, r1); });
+}
+
+}  // namespace ignis::kernels::x86

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: Apache-2.0
+// x86 kernels of the blocked channel layout (ai.ignis BlockChannels, UnblockChannels,
+// BlockedConv; docs/ops_ai_ignis.md) on AVX-512, 16-channel blocks (conv_blocked.h).
+//
+// BlockedConv runs pointwise (1x1, unit stride, unpadded, one group) and depthwise (one
+// channel per group, no dilation) convolutions directly on the blocked tensors, with weights
+// packed once at creation; anything else (other geometries, a non-constant W, another block
+// size) goes to the reference kernel, which unblocks, convolves and blocks again. The layout
+// pass (src/passes/convert_to_blocked_layout.cc) only creates BlockedConv nodes the direct
+// paths take.
+#include <algorithm>
+#include <memory>
+
+#include "core/aligned_alloc.h"
+#include "core/conv_geometry.h"
+#include "kernels/x86/conv_blocked.h"
+#include "kernels/x86/x86_internal.h"
+
+namespace ignis::kernels::x86 {
+
+namespace {
+
+constexpr DTypeSet kF32{DType::F32};
+
+// Parts to split `work` multiply-adds (or element moves) over, at most `units` and the pool's
+// threads: below ~64 Ki a second thread costs more than it saves.
+int parts_for(ThreadPool* pool, int64_t work, int64_t units) {
+  const int64_t threads = pool ? pool->threads() : 1;
+  return static_cast<int>(std::clamp<int64_t>(std::min(work >> 16, units), 1, threads));
+}
+
+// Runs f(u0, u1) over `parts` contiguous slices of [0, units).
+template <class F>
+void split(ThreadPool* pool, int parts, int64_t units, F&& f) {
+  parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t part = begin; part < end; ++part) f(units * part / parts, units * (part + 1) / parts);
+  });
+}
+
+// ---- BlockChannels / UnblockChannels ---------------------------------------------------------
+
+// Images, channels and positions per channel of the NCHW side of a reorder.
+struct ReorderDims {
+  int64_t n = 0, c = 0, hw = 1;
+};
+
+ReorderDims nchw_dims(const Shape& s) {
+  ReorderDims d{s[0], s[1], 1};
+  for (int i = 2; i < s.rank(); ++i) d.hw *= s[i];
+  return d;
+}
+
+class ReorderKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, bool to_blocked) {
+    auto k = std::make_unique<ReorderKernel>();
+    k->to_blocked_ = to_blocked;
+    k->fast_ = init.attrs.get_int("block", kChannelBlock) == kChannelBlock;
+    IGNIS_ASSIGN_OR_RETURN(k->reference_, make_reference_kernel("ai.ignis", to_blocked ? "BlockChannels" : "UnblockChannels", init));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status run(KernelContext& ctx) const override {
+    if (!fast_) return reference_->run(ctx);
+    const Tensor& x = ctx.input(0);
+    Tensor& y = ctx.output(0);
+    if (y.numel() == 0) return Status::ok();
+    const ReorderDims d = nchw_dims(to_blocked_ ? x.shape() : y.shape());
+    const int64_t units = d.n * channel_blocks(d.c);
+    const int parts = parts_for(ctx.pool(), units * d.hw * kChannelBlock, units);
+    const float* src = x.data_as<float>();
+    float* dst = y.data_as<float>();
+    split(ctx.pool(), parts, units, [&](int64_t u0, int64_t u1) {
+      if (to_blocked_)
+        block_channels_avx512(src, d.c, d.hw, dst, u0, u1);
+      else
+        unblock_channels_avx512(src, d.c, d.hw, dst, u0, u1);
+    });
+    return Status::ok();
+  }
+
+ private:
+  bool to_blocked_ = true;
+  bool fast_ = false;
+  std::unique_ptr<Kernel> reference_;
+};
+
+// ---- BlockedConv -----------------------------------------------------------------------------
+
+class BlockedConvKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    auto k = std::make_unique<BlockedConvKernel>();
+    IGNIS_ASSIGN_OR_RETURN(k->reference_, make_reference_kernel("ai.ignis", "BlockedConv", init));
+    k->activation_ = fused_activation(init.attrs);
+    const Tensor* w = init.constants.size() > 1 ? init.constants[1] : nullptr;
+    const Tensor* b = init.constants.size() > 2 ? init.constants[2] : nullptr;
+    const bool has_bias = init.input_dtypes.size() > 2 && init.input_dtypes[2] != DType::Undefined;
+    if (init.attrs.get_int("block", kChannelBlock) != kChannelBlock || w == nullptr || w->dtype() != DType::F32 ||
+        w->rank() != 4 || (has_bias && b == nullptr))
+      return std::unique_ptr<Kernel>(std::move(k));  // reference only
+    const int64_t group = init.attrs.get_int("group", 1);
+    const int64_t m = w->dim(0), cg = w->dim(1), kh = w->dim(2), kw = w->dim(3);
+    const float* wd = w->data_as<float>();
+    // The attributes' geometry on a sample plane: whether the direct path takes every run
+    // (it then drops W's data; the reference kernel could no longer run).
+    const int64_t sample[2] = {64, 64};
+    auto sample_geometry = make_window_geometry(init.attrs, sample, w->shape().dims().subspan(2), false);
+    if (!sample_geometry) return std::unique_ptr<Kernel>(std::move(k));
+    if (group == 1 && kh == 1 && kw == 1 && sample_geometry->is_pointwise()) {
+      k->kind_ = Kind::Pointwise;
+      k->packed_ = aligned_floats(blocked_pointwise_packed_floats(m, cg), k->packed_buf_);
+      blocked_pointwise_pack(wd, m, cg, k->packed_);
+    } else if (cg == 1 && group == m && blocked_depthwise_supported(as_2d(*sample_geometry))) {
+      k->kind_ = Kind::Depthwise;
+      k->packed_ = aligned_floats(blocked_depthwise_packed_floats(m, kh, kw), k->packed_buf_);
+      blocked_depthwise_pack(wd, m, kh, kw, k->packed_);
+    } else {
+      return std::unique_ptr<Kernel>(std::move(k));
+    }
+    // The bias padded to whole output blocks (zero past m), so tiles load it as vectors; the
+    // pointwise tiles read whole pairs of blocks.
+    const size_t padded = static_cast<size_t>((channel_blocks(m) + 1) / 2 * 2 * kChannelBlock);
+    k->bias_ = aligned_floats(padded, k->bias_buf_);
+    std::fill_n(k->bias_, padded, 0.0f);
+    if (b != nullptr) std::copy_n(b->data_as<float>(), m, k->bias_);
+    if (init.input_shapes.size() > 1 && init.input_shapes[0].rank() == 5 && init.input_shapes[1].rank() == 4) {
+      auto wg = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2, 2),
+                                     init.input_shapes[1].dims().subspan(2), false);
+      if (wg) k->plan_geometry_ = *wg;
+    }
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  // The direct paths read the packed W and the padded bias only.
+  bool uses_constant_data(int input) const override { return kind_ == Kind::None || (input != 1 && input != 2); }
+
+  Status run(KernelContext& ctx) const override {
+    if (kind_ == Kind::None) return reference_->run(ctx);
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    Tensor& y = ctx.output(0);
+    if (y.numel() == 0) return Status::ok();
+    const auto x_spatial = x.shape().dims().subspan(2, 2), w_spatial = w.shape().dims().subspan(2);
+    WindowGeometry wg = plan_geometry_;
+    if (!same_spatial(wg, x_spatial, w_spatial)) {
+      IGNIS_ASSIGN_OR_RETURN(wg, make_window_geometry(ctx.attrs(), x_spatial, w_spatial, false));
+    }
+    const ConvGeometry2d g = as_2d(wg);
+    BlockedConvArgs a;
+    a.x = x.data_as<float>();
+    a.w = packed_;
+    a.bias = bias_;
+    a.residual = ctx.has_input(3) ? ctx.input(3).data_as<float>() : nullptr;
+    a.y = y.data_as<float>();
+    a.c = w.dim(1) * ctx.attrs().get_int("group", 1);
+    a.m = w.dim(0);
+    a.act = &activation_;
+    const int64_t n = x.dim(0);
+    if (kind_ == Kind::Pointwise) {
+      run_pointwise(ctx, a, n, g.ih * g.iw);
+      return Status::ok();
+    }
+    const int64_t rows = n * channel_blocks(a.m) * g.oh;
+    const int parts = parts_for(ctx.pool(), rows * g.ow * kChannelBlock * g.kh * g.kw, rows);
+    split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { blocked_depthwise_avx512(g, a, r0, r1); });
+    return Status::ok();
+  }
+
+ private:
+  enum class Kind { None, Pointwise, Depthwise };
+
+  // Threads take slices of the positions (whole 12-position tiles) when there are enough
+  // tiles to balance, else slices of the output block pairs.
+  static void run_pointwise(KernelContext& ctx, const BlockedConvArgs& a, int64_t n, int64_t positions) {
+    constexpr int64_t kTile = 12;
+    const int64_t in_image = channel_blocks(a.c) * kChannelBlock * positions;
+    const int64_t out_image = channel_blocks(a.m) * kChannelBlock * positions;
+    const int64_t pairs = (channel_blocks(a.m) + 1) / 2;
+    const int64_t tiles = (positions + kTile - 1) / kTile;
+    ThreadPool* pool = ctx.pool();
+    const int threads = pool ? pool->threads() : 1;
+    const bool by_positions = tiles >= 8 * threads || pairs < 2 * threads;
+    const int64_t units = n * (by_positions ? tiles : pairs);
+    const int parts = parts_for(pool, n * positions * a.c * a.m, units);
+    split(pool, parts, units, [&](int64_t u0, int64_t u1) {
+      const int64_t per_image = by_positions ? tiles : pairs;
+      for (int64_t u = u0; u < u1;) {
+        const int64_t image = u / per_image, first = u % per_image;
+        const int64_t last = std::min(per_image, first + (u1 - u));
+        BlockedConvArgs b = a;
+        b.x += image * in_image;
+        b.y += image * out_image;
+        if (b.residual) b.residual += image * out_image;
+        if (by_positions)
+          blocked_pointwise_avx512(b, positions, first * kTile, std::min(positions, last * kTile), 0, pairs);
+        else
+          blocked_pointwise_avx512(b, positions, 0, positions, first, last);
+        u += last - first;
+      }
+    });
+  }
+
+  static float* aligned_floats(size_t n, std::shared_ptr<void>& owner) {
+    owner = make_aligned_buffer(n * sizeof(float));
+    return static_cast<float*>(owner.get());
+  }
+
+  Kind kind_ = Kind::None;
+  std::unique_ptr<Kernel> reference_;
+  std::shared_ptr<void> packed_buf_, bias_buf_;
+  float* packed_ = nullptr;  // W packed for the direct path
+  float* bias_ = nullptr;    // B padded to whole pairs of output blocks
+  WindowGeometry plan_geometry_;
+  GemmEpilogue activation_;
+};
+
+Result<std::unique_ptr<Kernel>> create_block_channels(const KernelInit& init) {
+  return ReorderKernel::create(init, true);
+}
+Result<std::unique_ptr<Kernel>> create_unblock_channels(const KernelInit& init) {
+  return ReorderKernel::create(init, false);
+}
+Result<std::unique_ptr<Kernel>> create_blocked_conv(const KernelInit& init) { return BlockedConvKernel::create(init); }
+
+}  // namespace
+
+void register_nn_conv_blocked(KernelRegistry& r) {
+  r.add({.domain = "ai.ignis", .op_type = "BlockChannels", .since_opset = 1, .until_opset = 1, .types = kF32,
+         .isa = Isa::Avx512, .priority = 20, .id = "x86/blockchannels_f32_avx512", .factory = create_block_channels});
+  r.add({.domain = "ai.ignis", .op_type = "UnblockChannels", .since_opset = 1, .until_opset = 1, .types = kF32,
+         .isa = Isa::Avx512, .priority = 20, .id = "x86/unblockchannels_f32_avx512",
+         .factory = create_unblock_channels});
+  r.add({.domain = "ai.ignis", .op_type = "BlockedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
+         .isa = Isa::Avx512, .priority = 20, .id = "x86/blockedconv_f32_avx512", .factory = create_blocked_conv});
+}
+
+}  // namespace ignis::kernels::x86

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+// Keeps runs of convolutions in the blocked channel layout (docs/ops_ai_ignis.md, "Blocked
+// channel layout"): every float32 2-D Conv / FusedConv the blocked kernels run directly
+// (pointwise: 1x1, unit stride, unpadded, one group; depthwise: one channel per group, no
+// dilation; constant W and B) becomes an ai.ignis BlockedConv; a BlockChannels node blocks
+// each value such a convolution reads from outside the run, and an UnblockChannels node gives
+// every value read outside the run (or a graph output) back its NCHW form under its own name.
+// So consumers outside the run are untouched, and a tensor crosses between the layouts once
+// per run edge, not once per convolution.
+// Only connected runs of two or more convolutions whose work outweighs their edge reorders
+// are converted (below): a lone convolution would pay two reorders for one faster kernel. Runs only when the context says the blocked kernels are
+// fast here (PassContext::blocked_layout).
+// Exactness: BlockedConv computes the same sums in the same order per output value as the
+// NCHW kernels' reference (the kernels differ only in the order of the multiply-adds, as the
+// NCHW kernels do among themselves), and the reorders only move values.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "ir/rewrite.h"
+#include "passes/graph_facts.h"
+#include "passes/match.h"
+#include "passes/pass.h"
+
+namespace ignis::passes {
+
+namespace {
+
+constexpr int64_t kBlock = 16;
+
+bool all_equal(const AttrMap& attrs, const char* name, int64_t value) {
+  const std::vector<int64_t> v = attrs.get_ints(name);
+  return std::all_of(v.begin(), v.end(), [&](int64_t e) { return e == value; });
+}
+
+// Whether node n is a convolution the blocked kernels run directly.
+bool blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
+  const bool fused = is_ignis(n, "FusedConv");
+  if (!(fused || is_onnx(n, "Conv")) || n.outputs.size() != 1 || n.inputs.size() < 2) return false;
+  if (facts.dtype(n.inputs[0]) != DType::F32 || facts.rank(n.inputs[0]) != 4) return false;
+  const Tensor* w = ir::constant_value(g, n.inputs[1]);
+  if (w == nullptr || w->dtype() != DType::F32 || w->rank() != 4) return false;
+  if (n.inputs.size() > 2 && !n.inputs[2].empty() && ir::constant_value(g, n.inputs[2]) == nullptr) return false;
+  if (!fused && n.inputs.size() > 3) return false;
+  const std::string auto_pad = n.attrs.get_string("auto_pad", "NOTSET");
+  const int64_t group = n.attrs.get_int("group", 1);
+  const int64_t m = w->dim(0), cg = w->dim(1), kh = w->dim(2), kw = w->dim(3);
+  const bool pointwise = group == 1 && kh == 1 && kw == 1 && all_equal(n.attrs, "strides", 1) &&
+                         all_equal(n.attrs, "pads", 0) && (auto_pad == "NOTSET" || auto_pad == "VALID");
+  const bool depthwise = cg == 1 && group == m && all_equal(n.attrs, "dilations", 1);
+  return pointwise || depthwise;
+}
+
+}  // namespace
+
+Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
+  if (!ctx.blocked_layout) return 0;
+  const GraphFacts facts(g);
+  const int count = static_cast<int>(g.nodes.size());
+  const auto producer = ir::producers(g);
+  const auto consumers = ir::consumers(g);
+
+  // Candidates, then connected runs of them (edges: X or Z produced by another candidate).
+  std::vector<bool> candidate(static_cast<size_t>(count), false);
+  for (int i = 0; i < count; ++i) candidate[i] = blockable(g, facts, g.nodes[i]);
+  auto blocked_input = [&](int i, size_t k) {  // input k of node i comes from a candidate
+    const ir::Node& n = g.nodes[i];
+    if (k >= n.inputs.size() || n.inputs[k].empty()) return -1;
+    auto it = producer.find(n.inputs[k]);
+    return it != producer.end() && candidate[it->second] ? it->second : -1;
+  };
+  std::vector<int> root(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) root[i] = i;
+  auto find = [&](int i) {
+    while (root[i] != i) i = root[i] = root[root[i]];
+    return i;
+  };
+  for (int i = 0; i < count; ++i) {
+    if (!candidate[i]) continue;
+    for (size_t k : {size_t{0}, size_t{3}})
+      if (int p = blocked_input(i, k); p >= 0) root[find(i)] = find(p);
+  }
+  std::map<int, int> run_size;
+  for (int i = 0; i < count; ++i)
+    if (candidate[i]) ++run_size[find(i)];
+  std::vector<bool> convert(static_cast<size_t>(count), false);
+  for (int i = 0; i < count; ++i) convert[i] = candidate[i] && run_size[find(i)] >= 2;
+
+  // Whether a converted node's output is also needed in NCHW form.
+  auto read_outside = [&](const std::string& v) {
+    if (ir::is_graph_output(g, v)) return true;
+    auto it = consumers.find(v);
+    if (it == consumers.end()) return false;
+    for (int c : it->second) {
+      if (!convert[c]) return true;
+      const ir::Node& n = g.nodes[c];
+      for (size_t k = 0; k < n.inputs.size(); ++k)
+        if (n.inputs[k] == v && k != 0 && k != 3) return true;
+    }
+    return false;
+  };
+  // Elements per image of a value (C * H * W), or -1 when not fixed.
+  auto per_image = [&](const std::string& v) -> int64_t {
+    const ValueFact& f = facts[v];
+    if (f.rank != 4) return -1;
+    int64_t e = 1;
+    for (int d = 1; d < 4; ++d) {
+      if (!f.dims[d].is_fixed()) return -1;
+      e *= f.dims[d].value;
+    }
+    return e;
+  };
+  // A run pays when its convolutions' outputs outweigh the tensors reordered at its edges
+  // kReorderWeight times: e.g. mobilenet_v2's one run (51 convolutions, two reorders) does,
+  // an efficientnet block cut by its squeeze-excitation (three convolutions, two full-size
+  // reorders) does not: there the reorders cost what the blocked kernels save.
+  constexpr int64_t kReorderWeight = 4;
+  std::map<int, int64_t> edge_elements, work_elements;
+  for (int i = 0; i < count; ++i) {
+    if (!convert[i]) continue;
+    const ir::Node& n = g.nodes[i];
+    const int r = find(i);
+    auto add = [&](std::map<int, int64_t>& sum, const std::string& v) {
+      const int64_t e = per_image(v);
+      sum[r] = e < 0 || sum[r] < 0 ? -1 : sum[r] + e;
+    };
+    for (size_t k : {size_t{0}, size_t{3}}) {
+      if (k >= n.inputs.size() || n.inputs[k].empty()) continue;
+      auto it = producer.find(n.inputs[k]);
+      if (it == producer.end() || !convert[it->second]) add(edge_elements, n.inputs[k]);
+    }
+    if (read_outside(n.outputs[0])) add(edge_elements, n.outputs[0]);
+    add(work_elements, n.outputs[0]);
+  }
+  int converted = 0;
+  for (int i = 0; i < count; ++i) {
+    if (!convert[i]) continue;
+    const int r = find(i);
+    convert[i] = edge_elements[r] >= 0 && work_elements[r] >= 0 && kReorderWeight * edge_elements[r] <= work_elements[r];
+    converted += convert[i] ? 1 : 0;
+  }
+  if (converted == 0) return 0;
+
+  // Names of the blocked form of each value a converted node reads or writes.
+  std::unordered_map<std::string, std::string> blocked_name;
+  auto blocked_of = [&](const std::string& v) -> const std::string& {
+    auto it = blocked_name.find(v);
+    if (it == blocked_name.end()) it = blocked_name.emplace(v, ir::unique_value_name(g, v + "_blocked")).first;
+    return it->second;
+  };
+  auto int_attr = [](int64_t v) {
+    Attribute a;
+    a.kind = Attribute::Kind::Int;
+    a.i = v;
+    return a;
+  };
+  // Values read by converted nodes that come from elsewhere get a BlockChannels.
+  std::set<std::string> to_block;
+  for (int i = 0; i < count; ++i) {
+    if (!convert[i]) continue;
+    for (size_t k : {size_t{0}, size_t{3}}) {
+      const ir::Node& n = g.nodes[i];
+      if (k >= n.inputs.size() || n.inputs[k].empty()) continue;
+      auto it = producer.find(n.inputs[k]);
+      if (it == producer.end() || !convert[it->second]) to_block.insert(n.inputs[k]);
+    }
+  }
+  auto block_node = [&](const std::string& v) {
+    ir::Node b;
+    b.name = ir::unique_value_name(g, v + "/BlockChannels");
+    b.op_type = "BlockChannels";
+    b.domain = "ai.ignis";
+    b.inputs = {v};
+    b.outputs = {blocked_of(v)};
+    b.attrs.set("block", int_attr(kBlock));
+    return b;
+  };
+  std::vector<ir::Node> out;
+  out.reserve(g.nodes.size() + 2 * static_cast<size_t>(converted));
+  for (const std::string& v : to_block)
+    if (producer.find(v) == producer.end()) out.push_back(block_node(v));  // graph inputs, initializers
+  for (int i = 0; i < count; ++i) {
+    ir::Node n = g.nodes[i];
+    if (!convert[i]) {
+      out.push_back(std::move(n));
+      for (const std::string& v : out.back().outputs)
+        if (to_block.count(v)) out.push_back(block_node(v));
+      continue;
+    }
+    const std::string y = n.outputs[0];
+    const int64_t m = ir::constant_value(g, n.inputs[1])->dim(0);
+    n.op_type = "BlockedConv";
+    n.domain = "ai.ignis";
+    n.inputs[0] = blocked_of(n.inputs[0]);
+    if (n.inputs.size() > 3 && !n.inputs[3].empty()) n.inputs[3] = blocked_of(n.inputs[3]);
+    n.outputs[0] = blocked_of(y);
+    n.attrs.set("block", int_attr(kBlock));
+    out.push_back(std::move(n));
+    if (read_outside(y)) {
+      ir::Node u;
+      u.name = ir::unique_value_name(g, y + "/UnblockChannels");
+      u.op_type = "UnblockChannels";
+      u.domain = "ai.ignis";
+      u.inputs = {blocked_of(y)};
+      u.outputs = {y};
+      u.attrs.set("channels", int_attr(m));
+      u.attrs.set("block", int_attr(kBlock));
+      out.push_back(std::move(u));
+    }
+  }
+  g.nodes = std::move(out);
+  import_ignis_domain(g);
+  return converted;
+}
+
+}  // namespace ignis::passes

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// Blocked channel layout cases (ai.ignis BlockedConv, BlockChannels, UnblockChannels; block
+// 16): pointwise 1x1 convolutions over the channel counts of MobileNet-style networks (16 to
+// 320, whole blocks and partial ones) at 1, 7x7, 14x14, 13x17 and 56x56 positions, batch 2;
+// depthwise 3x3 and 5x5 at strides 1 and 2 on 7x7 to 28x28 planes (and 112x112 with 32
+// channels) with 16, 24, 40 and 144 channels; bias absent and present, the residual Z and the
+// activations of those networks; a few general convolutions (stem, grouped, strided 1x1).
+// The random inputs fill the padded lanes of X and Z too: kernels must ignore them. Work per
+// case stays under ~5 M multiply-adds so the reference runs the whole file in seconds.
+#include "core/strings.h"
+#include "kernels/cases/cases.h"
+
+namespace ignis::kernel_cases {
+
+namespace {
+
+constexpr int64_t kBlock = 16;
+
+int64_t blocks(int64_t channels) { return (channels + kBlock - 1) / kBlock; }
+
+struct ConvSpec {
+  int64_t n = 1, c = 0, h = 0, w = 0, m = 0;
+  int64_t kernel = 1, stride = 1, pad = 0, group = 1;
+  bool bias = true;
+  bool residual = false;  // needs bias (inputs cannot be omitted here)
+  FusedActivation act = {};
+};
+
+// The activations the blocked layout serves (MobileNet / EfficientNet blocks), with none.
+std::vector<FusedActivation> blocked_activations() {
+  return {{"", {}},
+          {"Relu", {}},
+          {"Clip", {{"activation_min", 0.0f}, {"activation_max", 6.0f}}},
+          {"SiLU", {}},
+          {"Sigmoid", {}},
+          {"HardSwish", {}}};
+}
+
+KernelCase blocked_conv(const ConvSpec& s) {
+  KernelCase c;
+  c.domain = "ai.ignis";
+  c.op_type = "BlockedConv";
+  c.opset = 1;
+  const int64_t oh = (s.h + 2 * s.pad - s.kernel) / s.stride + 1, ow = (s.w + 2 * s.pad - s.kernel) / s.stride + 1;
+  c.inputs = {Shape{s.n, blocks(s.c), s.h, s.w, kBlock}, Shape{s.m, s.c / s.group, s.kernel, s.kernel}};
+  if (s.bias || s.residual) c.inputs.push_back(Shape{s.m});
+  if (s.residual) c.inputs.push_back(Shape{s.n, blocks(s.m), oh, ow, kBlock});
+  c.weight_inputs = {1};
+  c.depth = s.c / s.group * s.kernel * s.kernel;
+  if (s.group != 1) c.attrs.set("group", int_attr(s.group));
+  if (s.stride != 1) c.attrs.set("strides", ints_attr({s.stride, s.stride}));
+  if (s.pad != 0) c.attrs.set("pads", ints_attr({s.pad, s.pad, s.pad, s.pad}));
+  set_activation(c.attrs, s.act);
+  c.label = str_cat("X[", s.n, ", ", s.c, " (", blocks(s.c), " blocks), ", s.h, ", ", s.w, "] W[", s.m, ", ",
+                    s.c / s.group, ", ", s.kernel, ", ", s.kernel, "] group=", s.group, " stride=", s.stride,
+                    " pad=", s.pad, s.bias || s.residual ? " bias" : " no bias", s.residual ? " residual " : " ",
+                    activation_label(s.act));
+  return c;
+}
+
+}  // namespace
+
+std::vector<KernelCase> blocked_conv_cases() {
+  const std::vector<FusedActivation> acts = blocked_activations();
+  std::vector<KernelCase> cases;
+  int i = 0;
+  // Pointwise {C, M, H, W}, batch 2: expansions, projections and the squeeze paths.
+  const int64_t pointwise[][4] = {
+      {16, 16, 56, 56},  {16, 24, 56, 56},   {24, 16, 56, 56},  {32, 16, 56, 56}, {24, 144, 14, 14},
+      {144, 24, 14, 14}, {32, 96, 14, 14},   {96, 24, 13, 17},  {24, 40, 13, 17}, {144, 32, 7, 7},
+      {160, 320, 7, 7},  {320, 160, 7, 7},   {96, 160, 7, 7},   {16, 320, 1, 1},  {320, 16, 1, 1},
+      {144, 144, 1, 1},  {24, 96, 1, 1},     {40, 24, 14, 14},  {320, 24, 1, 1},  {160, 24, 13, 17},
+  };
+  for (const auto& p : pointwise) {
+    cases.push_back(blocked_conv({.n = 2, .c = p[0], .h = p[2], .w = p[3], .m = p[1], .bias = i % 3 != 2,
+                                  .residual = i % 4 == 1, .act = acts[i % acts.size()]}));
+    ++i;
+  }
+  // Depthwise: 3x3 and 5x5, strides 1 and 2, "same" pads, each plane with each channel count
+  // in turn (and 14x14 with every count).
+  const int64_t channel_counts[] = {16, 24, 40, 144};
+  int plane = 0;
+  for (int64_t k : {3, 5})
+    for (int64_t stride : {1, 2})
+      for (int64_t size : {7, 14, 15, 28}) {
+        for (int64_t j = 0; j < (size == 14 ? 4 : 1); ++j, ++i) {
+          const int64_t ch = channel_counts[(plane + j) % 4];
+          cases.push_back(blocked_conv({.n = size <= 7 ? 2 : 1, .c = ch, .h = size, .w = size, .m = ch, .kernel = k,
+                                        .stride = stride, .pad = k / 2, .group = ch, .bias = i % 3 != 2,
+                                        .residual = i % 2 == 0, .act = acts[i % acts.size()]}));
+        }
+        ++plane;
+      }
+  cases.push_back(blocked_conv({.c = 32, .h = 112, .w = 112, .m = 32, .kernel = 3, .pad = 1, .group = 32,
+                                .act = acts[2]}));
+  // Every activation, with and without the residual, on one pointwise and one depthwise shape.
+  for (const auto& act : acts)
+    for (bool residual : {false, true}) {
+      cases.push_back(blocked_conv({.n = 2, .c = 24, .h = 7, .w = 9, .m = 40, .residual = residual, .act = act}));
+      cases.push_back(blocked_conv({.c = 40, .h = 14, .w = 14, .m = 40, .kernel = 3, .pad = 1, .group = 40,
+                                    .residual = residual, .act = act}));
+    }
+  // General convolutions: a 3x3 stem (3 -> 16 channels, stride 2), a grouped 3x3, a strided
+  // 1x1, and a dense 3x3 on partial blocks.
+  cases.push_back(blocked_conv({.c = 3, .h = 56, .w = 56, .m = 16, .kernel = 3, .stride = 2, .pad = 1,
+                                .act = acts[5]}));
+  cases.push_back(blocked_conv({.c = 32, .h = 14, .w = 14, .m = 32, .kernel = 3, .pad = 1, .group = 2,
+                                .act = acts[1]}));
+  cases.push_back(blocked_conv({.n = 2, .c = 40, .h = 14, .w = 14, .m = 24, .stride = 2, .bias = false}));
+  cases.push_back(blocked_conv({.c = 24, .h = 9, .w = 11, .m = 20, .kernel = 3, .pad = 1, .residual = true,
+                                .act = acts[3]}));
+  return cases;
+}
+
+std::vector<KernelCase> block_channels_cases() {
+  std::vector<KernelCase> cases;
+  for (int64_t ch : {3, 16, 24, 40, 1280})
+    for (int64_t size : {1, 7, 56}) {
+      KernelCase c;
+      c.domain = "ai.ignis";
+      c.op_type = "BlockChannels";
+      c.opset = 1;
+      c.inputs = {Shape{1, ch, size, size}};
+      c.label = str_cat("X", c.inputs[0].str());
+      cases.push_back(c);
+    }
+  return cases;
+}
+
+std::vector<KernelCase> unblock_channels_cases() {
+  std::vector<KernelCase> cases;
+  for (int64_t ch : {3, 16, 24, 40, 1280})
+    for (int64_t size : {1, 7, 56}) {
+      KernelCase c;
+      c.domain = "ai.ignis";
+      c.op_type = "UnblockChannels";
+      c.opset = 1;
+      c.inputs = {Shape{1, blocks(ch), size, size, kBlock}};
+      c.attrs.set("channels", int_attr(ch));
+      c.label = str_cat("X", c.inputs[0].str(), " channels=", ch);
+      cases.push_back(c);
+    }
+  return cases;
+}
+
+}  // namespace ignis::kernel_cases

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+// convert_to_blocked_layout: runs of pointwise / depthwise convolutions -> ai.ignis
+// BlockedConv between BlockChannels and UnblockChannels. The pass is forced on (it is off
+// where the blocked kernels are not fast), so the rewrite is checked on every machine; the
+// numbers then come from whichever BlockedConv kernel the machine has.
+#include "passes/fuse_test_util.h"
+
+namespace ignis::fuse_test {
+namespace {
+
+passes::PassContext forced(bool on = true) {
+  passes::PassContext ctx = runtime::make_pass_context();
+  ctx.blocked_layout = on;
+  return ctx;
+}
+
+// The pipeline at level All with the layout pass forced on or off.
+ir::Graph optimize_with(const ir::Graph& in, bool blocked) {
+  ir::Graph g = in;
+  auto r = passes::optimize(g, passes::Level::All, forced(blocked));
+  EXPECT_TRUE(r) << r.error().to_string();
+  return g;
+}
+
+int count_op(const ir::Graph& g, const std::string& op) {
+  int n = 0;
+  for (const auto& node : g.nodes) n += node.op_type == op ? 1 : 0;
+  return n;
+}
+
+// Runs g as it is (no further optimization) on feeds.
+std::vector<Tensor> run_as_is(const ir::Graph& g, const NamedTensors& feeds) {
+  auto bytes = onnx_io::export_model(g);
+  EXPECT_TRUE(bytes) << bytes.error().to_string();
+  if (!bytes) return {};
+  SessionOptions opts;
+  opts.optimization = OptLevel::None;
+  opts.threads = 2;
+  auto s = Session::open_bytes(std::as_bytes(std::span<const char>(bytes->data(), bytes->size())), opts);
+  EXPECT_TRUE(s) << s.error().to_string();
+  if (!s) return {};
+  auto out = s->run(feeds);
+  EXPECT_TRUE(out) << out.error().to_string();
+  return out ? *out : std::vector<Tensor>{};
+}
+
+double max_diff(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  if (a.size() != b.size() || a.empty()) return INFINITY;
+  double d = 0;
+  for (size_t o = 0; o < a.size(); ++o) {
+    EXPECT_EQ(a[o].shape(), b[o].shape());
+    if (!(a[o].shape() == b[o].shape())) return INFINITY;
+    for (int64_t i = 0; i < a[o].numel(); ++i)
+      d = std::max(d, std::fabs(double(a[o].data_as<float>()[i]) - b[o].data_as<float>()[i]));
+  }
+  return d;
+}
+
+// One inverted-residual block, as mobilenet_v2 has them: 1x1 expand (ReLU6), 3x3 depthwise
+// (ReLU6), 1x1 project, + the block's input.
+void inverted_residual(GraphBuilder& b, const std::string& in, const std::string& out, int64_t c, int64_t e,
+                       uint32_t seed) {
+  const std::string p = out + "_";
+  b.weight(p + "w1", {e, c, 1, 1}, seed)
+      .weight(p + "b1", {e}, seed + 1)
+      .weight(p + "w2", {e, 1, 3, 3}, seed + 2)
+      .weight(p + "b2", {e}, seed + 3)
+      .weight(p + "w3", {c, e, 1, 1}, seed + 4)
+      .scalar(p + "lo", 0.0f)
+      .scalar(p + "hi", 6.0f)
+      .node("Conv", {in, p + "w1", p + "b1"}, {p + "c1"})
+      .node("Clip", {p + "c1", p + "lo", p + "hi"}, {p + "a1"})
+      .node("Conv", {p + "a1", p + "w2", p + "b2"}, {p + "c2"},
+            {{"group", int_attr(e)}, {"pads", ints({1, 1, 1, 1})}, {"kernel_shape", ints({3, 3})}})
+      .node("Clip", {p + "c2", p + "lo", p + "hi"}, {p + "a2"})
+      .node("Conv", {p + "a2", p + "w3"}, {p + "c3"})
+      .node("Add", {p + "c3", in}, {out});
+}
+
+// x [batch, 24, 13, 11] -> two inverted residuals (24 -> 96 -> 24) -> y.
+GraphBuilder two_blocks() {
+  GraphBuilder b(17);
+  b.input("x", {-1, 24, 13, 11}, {"batch", "", "", ""});
+  inverted_residual(b, "x", "h", 24, 96, 10);
+  inverted_residual(b, "h", "y", 24, 96, 20);
+  b.output("y");
+  return b;
+}
+
+TEST(ConvertToBlockedLayout, KeepsARunOfConvolutionsBlocked) {
+  GraphBuilder b = two_blocks();
+  const ir::Graph g = optimize_with(b.graph(), true);
+  ASSERT_TRUE(ir::verify(g));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 6);
+  EXPECT_EQ(count_op(g, "FusedConv"), 0);
+  EXPECT_EQ(count_op(g, "Conv"), 0);
+  // x is blocked once (both the first convolution and the first residual read it), y
+  // unblocked once under its own name.
+  EXPECT_EQ(count_op(g, "BlockChannels"), 1);
+  ASSERT_EQ(count_op(g, "UnblockChannels"), 1);
+  for (const auto& n : g.nodes) {
+    if (n.op_type == "UnblockChannels") {
+      EXPECT_EQ(n.outputs, std::vector<std::string>{"y"});
+      EXPECT_EQ(n.attrs.get_int("channels", 0), 24);
+    }
+    if (n.op_type == "BlockedConv") {
+      EXPECT_EQ(n.attrs.get_int("block", 0), 16);
+    }
+  }
+  const NamedTensors feeds = random_inputs(b.graph(), {{2, 24, 13, 11}}, 5);
+  EXPECT_LT(max_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-4);
+}
+
+TEST(ConvertToBlockedLayout, UnblocksValuesReadOutsideTheRun) {
+  GraphBuilder b = two_blocks();
+  b.output("h");                            // the first block's output is also a graph output
+  b.node("Relu", {"h"}, {"r"}).output("r");  // and feeds a Relu
+  const ir::Graph g = optimize_with(b.graph(), true);
+  ASSERT_TRUE(ir::verify(g));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 6);
+  EXPECT_EQ(count_op(g, "UnblockChannels"), 2);  // h once for both readers, y
+  // Reading the 96-channel depthwise output outside as well would reorder more than the run
+  // computes: the run stays NCHW.
+  GraphBuilder c = two_blocks();
+  c.node("Relu", {"h_a2"}, {"r"}).output("r");
+  EXPECT_EQ(count_op(optimize_with(c.graph(), true), "BlockedConv"), 0);
+  const NamedTensors feeds = random_inputs(b.graph(), {{1, 24, 13, 11}}, 6);
+  EXPECT_LT(max_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-4);
+}
+
+TEST(ConvertToBlockedLayout, LeavesLoneAndUnpayingConvolutions) {
+  // A lone pointwise convolution: two reorders for one kernel.
+  GraphBuilder lone(17);
+  lone.input("x", {1, 32, 7, 7}).weight("w", {64, 32, 1, 1}, 1).node("Conv", {"x", "w"}, {"y"}).output("y");
+  ir::Graph g = lone.graph();
+  auto r = passes::convert_to_blocked_layout(g, forced());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, 0);
+  // Two convolutions whose outputs are small next to the reordered input: 64 -> 8 -> 8.
+  GraphBuilder narrow(17);
+  narrow.input("x", {1, 64, 7, 7})
+      .weight("w1", {8, 64, 1, 1}, 1)
+      .weight("w2", {8, 8, 1, 1}, 2)
+      .node("Conv", {"x", "w1"}, {"a"})
+      .node("Conv", {"a", "w2"}, {"y"})
+      .output("y");
+  g = narrow.graph();
+  r = passes::convert_to_blocked_layout(g, forced());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, 0);
+  // 3x3 dense and strided 1x1 convolutions are not blockable; nor is anything when the
+  // context says the blocked kernels are not fast here.
+  GraphBuilder dense(17);
+  dense.input("x", {1, 16, 9, 9})
+      .weight("w1", {64, 16, 3, 3}, 1)
+      .weight("w2", {64, 64, 1, 1}, 2)
+      .node("Conv", {"x", "w1"}, {"a"}, {{"pads", ints({1, 1, 1, 1})}})
+      .node("Conv", {"a", "w2"}, {"y"}, {{"strides", ints({2, 2})}})
+      .output("y");
+  g = dense.graph();
+  r = passes::convert_to_blocked_layout(g, forced());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, 0);
+  g = two_blocks().graph();
+  r = passes::convert_to_blocked_layout(g, forced(false));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, 0);
+}
+
+}  // namespace
+}  // namespace ignis::fuse_test
