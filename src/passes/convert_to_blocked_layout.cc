@@ -15,6 +15,7 @@
 // NCHW kernels do among themselves), and the reorders only move values.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -52,6 +53,38 @@ bool blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
   return pointwise || depthwise;
 }
 
+// X of a pointwise candidate given as Mul(x, s), s [N, C, 1, 1] broadcast over x [N, C, H, W].
+struct ScaledInput {
+  int mul = -1;
+  std::string x, s;
+};
+
+std::optional<ScaledInput> scaled_input(const ir::Graph& g, const GraphFacts& facts,
+                                        const std::unordered_map<std::string, int>& producer,
+                                        const std::unordered_map<std::string, std::vector<int>>& consumers,
+                                        const ir::Node& conv) {
+  const Tensor* w = ir::constant_value(g, conv.inputs[1]);
+  if (w->dim(2) != 1 || w->dim(3) != 1 || conv.attrs.get_int("group", 1) != 1) return std::nullopt;
+  const std::string& m = conv.inputs[0];
+  auto p = producer.find(m);
+  auto c = consumers.find(m);
+  if (p == producer.end() || c == consumers.end() || c->second.size() != 1 || ir::is_graph_output(g, m))
+    return std::nullopt;
+  const ir::Node& mul = g.nodes[p->second];
+  if (!is_onnx(mul, "Mul") || mul.inputs.size() != 2 || mul.inputs[0] == mul.inputs[1]) return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    const ValueFact& x = facts[mul.inputs[side]];
+    const ValueFact& s = facts[mul.inputs[1 - side]];
+    if (x.rank != 4 || s.rank != 4 || x.dtype != DType::F32 || s.dtype != DType::F32) continue;
+    if (!x.dims[1].is_fixed() || x.dims[1].value != w->dim(1) || !same_dim(x.dims[0], s.dims[0])) continue;
+    if (!(s.dims[1].is_fixed() && s.dims[1].value == w->dim(1) && s.dims[2].is_fixed() && s.dims[2].value == 1 &&
+          s.dims[3].is_fixed() && s.dims[3].value == 1))
+      continue;
+    return ScaledInput{p->second, mul.inputs[side], mul.inputs[1 - side]};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
@@ -64,10 +97,27 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   // Candidates, then connected runs of them (edges: X or Z produced by another candidate).
   std::vector<bool> candidate(static_cast<size_t>(count), false);
   for (int i = 0; i < count; ++i) candidate[i] = blockable(g, facts, g.nodes[i]);
-  auto blocked_input = [&](int i, size_t k) {  // input k of node i comes from a candidate
+  // Pointwise candidates whose X is Mul(v, s) with s [N, C, 1, 1] read nowhere else (a
+  // squeeze-excitation gate): they take v as X and s as BlockedConv's S, and the Mul goes.
+  std::unordered_map<int, ScaledInput> scaled;
+  std::vector<bool> absorbed(static_cast<size_t>(count), false);  // such Muls
+  for (int i = 0; i < count; ++i) {
+    if (!candidate[i]) continue;
+    const auto sc = scaled_input(g, facts, producer, consumers, g.nodes[i]);
+    if (!sc) continue;
+    scaled[i] = *sc;
+    absorbed[sc->mul] = true;
+  }
+  // Input k (0: X, 3: Z) of node i as the blocked node reads it; "" when absent.
+  auto input_of = [&](int i, size_t k) -> std::string {
     const ir::Node& n = g.nodes[i];
-    if (k >= n.inputs.size() || n.inputs[k].empty()) return -1;
-    auto it = producer.find(n.inputs[k]);
+    if (k == 0 && scaled.count(i)) return scaled.at(i).x;
+    return k < n.inputs.size() ? n.inputs[k] : std::string();
+  };
+  auto blocked_input = [&](int i, size_t k) {  // input k of node i comes from a candidate
+    const std::string v = input_of(i, k);
+    if (v.empty()) return -1;
+    auto it = producer.find(v);
     return it != producer.end() && candidate[it->second] ? it->second : -1;
   };
   std::vector<int> root(static_cast<size_t>(count));
@@ -86,6 +136,15 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     if (candidate[i]) ++run_size[find(i)];
   std::vector<bool> convert(static_cast<size_t>(count), false);
   for (int i = 0; i < count; ++i) convert[i] = candidate[i] && run_size[find(i)] >= 2;
+  std::unordered_map<int, int> absorber;  // absorbed Mul -> its convolution
+  for (const auto& [conv, sc] : scaled) absorber[sc.mul] = conv;
+  // GlobalAveragePool of a converted node's output reads it blocked (BlockedGlobalAveragePool).
+  auto blocked_pool = [&](int c) {
+    const ir::Node& n = g.nodes[c];
+    if (!is_onnx(n, "GlobalAveragePool") || n.inputs.size() != 1 || facts.rank(n.inputs[0]) != 4) return false;
+    auto it = producer.find(n.inputs[0]);
+    return it != producer.end() && convert[it->second];
+  };
 
   // Whether a converted node's output is also needed in NCHW form.
   auto read_outside = [&](const std::string& v) {
@@ -93,6 +152,8 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     auto it = consumers.find(v);
     if (it == consumers.end()) return false;
     for (int c : it->second) {
+      if (absorbed[c] && convert[absorber.at(c)]) continue;  // gone; its conv reads v blocked
+      if (blocked_pool(c)) continue;
       if (!convert[c]) return true;
       const ir::Node& n = g.nodes[c];
       for (size_t k = 0; k < n.inputs.size(); ++k)
@@ -126,9 +187,10 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
       sum[r] = e < 0 || sum[r] < 0 ? -1 : sum[r] + e;
     };
     for (size_t k : {size_t{0}, size_t{3}}) {
-      if (k >= n.inputs.size() || n.inputs[k].empty()) continue;
-      auto it = producer.find(n.inputs[k]);
-      if (it == producer.end() || !convert[it->second]) add(edge_elements, n.inputs[k]);
+      const std::string v = input_of(i, k);
+      if (v.empty()) continue;
+      auto it = producer.find(v);
+      if (it == producer.end() || !convert[it->second]) add(edge_elements, v);
     }
     if (read_outside(n.outputs[0])) add(edge_elements, n.outputs[0]);
     add(work_elements, n.outputs[0]);
@@ -160,10 +222,10 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   for (int i = 0; i < count; ++i) {
     if (!convert[i]) continue;
     for (size_t k : {size_t{0}, size_t{3}}) {
-      const ir::Node& n = g.nodes[i];
-      if (k >= n.inputs.size() || n.inputs[k].empty()) continue;
-      auto it = producer.find(n.inputs[k]);
-      if (it == producer.end() || !convert[it->second]) to_block.insert(n.inputs[k]);
+      const std::string v = input_of(i, k);
+      if (v.empty()) continue;
+      auto it = producer.find(v);
+      if (it == producer.end() || !convert[it->second]) to_block.insert(v);
     }
   }
   auto block_node = [&](const std::string& v) {
@@ -182,6 +244,16 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     if (producer.find(v) == producer.end()) out.push_back(block_node(v));  // graph inputs, initializers
   for (int i = 0; i < count; ++i) {
     ir::Node n = g.nodes[i];
+    if (absorbed[i] && convert[absorber.at(i)]) continue;
+    if (blocked_pool(i)) {
+      n.op_type = "BlockedGlobalAveragePool";
+      n.domain = "ai.ignis";
+      n.attrs.set("channels", int_attr(facts[n.inputs[0]].dims[1].value));
+      n.attrs.set("block", int_attr(kBlock));
+      n.inputs[0] = blocked_of(n.inputs[0]);
+      out.push_back(std::move(n));
+      continue;
+    }
     if (!convert[i]) {
       out.push_back(std::move(n));
       for (const std::string& v : out.back().outputs)
@@ -192,6 +264,11 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     const int64_t m = ir::constant_value(g, n.inputs[1])->dim(0);
     n.op_type = "BlockedConv";
     n.domain = "ai.ignis";
+    if (auto sc = scaled.find(i); sc != scaled.end()) {
+      n.inputs[0] = sc->second.x;
+      n.inputs.resize(5);
+      n.inputs[4] = sc->second.s;
+    }
     n.inputs[0] = blocked_of(n.inputs[0]);
     if (n.inputs.size() > 3 && !n.inputs[3].empty()) n.inputs[3] = blocked_of(n.inputs[3]);
     n.outputs[0] = blocked_of(y);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Schemas of the ai.ignis blocked channel layout ops (docs/ops_ai_ignis.md, "Blocked channel
-// layout"): BlockChannels, UnblockChannels and BlockedConv, float32 only. BlockedConv checks
+// layout"): BlockChannels, UnblockChannels, BlockedConv and BlockedGlobalAveragePool, float32
+// only. BlockedConv checks
 // its blocked shapes here and leaves every FusedConv rule to FusedConv's own inference.
 #include <string>
 #include <vector>
@@ -96,11 +97,12 @@ Result<Shape> infer_unblocked_fused_conv(const InferContext& ctx, const Shape& x
 }
 
 Status infer_blocked_conv(InferContext& ctx) {
-  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 4));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 5));
   IGNIS_RETURN_IF_ERROR(expect_input(ctx, 0, "X", kF32));
   IGNIS_RETURN_IF_ERROR(expect_input(ctx, 1, "W", kF32));
   IGNIS_RETURN_IF_ERROR(expect_f32_if_present(ctx, 2, "B"));
   IGNIS_RETURN_IF_ERROR(expect_f32_if_present(ctx, 3, "Z"));
+  IGNIS_RETURN_IF_ERROR(expect_f32_if_present(ctx, 4, "S"));
   IGNIS_ASSIGN_OR_RETURN(const int64_t block, read_positive_int(ctx, "block", 16));
   IGNIS_ASSIGN_OR_RETURN(const int64_t group, read_positive_int(ctx, "group", 1));
   const Shape& x = ctx.input_shape(0);
@@ -113,6 +115,9 @@ Status infer_blocked_conv(InferContext& ctx) {
     return ctx.fail("input 0 ('X') ", x.str(), ": channel blocks ", x[1], " must equal ceil(C / block) = ceil(",
                     c, " / ", block, ") = ", ceil_div(c, block), ", C = W's ", w[1], " per group times group ",
                     group);
+  if (ctx.has_input(4) && !(ctx.input_shape(4) == Shape{x[0], c, 1, 1}))
+    return ctx.fail("input 4 ('S') must have shape [N, C, 1, 1] = [", x[0], ", ", c, ", 1, 1], got ",
+                    ctx.input_shape(4).str());
   IGNIS_ASSIGN_OR_RETURN(const Shape conv, infer_unblocked_fused_conv(ctx, Shape{x[0], c, x[2], x[3]}));
   const int64_t out[] = {conv[0], ceil_div(conv[1], block), conv[2], conv[3], block};
   IGNIS_ASSIGN_OR_RETURN(Shape y, checked_shape(ctx, out, DType::F32, "output"));
@@ -123,12 +128,33 @@ Status infer_blocked_conv(InferContext& ctx) {
   return Status::ok();
 }
 
+// ---- BlockedGlobalAveragePool: GlobalAveragePool(UnblockChannels(X)) ------------------------
+
+Status infer_blocked_global_average_pool(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
+  IGNIS_RETURN_IF_ERROR(expect_input(ctx, 0, "X", kF32));
+  if (ctx.attrs().find("channels") == nullptr) return ctx.fail("int attribute 'channels' is required");
+  IGNIS_ASSIGN_OR_RETURN(const int64_t channels, read_positive_int(ctx, "channels", 1));
+  IGNIS_ASSIGN_OR_RETURN(const int64_t block, read_positive_int(ctx, "block", 16));
+  const Shape& x = ctx.input_shape(0);
+  if (x.rank() != 5) return ctx.fail("input 0 ('X') must be 5-D [N, CB, H, W, block], got ", x.str());
+  if (x[4] != block) return ctx.fail("input 0 ('X') ", x.str(), ": last dim ", x[4], " must equal block ", block);
+  if (x[1] != ceil_div(channels, block))
+    return ctx.fail("input 0 ('X') ", x.str(), ": channel blocks ", x[1], " must equal ceil(channels ", channels,
+                    " / block ", block, ") = ", ceil_div(channels, block));
+  const int64_t out[] = {x[0], channels, 1, 1};
+  IGNIS_ASSIGN_OR_RETURN(Shape y, checked_shape(ctx, out, DType::F32, "output"));
+  ctx.set_output(0, DType::F32, y);
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_blocked_schemas(OpSchemaRegistry& r) {
   r.add({kDomain, "BlockChannels", 1, 1, infer_block_channels});
   r.add({kDomain, "UnblockChannels", 1, 1, infer_unblock_channels});
   r.add({kDomain, "BlockedConv", 1, 1, infer_blocked_conv});
+  r.add({kDomain, "BlockedGlobalAveragePool", 1, 1, infer_blocked_global_average_pool});
 }
 
 }  // namespace ignis::ir

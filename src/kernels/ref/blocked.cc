@@ -2,9 +2,10 @@
 // Reference kernels of the ai.ignis blocked channel layout ops (docs/ops_ai_ignis.md),
 // float32 only. A blocked tensor [N, CB, S..., b] holds channel c = cb * b + l of position s
 // at lane l; lanes past the last channel are zero. BlockChannels and UnblockChannels are
-// plain copies. BlockedConv is its definition: X (and Z) are unblocked into scratch, the
-// reference FusedConv kernel ("ref/fusedconv") computes the convolution with its epilogue
-// into scratch, and the result is blocked into Y.
+// plain copies. BlockedConv is its definition: X (and Z) are unblocked into scratch, X is
+// multiplied by the per-channel scale S when given, the reference FusedConv kernel
+// ("ref/fusedconv") computes the convolution with its epilogue into scratch, and the result is
+// blocked into Y. BlockedGlobalAveragePool averages each lane over the positions.
 #include <algorithm>
 #include <vector>
 
@@ -89,6 +90,12 @@ Status blocked_conv_kernel(KernelContext& ctx) {
   float* conv = xu + x_floats;
   float* zu = conv + y_floats;
   unblock_channels(x.data_as<float>(), xu, n, c, x.dim(2) * x.dim(3), b, ctx.pool());
+  if (ctx.has_input(4)) {  // S [N, C, 1, 1]: X * S, channel by channel
+    const float* scale = ctx.input(4).data_as<float>();
+    const int64_t plane = x.dim(2) * x.dim(3);
+    for (int64_t i = 0; i < n * c; ++i)
+      for (int64_t p = 0; p < plane; ++p) xu[i * plane + p] *= scale[i];
+  }
   if (has_z) unblock_channels(ctx.input(3).data_as<float>(), zu, n, m, oh * ow, b, ctx.pool());
   const Tensor x_t = Tensor::view(DType::F32, Shape{n, c, x.dim(2), x.dim(3)}, xu);
   const Tensor z_t = Tensor::view(DType::F32, Shape{n, m, oh, ow}, zu);
@@ -99,6 +106,23 @@ Status blocked_conv_kernel(KernelContext& ctx) {
   KernelContext inner(ctx.attrs(), 1, inputs, outputs, ctx.pool(), &scratch);
   IGNIS_RETURN_IF_ERROR(fused_conv->fn(inner));
   block_channels(conv, y.data_as<float>(), n, m, oh * ow, b, ctx.pool());
+  return Status::ok();
+}
+
+// X [N, CB, H, W, b] -> Y [N, channels, 1, 1]: the mean over H * W of each real lane.
+Status blocked_global_average_pool_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t b = x.dim(4), c = ctx.attrs().get_int("channels", 1);
+  const int64_t n = x.dim(0), cb = x.dim(1), positions = x.dim(2) * x.dim(3);
+  const float* src = x.data_as<float>();
+  float* y = ctx.output(0).data_as<float>();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const float* lane = src + ((i * cb + ch / b) * positions) * b + ch % b;
+      double sum = 0;
+      for (int64_t p = 0; p < positions; ++p) sum += lane[p * b];
+      y[i * c + ch] = static_cast<float>(sum / static_cast<double>(positions));
+    }
   return Status::ok();
 }
 
@@ -113,6 +137,8 @@ void register_blocked(KernelRegistry& r) {
          .id = "ref/unblockchannels", .fn = unblock_channels_kernel});
   r.add({.domain = "ai.ignis", .op_type = "BlockedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
          .id = "ref/blockedconv", .fn = blocked_conv_kernel});
+  r.add({.domain = "ai.ignis", .op_type = "BlockedGlobalAveragePool", .since_opset = 1, .until_opset = 1,
+         .types = kF32, .id = "ref/blockedglobalaveragepool", .fn = blocked_global_average_pool_kernel});
 }
 
 }  // namespace ignis::kernels::ref

@@ -52,6 +52,19 @@ struct BlockedConvArgs {
 void blocked_pointwise_avx512(const BlockedConvArgs& a, int64_t positions, int64_t p0, int64_t p1, int64_t j0,
                               int64_t j1);
 
+// Per-channel scales (BlockedConv's S, one image): y = x * s for blocked x of c channels
+// ([channel_blocks(c)][positions][16]), blocks [b0, b1); or the packed pointwise weights with
+// input channel ic scaled by s[ic], pairs [j0, j1). Requires AVX-512F.
+void blocked_scale_channels_avx512(const float* x, const float* s, int64_t c, int64_t positions, float* y, int64_t b0,
+                                   int64_t b1);
+void blocked_pointwise_scale_weights_avx512(const float* packed, const float* s, int64_t c, float* y, int64_t j0,
+                                            int64_t j1);
+
+// Y [n, c] (NCHW [n, c, 1, 1]) = the mean over the positions of each channel of blocked x,
+// for units [u0, u1) (unit = image * channel_blocks(c) + block). Requires AVX-512F.
+void blocked_global_average_pool_avx512(const float* x, int64_t c, int64_t positions, float* y, int64_t u0,
+                                        int64_t u1);
+
 // ---- depthwise (group = c = m) -----------------------------------------------------------
 
 // Weights W [m, 1, kh, kw] packed per block as [kh * kw][16] (zero past m).

@@ -193,6 +193,49 @@ void blocked_pointwise_avx512(const BlockedConvArgs& a, int64_t positions, int64
   with_activation(a.act->act, [&]<Activation A>() { pointwise_range<A>(a, positions, p0, p1, j0, j1); });
 }
 
+void blocked_scale_channels_avx512(const float* x, const float* s, int64_t c, int64_t positions, float* y, int64_t b0,
+                                   int64_t b1) {
+  for (int64_t b = b0; b < b1; ++b) {
+    const __m512 scale = _mm512_maskz_loadu_ps(block_mask(b, c), s + b * kB);
+    const float* src = x + b * positions * kB;
+    float* dst = y + b * positions * kB;
+    for (int64_t p = 0; p < positions; ++p)
+      _mm512_storeu_ps(dst + p * kB, _mm512_mul_ps(_mm512_loadu_ps(src + p * kB), scale));
+  }
+}
+
+void blocked_pointwise_scale_weights_avx512(const float* packed, const float* s, int64_t c, float* y, int64_t j0,
+                                            int64_t j1) {
+  const int64_t rows = channel_blocks(c) * kB;  // packed input channels per pair
+  for (int64_t j = j0; j < j1; ++j) {
+    const float* src = packed + j * rows * kPairFloats;
+    float* dst = y + j * rows * kPairFloats;
+    for (int64_t ic = 0; ic < rows; ++ic) {
+      const __m512 scale = _mm512_set1_ps(ic < c ? s[ic] : 0.0f);
+      for (int64_t o = 0; o < kPairFloats; o += kB)
+        _mm512_storeu_ps(dst + ic * kPairFloats + o, _mm512_mul_ps(_mm512_loadu_ps(src + ic * kPairFloats + o), scale));
+    }
+  }
+}
+
+void blocked_global_average_pool_avx512(const float* x, int64_t c, int64_t positions, float* y, int64_t u0,
+                                        int64_t u1) {
+  const int64_t cb = channel_blocks(c);
+  const __m512 inv = _mm512_set1_ps(1.0f / static_cast<float>(positions));
+  for (int64_t u = u0; u < u1; ++u) {
+    const int64_t image = u / cb, block = u % cb;
+    const float* src = x + u * positions * kB;
+    // Four partial sums: four independent add chains.
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    int64_t p = 0;
+    for (; p + 4 <= positions; p += 4)
+      for (int i = 0; i < 4; ++i) acc[i] = _mm512_add_ps(acc[i], _mm512_loadu_ps(src + (p + i) * kB));
+    for (; p < positions; ++p) acc[0] = _mm512_add_ps(acc[0], _mm512_loadu_ps(src + p * kB));
+    const __m512 sum = _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3]));
+    _mm512_mask_storeu_ps(y + image * c + block * kB, block_mask(block, c), _mm512_mul_ps(sum, inv));
+  }
+}
+
 // ---- depthwise ---------------------------------------------------------------------------
 
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // x86 kernels of the blocked channel layout (ai.ignis BlockChannels, UnblockChannels,
-// BlockedConv; docs/ops_ai_ignis.md) on AVX-512, 16-channel blocks (conv_blocked.h).
+// BlockedConv, BlockedGlobalAveragePool; docs/ops_ai_ignis.md) on AVX-512, 16-channel blocks (conv_blocked.h).
 //
 // BlockedConv runs pointwise (1x1, unit stride, unpadded, one group) and depthwise (one
 // channel per group, no dilation) convolutions directly on the blocked tensors, with weights
@@ -157,18 +157,53 @@ class BlockedConvKernel final : public Kernel {
     a.m = w.dim(0);
     a.act = &activation_;
     const int64_t n = x.dim(0);
-    if (kind_ == Kind::Pointwise) {
-      run_pointwise(ctx, a, n, g.ih * g.iw);
+    if (!ctx.has_input(4)) {
+      run_images(ctx, g, a, n);
       return Status::ok();
     }
-    const int64_t rows = n * channel_blocks(a.m) * g.oh;
-    const int parts = parts_for(ctx.pool(), rows * g.ow * kChannelBlock * g.kh * g.kw, rows);
-    split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { blocked_depthwise_avx512(g, a, r0, r1); });
+    // X * S, one image at a time: S scales the image's input blocks, or, where that is less
+    // work (pointwise layers with more positions than output channels), the packed weights.
+    const float* scale = ctx.input(4).data_as<float>();
+    const int64_t cb = channel_blocks(a.c), pairs = (channel_blocks(a.m) + 1) / 2;
+    const int64_t in_positions = g.ih * g.iw, out_image = channel_blocks(a.m) * kChannelBlock * g.oh * g.ow;
+    const int64_t x_floats = cb * kChannelBlock * in_positions;
+    const int64_t w_floats = static_cast<int64_t>(blocked_pointwise_packed_floats(a.m, a.c));
+    const bool scale_w = kind_ == Kind::Pointwise && w_floats < x_floats;
+    float* scaled = static_cast<float*>(ctx.scratch(static_cast<size_t>(scale_w ? w_floats : x_floats) * sizeof(float)));
+    for (int64_t i = 0; i < n; ++i) {
+      BlockedConvArgs b = a;
+      b.x += i * x_floats;
+      b.y += i * out_image;
+      if (b.residual) b.residual += i * out_image;
+      const float* s = scale + i * a.c;
+      if (scale_w) {
+        split(ctx.pool(), parts_for(ctx.pool(), w_floats, pairs), pairs, [&](int64_t j0, int64_t j1) {
+          blocked_pointwise_scale_weights_avx512(packed_, s, a.c, scaled, j0, j1);
+        });
+        b.w = scaled;
+      } else {
+        split(ctx.pool(), parts_for(ctx.pool(), x_floats, cb), cb, [&](int64_t b0, int64_t b1) {
+          blocked_scale_channels_avx512(b.x, s, a.c, in_positions, scaled, b0, b1);
+        });
+        b.x = scaled;
+      }
+      run_images(ctx, g, b, 1);
+    }
     return Status::ok();
   }
 
  private:
   enum class Kind { None, Pointwise, Depthwise };
+
+  void run_images(KernelContext& ctx, const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t n) const {
+    if (kind_ == Kind::Pointwise) {
+      run_pointwise(ctx, a, n, g.ih * g.iw);
+      return;
+    }
+    const int64_t rows = n * channel_blocks(a.m) * g.oh;
+    const int parts = parts_for(ctx.pool(), rows * g.ow * kChannelBlock * g.kh * g.kw, rows);
+    split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { blocked_depthwise_avx512(g, a, r0, r1); });
+  }
 
   // Threads take slices of the positions (whole 12-position tiles) when there are enough
   // tiles to balance, else slices of the output block pairs.
@@ -215,6 +250,24 @@ class BlockedConvKernel final : public Kernel {
   GemmEpilogue activation_;
 };
 
+// ---- BlockedGlobalAveragePool ----------------------------------------------------------------
+
+Status blocked_global_average_pool(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.dim(4) != kChannelBlock) {  // other block sizes: the reference kernel
+    static const KernelDef* const ref = KernelRegistry::global().find_by_id("ref/blockedglobalaveragepool");
+    if (ref == nullptr || ref->fn == nullptr) return internal_error("ref/blockedglobalaveragepool is not registered");
+    return ref->fn(ctx);
+  }
+  const int64_t c = ctx.attrs().get_int("channels", 1), positions = x.dim(2) * x.dim(3);
+  const int64_t units = x.dim(0) * x.dim(1);
+  const float* src = x.data_as<float>();
+  float* y = ctx.output(0).data_as<float>();
+  split(ctx.pool(), parts_for(ctx.pool(), units * positions * kChannelBlock, units), units,
+        [&](int64_t u0, int64_t u1) { blocked_global_average_pool_avx512(src, c, positions, y, u0, u1); });
+  return Status::ok();
+}
+
 Result<std::unique_ptr<Kernel>> create_block_channels(const KernelInit& init) {
   return ReorderKernel::create(init, true);
 }
@@ -233,6 +286,9 @@ void register_nn_conv_blocked(KernelRegistry& r) {
          .factory = create_unblock_channels});
   r.add({.domain = "ai.ignis", .op_type = "BlockedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
          .isa = Isa::Avx512, .priority = 20, .id = "x86/blockedconv_f32_avx512", .factory = create_blocked_conv});
+  r.add({.domain = "ai.ignis", .op_type = "BlockedGlobalAveragePool", .since_opset = 1, .until_opset = 1,
+         .types = kF32, .isa = Isa::Avx512, .priority = 20, .id = "x86/blockedglobalaveragepool_f32_avx512",
+         .fn = blocked_global_average_pool});
 }
 
 }  // namespace ignis::kernels::x86

@@ -7,6 +7,8 @@
 // activations of those networks; a few general convolutions (stem, grouped, strided 1x1).
 // The random inputs fill the padded lanes of X and Z too: kernels must ignore them. Work per
 // case stays under ~5 M multiply-adds so the reference runs the whole file in seconds.
+#include <array>
+
 #include "core/strings.h"
 #include "kernels/cases/cases.h"
 
@@ -23,6 +25,7 @@ struct ConvSpec {
   int64_t kernel = 1, stride = 1, pad = 0, group = 1;
   bool bias = true;
   bool residual = false;  // needs bias (inputs cannot be omitted here)
+  bool scale = false;     // S [N, C, 1, 1]; needs bias and residual
   FusedActivation act = {};
 };
 
@@ -43,9 +46,13 @@ KernelCase blocked_conv(const ConvSpec& s) {
   c.opset = 1;
   const int64_t oh = (s.h + 2 * s.pad - s.kernel) / s.stride + 1, ow = (s.w + 2 * s.pad - s.kernel) / s.stride + 1;
   c.inputs = {Shape{s.n, blocks(s.c), s.h, s.w, kBlock}, Shape{s.m, s.c / s.group, s.kernel, s.kernel}};
-  if (s.bias || s.residual) c.inputs.push_back(Shape{s.m});
-  if (s.residual) c.inputs.push_back(Shape{s.n, blocks(s.m), oh, ow, kBlock});
+  if (s.bias || s.residual || s.scale) c.inputs.push_back(Shape{s.m});
+  if (s.residual || s.scale) c.inputs.push_back(Shape{s.n, blocks(s.m), oh, ow, kBlock});
+  if (s.scale) c.inputs.push_back(Shape{s.n, s.c, 1, 1});
+  // W and B are constants, as in a model (the optimized kernel takes its direct paths only
+  // then; with run-time weights it hands the case to the reference kernel).
   c.weight_inputs = {1};
+  if (c.inputs.size() > 2) c.weight_inputs.push_back(2);
   c.depth = s.c / s.group * s.kernel * s.kernel;
   if (s.group != 1) c.attrs.set("group", int_attr(s.group));
   if (s.stride != 1) c.attrs.set("strides", ints_attr({s.stride, s.stride}));
@@ -54,7 +61,7 @@ KernelCase blocked_conv(const ConvSpec& s) {
   c.label = str_cat("X[", s.n, ", ", s.c, " (", blocks(s.c), " blocks), ", s.h, ", ", s.w, "] W[", s.m, ", ",
                     s.c / s.group, ", ", s.kernel, ", ", s.kernel, "] group=", s.group, " stride=", s.stride,
                     " pad=", s.pad, s.bias || s.residual ? " bias" : " no bias", s.residual ? " residual " : " ",
-                    activation_label(s.act));
+                    s.scale ? "scale S " : "", activation_label(s.act));
   return c;
 }
 
@@ -100,6 +107,15 @@ std::vector<KernelCase> blocked_conv_cases() {
       cases.push_back(blocked_conv({.c = 40, .h = 14, .w = 14, .m = 40, .kernel = 3, .pad = 1, .group = 40,
                                     .residual = residual, .act = act}));
     }
+  // Input scaled per image and channel (S, a squeeze-excitation's gate): pointwise layers
+  // where scaling the weights is less work (many positions) and where scaling the input is,
+  // a depthwise one, batch 2 so each image takes its own scale.
+  for (const auto& p : {std::array<int64_t, 4>{144, 24, 28, 28}, std::array<int64_t, 4>{240, 40, 3, 5},
+                        std::array<int64_t, 4>{24, 40, 1, 1}, std::array<int64_t, 4>{40, 40, 6, 6}})
+    cases.push_back(blocked_conv({.n = 2, .c = p[0], .h = p[2], .w = p[3], .m = p[1], .scale = true,
+                                  .act = acts[static_cast<size_t>(p[0] % 6)]}));
+  cases.push_back(blocked_conv({.n = 2, .c = 40, .h = 9, .w = 9, .m = 40, .kernel = 5, .pad = 2, .group = 40,
+                                .scale = true, .act = acts[3]}));
   // General convolutions: a 3x3 stem (3 -> 16 channels, stride 2), a grouped 3x3, a strided
   // 1x1, and a dense 3x3 on partial blocks.
   cases.push_back(blocked_conv({.c = 3, .h = 56, .w = 56, .m = 16, .kernel = 3, .stride = 2, .pad = 1,
@@ -122,6 +138,23 @@ std::vector<KernelCase> block_channels_cases() {
       c.opset = 1;
       c.inputs = {Shape{1, ch, size, size}};
       c.label = str_cat("X", c.inputs[0].str());
+      cases.push_back(c);
+    }
+  return cases;
+}
+
+std::vector<KernelCase> blocked_global_average_pool_cases() {
+  std::vector<KernelCase> cases;
+  for (int64_t ch : {3, 16, 24, 40, 1280})
+    for (auto [n, h, w] : {std::array<int64_t, 3>{1, 1, 1}, std::array<int64_t, 3>{2, 7, 7},
+                           std::array<int64_t, 3>{1, 56, 56}, std::array<int64_t, 3>{2, 5, 3}}) {
+      KernelCase c;
+      c.domain = "ai.ignis";
+      c.op_type = "BlockedGlobalAveragePool";
+      c.opset = 1;
+      c.inputs = {Shape{n, blocks(ch), h, w, kBlock}};
+      c.attrs.set("channels", int_attr(ch));
+      c.label = str_cat("X", c.inputs[0].str(), " channels=", ch);
       cases.push_back(c);
     }
   return cases;

@@ -70,6 +70,7 @@ std::vector<KernelCase> softmax_cases();          // nn_transformer.cc
 std::vector<KernelCase> blocked_conv_cases();      // blocked.cc (ai.ignis)
 std::vector<KernelCase> block_channels_cases();    // blocked.cc (ai.ignis)
 std::vector<KernelCase> unblock_channels_cases();  // blocked.cc (ai.ignis)
+std::vector<KernelCase> blocked_global_average_pool_cases();  // blocked.cc (ai.ignis)
 
 // a followed by b (one op's cases from several files; later files append, so the seeds of
 // earlier cases do not change).
@@ -116,6 +117,7 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"ai.ignis", "BlockedConv", blocked_conv_cases},
       {"ai.ignis", "BlockChannels", block_channels_cases},
       {"ai.ignis", "UnblockChannels", unblock_channels_cases},
+      {"ai.ignis", "BlockedGlobalAveragePool", blocked_global_average_pool_cases},
   };
   return list;
 }
