@@ -6,7 +6,11 @@
 // each value such a convolution reads from outside the run, and an UnblockChannels node gives
 // every value read outside the run (or a graph output) back its NCHW form under its own name.
 // So consumers outside the run are untouched, and a tensor crosses between the layouts once
-// per run edge, not once per convolution.
+// per run edge, not once per convolution. Squeeze-excitation stays inside the run: a
+// GlobalAveragePool of a blocked value reads it blocked (BlockedGlobalAveragePool, plain
+// [N, C, 1, 1] output), and Mul(v, gate [N, C, 1, 1]) feeding only a pointwise convolution
+// becomes that BlockedConv's S input (the convolution reads v scaled), so the gated tensor is
+// never materialized.
 // Only connected runs of two or more convolutions whose work outweighs their edge reorders
 // are converted (below): a lone convolution would pay two reorders for one faster kernel. Runs only when the context says the blocked kernels are
 // fast here (PassContext::blocked_layout).
