@@ -2,7 +2,8 @@
 // Keeps runs of convolutions in the blocked channel layout (docs/ops_ai_ignis.md, "Blocked
 // channel layout"): every float32 2-D Conv / FusedConv the blocked kernels run directly
 // (pointwise: 1x1, unit stride, unpadded, one group; depthwise: one channel per group, no
-// dilation; constant W and B) becomes an ai.ignis BlockedConv; a BlockChannels node blocks
+// dilation; stems: ungrouped, undilated, at most 64 input taps, read plain; constant W and B)
+// becomes an ai.ignis BlockedConv; a BlockChannels node blocks
 // each value such a convolution reads from outside the run, and an UnblockChannels node gives
 // every value read outside the run (or a graph output) back its NCHW form under its own name.
 // So consumers outside the run are untouched, and a tensor crosses between the layouts once
@@ -39,15 +40,32 @@ bool all_equal(const AttrMap& attrs, const char* name, int64_t value) {
   return std::all_of(v.begin(), v.end(), [&](int64_t e) { return e == value; });
 }
 
-// Whether node n is a convolution the blocked kernels run directly.
-bool blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
+// A float32 2-D Conv / FusedConv with constant W (and B): its W, else null.
+const Tensor* conv_weights(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
   const bool fused = is_ignis(n, "FusedConv");
-  if (!(fused || is_onnx(n, "Conv")) || n.outputs.size() != 1 || n.inputs.size() < 2) return false;
-  if (facts.dtype(n.inputs[0]) != DType::F32 || facts.rank(n.inputs[0]) != 4) return false;
+  if (!(fused || is_onnx(n, "Conv")) || n.outputs.size() != 1 || n.inputs.size() < 2) return nullptr;
+  if (facts.dtype(n.inputs[0]) != DType::F32 || facts.rank(n.inputs[0]) != 4) return nullptr;
   const Tensor* w = ir::constant_value(g, n.inputs[1]);
-  if (w == nullptr || w->dtype() != DType::F32 || w->rank() != 4) return false;
-  if (n.inputs.size() > 2 && !n.inputs[2].empty() && ir::constant_value(g, n.inputs[2]) == nullptr) return false;
-  if (!fused && n.inputs.size() > 3) return false;
+  if (w == nullptr || w->dtype() != DType::F32 || w->rank() != 4) return nullptr;
+  if (n.inputs.size() > 2 && !n.inputs[2].empty() && ir::constant_value(g, n.inputs[2]) == nullptr) return nullptr;
+  if (!fused && n.inputs.size() > 3) return nullptr;
+  return w;
+}
+
+// A stem: an ungrouped, undilated convolution over a few input channels (an image's 3), which
+// the blocked kernels read in the plain layout (plain_input = 1) and write blocked.
+bool plain_stem(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
+  constexpr int64_t kMaxTaps = 64;  // input channels x kernel window
+  const Tensor* w = conv_weights(g, facts, n);
+  if (w == nullptr || n.attrs.get_int("group", 1) != 1 || !all_equal(n.attrs, "dilations", 1)) return false;
+  const int64_t taps = w->dim(1) * w->dim(2) * w->dim(3);
+  return w->dim(2) * w->dim(3) > 1 && taps <= kMaxTaps;
+}
+
+// Whether node n is a convolution the blocked kernels run directly on blocked input.
+bool blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
+  const Tensor* w = conv_weights(g, facts, n);
+  if (w == nullptr) return false;
   const std::string auto_pad = n.attrs.get_string("auto_pad", "NOTSET");
   const int64_t group = n.attrs.get_int("group", 1);
   const int64_t m = w->dim(0), cg = w->dim(1), kh = w->dim(2), kw = w->dim(3);
@@ -101,6 +119,14 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   // Candidates, then connected runs of them (edges: X or Z produced by another candidate).
   std::vector<bool> candidate(static_cast<size_t>(count), false);
   for (int i = 0; i < count; ++i) candidate[i] = blockable(g, facts, g.nodes[i]);
+  // Stems read their input plain; only where it is not a candidate's output.
+  std::vector<bool> plain(static_cast<size_t>(count), false);
+  for (int i = 0; i < count; ++i) {
+    if (candidate[i] || !plain_stem(g, facts, g.nodes[i])) continue;
+    auto p = producer.find(g.nodes[i].inputs[0]);
+    if (p != producer.end() && candidate[p->second]) continue;
+    candidate[i] = plain[i] = true;
+  }
   // Pointwise candidates whose X is Mul(v, s) with s [N, C, 1, 1] read nowhere else (a
   // squeeze-excitation gate): they take v as X and s as BlockedConv's S, and the Mul goes.
   std::unordered_map<int, ScaledInput> scaled;
@@ -112,9 +138,11 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     scaled[i] = *sc;
     absorbed[sc->mul] = true;
   }
-  // Input k (0: X, 3: Z) of node i as the blocked node reads it; "" when absent.
+  // Input k (0: X, 3: Z) of node i as the blocked node reads it blocked; "" when absent (or
+  // read plain).
   auto input_of = [&](int i, size_t k) -> std::string {
     const ir::Node& n = g.nodes[i];
+    if (k == 0 && plain[i]) return {};
     if (k == 0 && scaled.count(i)) return scaled.at(i).x;
     return k < n.inputs.size() ? n.inputs[k] : std::string();
   };
@@ -273,7 +301,10 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
       n.inputs.resize(5);
       n.inputs[4] = sc->second.s;
     }
-    n.inputs[0] = blocked_of(n.inputs[0]);
+    if (plain[i])
+      n.attrs.set("plain_input", int_attr(1));
+    else
+      n.inputs[0] = blocked_of(n.inputs[0]);
     if (n.inputs.size() > 3 && !n.inputs[3].empty()) n.inputs[3] = blocked_of(n.inputs[3]);
     n.outputs[0] = blocked_of(y);
     n.attrs.set("block", int_attr(kBlock));

@@ -107,14 +107,26 @@ Status infer_blocked_conv(InferContext& ctx) {
   IGNIS_ASSIGN_OR_RETURN(const int64_t group, read_positive_int(ctx, "group", 1));
   const Shape& x = ctx.input_shape(0);
   const Shape& w = ctx.input_shape(1);
-  if (x.rank() != 5) return ctx.fail("input 0 ('X') must be 5-D [N, CB, H, W, block], got ", x.str());
+  const Attribute* plain_attr = ctx.attrs().find("plain_input");
+  if (plain_attr != nullptr && (plain_attr->kind != Attribute::Kind::Int || (plain_attr->i != 0 && plain_attr->i != 1)))
+    return ctx.fail("attribute 'plain_input' must be the int 0 or 1");
+  const bool plain = plain_attr != nullptr && plain_attr->i == 1;
   if (w.rank() != 4) return ctx.fail("input 1 ('W') must be 4-D [M, C / group, kh, kw], got ", w.str());
-  if (x[4] != block) return ctx.fail("input 0 ('X') ", x.str(), ": last dim ", x[4], " must equal block ", block);
   const int64_t c = w[1] * group;
-  if (x[1] != ceil_div(c, block))
-    return ctx.fail("input 0 ('X') ", x.str(), ": channel blocks ", x[1], " must equal ceil(C / block) = ceil(",
-                    c, " / ", block, ") = ", ceil_div(c, block), ", C = W's ", w[1], " per group times group ",
-                    group);
+  if (plain) {
+    if (x.rank() != 4) return ctx.fail("input 0 ('X') must be 4-D [N, C, H, W] (plain_input = 1), got ", x.str());
+    if (x[1] != c)
+      return ctx.fail("input 0 ('X') ", x.str(), ": channels ", x[1], " must equal C = W's ", w[1],
+                      " per group times group ", group);
+    if (ctx.has_input(4)) return ctx.fail("input 4 ('S') needs a blocked X (plain_input = 0)");
+  } else {
+    if (x.rank() != 5) return ctx.fail("input 0 ('X') must be 5-D [N, CB, H, W, block], got ", x.str());
+    if (x[4] != block) return ctx.fail("input 0 ('X') ", x.str(), ": last dim ", x[4], " must equal block ", block);
+    if (x[1] != ceil_div(c, block))
+      return ctx.fail("input 0 ('X') ", x.str(), ": channel blocks ", x[1], " must equal ceil(C / block) = ceil(",
+                      c, " / ", block, ") = ", ceil_div(c, block), ", C = W's ", w[1], " per group times group ",
+                      group);
+  }
   if (ctx.has_input(4) && !(ctx.input_shape(4) == Shape{x[0], c, 1, 1}))
     return ctx.fail("input 4 ('S') must have shape [N, C, 1, 1] = [", x[0], ", ", c, ", 1, 1], got ",
                     ctx.input_shape(4).str());

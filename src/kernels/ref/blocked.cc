@@ -89,7 +89,10 @@ Status blocked_conv_kernel(KernelContext& ctx) {
   float* xu = buf;
   float* conv = xu + x_floats;
   float* zu = conv + y_floats;
-  unblock_channels(x.data_as<float>(), xu, n, c, x.dim(2) * x.dim(3), b, ctx.pool());
+  if (ctx.attrs().get_int("plain_input", 0) == 1)
+    std::copy_n(x.data_as<float>(), x_floats, xu);  // X is already [N, C, H, W]
+  else
+    unblock_channels(x.data_as<float>(), xu, n, c, x.dim(2) * x.dim(3), b, ctx.pool());
   if (ctx.has_input(4)) {  // S [N, C, 1, 1]: X * S, channel by channel
     const float* scale = ctx.input(4).data_as<float>();
     const int64_t plane = x.dim(2) * x.dim(3);

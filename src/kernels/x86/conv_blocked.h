@@ -80,4 +80,15 @@ bool blocked_depthwise_supported(const ConvGeometry2d& g);
 // floats, y and residual of oh * ow * 16. Requires AVX-512F.
 void blocked_depthwise_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
 
+// ---- plain input (stems: group 1, few input channels) ------------------------------------
+
+// Weights W [m, c, kh, kw] packed per pair of output blocks as [c * kh * kw][32].
+size_t blocked_plain_packed_floats(int64_t m, int64_t c, int64_t kh, int64_t kw);
+void blocked_plain_pack(const float* w, int64_t m, int64_t c, int64_t kh, int64_t kw, float* packed);
+
+// Output rows [r0, r1) (row = image * oh + output row) of a convolution reading plain NCHW x
+// (c channels of ih * iw) and writing blocked y (and residual) [n][channel_blocks(m)][oh * ow][16].
+// No dilation. Requires AVX-512F.
+void blocked_plain_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
+
 }  // namespace ignis::kernels::x86

@@ -3,7 +3,8 @@
 // BlockedConv, BlockedGlobalAveragePool; docs/ops_ai_ignis.md) on AVX-512, 16-channel blocks (conv_blocked.h).
 //
 // BlockedConv runs pointwise (1x1, unit stride, unpadded, one group) and depthwise (one
-// channel per group, no dilation) convolutions directly on the blocked tensors, with weights
+// channel per group, no dilation) convolutions directly on the blocked tensors, and ungrouped
+// undilated ones from a plain input (plain_input = 1: network stems), with weights
 // packed once at creation; anything else (other geometries, a non-constant W, another block
 // size) goes to the reference kernel, which unblocks, convolves and blocks again. The layout
 // pass (src/passes/convert_to_blocked_layout.cc) only creates BlockedConv nodes the direct
@@ -107,7 +108,14 @@ class BlockedConvKernel final : public Kernel {
     const int64_t sample[2] = {64, 64};
     auto sample_geometry = make_window_geometry(init.attrs, sample, w->shape().dims().subspan(2), false);
     if (!sample_geometry) return std::unique_ptr<Kernel>(std::move(k));
-    if (group == 1 && kh == 1 && kw == 1 && sample_geometry->is_pointwise()) {
+    const bool plain = init.attrs.get_int("plain_input", 0) == 1;
+    if (plain) {
+      if (group != 1 || !blocked_depthwise_supported(as_2d(*sample_geometry)))  // no dilation
+        return std::unique_ptr<Kernel>(std::move(k));
+      k->kind_ = Kind::Plain;
+      k->packed_ = aligned_floats(blocked_plain_packed_floats(m, cg, kh, kw), k->packed_buf_);
+      blocked_plain_pack(wd, m, cg, kh, kw, k->packed_);
+    } else if (group == 1 && kh == 1 && kw == 1 && sample_geometry->is_pointwise()) {
       k->kind_ = Kind::Pointwise;
       k->packed_ = aligned_floats(blocked_pointwise_packed_floats(m, cg), k->packed_buf_);
       blocked_pointwise_pack(wd, m, cg, k->packed_);
@@ -124,7 +132,7 @@ class BlockedConvKernel final : public Kernel {
     k->bias_ = aligned_floats(padded, k->bias_buf_);
     std::fill_n(k->bias_, padded, 0.0f);
     if (b != nullptr) std::copy_n(b->data_as<float>(), m, k->bias_);
-    if (init.input_shapes.size() > 1 && init.input_shapes[0].rank() == 5 && init.input_shapes[1].rank() == 4) {
+    if (init.input_shapes.size() > 1 && init.input_shapes[0].rank() >= 4 && init.input_shapes[1].rank() == 4) {
       auto wg = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2, 2),
                                      init.input_shapes[1].dims().subspan(2), false);
       if (wg) k->plan_geometry_ = *wg;
@@ -193,11 +201,17 @@ class BlockedConvKernel final : public Kernel {
   }
 
  private:
-  enum class Kind { None, Pointwise, Depthwise };
+  enum class Kind { None, Pointwise, Depthwise, Plain };
 
   void run_images(KernelContext& ctx, const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t n) const {
     if (kind_ == Kind::Pointwise) {
       run_pointwise(ctx, a, n, g.ih * g.iw);
+      return;
+    }
+    if (kind_ == Kind::Plain) {
+      const int64_t rows = n * g.oh;
+      const int parts = parts_for(ctx.pool(), rows * g.ow * a.m * a.c * g.kh * g.kw, rows);
+      split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { blocked_plain_avx512(g, a, r0, r1); });
       return;
     }
     const int64_t rows = n * channel_blocks(a.m) * g.oh;

@@ -26,6 +26,7 @@ struct ConvSpec {
   bool bias = true;
   bool residual = false;  // needs bias (inputs cannot be omitted here)
   bool scale = false;     // S [N, C, 1, 1]; needs bias and residual
+  bool plain = false;     // X plain [N, C, H, W] (plain_input = 1)
   FusedActivation act = {};
 };
 
@@ -45,7 +46,9 @@ KernelCase blocked_conv(const ConvSpec& s) {
   c.op_type = "BlockedConv";
   c.opset = 1;
   const int64_t oh = (s.h + 2 * s.pad - s.kernel) / s.stride + 1, ow = (s.w + 2 * s.pad - s.kernel) / s.stride + 1;
-  c.inputs = {Shape{s.n, blocks(s.c), s.h, s.w, kBlock}, Shape{s.m, s.c / s.group, s.kernel, s.kernel}};
+  c.inputs = {s.plain ? Shape{s.n, s.c, s.h, s.w} : Shape{s.n, blocks(s.c), s.h, s.w, kBlock},
+              Shape{s.m, s.c / s.group, s.kernel, s.kernel}};
+  if (s.plain) c.attrs.set("plain_input", int_attr(1));
   if (s.bias || s.residual || s.scale) c.inputs.push_back(Shape{s.m});
   if (s.residual || s.scale) c.inputs.push_back(Shape{s.n, blocks(s.m), oh, ow, kBlock});
   if (s.scale) c.inputs.push_back(Shape{s.n, s.c, 1, 1});
@@ -61,7 +64,7 @@ KernelCase blocked_conv(const ConvSpec& s) {
   c.label = str_cat("X[", s.n, ", ", s.c, " (", blocks(s.c), " blocks), ", s.h, ", ", s.w, "] W[", s.m, ", ",
                     s.c / s.group, ", ", s.kernel, ", ", s.kernel, "] group=", s.group, " stride=", s.stride,
                     " pad=", s.pad, s.bias || s.residual ? " bias" : " no bias", s.residual ? " residual " : " ",
-                    s.scale ? "scale S " : "", activation_label(s.act));
+                    s.scale ? "scale S " : "", s.plain ? "plain X " : "", activation_label(s.act));
   return c;
 }
 
@@ -116,6 +119,17 @@ std::vector<KernelCase> blocked_conv_cases() {
                                   .act = acts[static_cast<size_t>(p[0] % 6)]}));
   cases.push_back(blocked_conv({.n = 2, .c = 40, .h = 9, .w = 9, .m = 40, .kernel = 5, .pad = 2, .group = 40,
                                 .scale = true, .act = acts[3]}));
+  // Stems reading a plain image (plain_input = 1): 3 channels, 3x3 stride 2 into one or two
+  // pairs of output blocks, odd sizes, 5x5 stride 1, a residual, batch 2.
+  cases.push_back(blocked_conv({.c = 3, .h = 56, .w = 56, .m = 32, .kernel = 3, .stride = 2, .pad = 1, .plain = true,
+                                .act = acts[2]}));
+  cases.push_back(blocked_conv({.n = 2, .c = 3, .h = 31, .w = 29, .m = 40, .kernel = 3, .stride = 2, .pad = 1,
+                                .plain = true, .act = acts[3]}));
+  cases.push_back(blocked_conv({.c = 3, .h = 17, .w = 40, .m = 24, .kernel = 5, .pad = 2, .bias = false,
+                                .plain = true}));
+  cases.push_back(blocked_conv({.c = 4, .h = 13, .w = 11, .m = 16, .kernel = 3, .pad = 0, .residual = true,
+                                .plain = true, .act = acts[1]}));
+  cases.push_back(blocked_conv({.c = 3, .h = 2, .w = 3, .m = 32, .kernel = 3, .stride = 2, .pad = 1, .plain = true}));
   // General convolutions: a 3x3 stem (3 -> 16 channels, stride 2), a grouped 3x3, a strided
   // 1x1, and a dense 3x3 on partial blocks.
   cases.push_back(blocked_conv({.c = 3, .h = 56, .w = 56, .m = 16, .kernel = 3, .stride = 2, .pad = 1,
