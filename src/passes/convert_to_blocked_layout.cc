@@ -55,7 +55,7 @@ const Tensor* conv_weights(const ir::Graph& g, const GraphFacts& facts, const ir
 // A stem: an ungrouped, undilated convolution over a few input channels (an image's 3), which
 // the blocked kernels read in the plain layout (plain_input = 1) and write blocked.
 bool plain_stem(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
-  constexpr int64_t kMaxTaps = 64;  // input channels x kernel window
+  constexpr int64_t kMaxTaps = 64;  // input channels x kernel window (kBlockedPlainMaxTaps)
   const Tensor* w = conv_weights(g, facts, n);
   if (w == nullptr || n.attrs.get_int("group", 1) != 1 || !all_equal(n.attrs, "dilations", 1)) return false;
   const int64_t taps = w->dim(1) * w->dim(2) * w->dim(3);

@@ -370,39 +370,19 @@ void blocked_depthwise_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a,
 namespace {
 
 struct PlainRow {
-  const ConvGeometry2d* g;
-  const BlockedConvArgs* a;
-  int64_t image, oy, iy0, ky0, ky1;
+  const ConvGeometry2d* g = nullptr;
+  const BlockedConvArgs* a = nullptr;
+  int64_t image = 0, oy = 0, iy0 = 0, ky0 = 0, ky1 = 0;
+  // The taps whose input row exists: input offset (from the image's first channel, at the
+  // row's first window column) and packed-weight row.
+  int64_t taps = 0;
+  int64_t x_off[kBlockedPlainMaxTaps], w_row[kBlockedPlainMaxTaps];
 };
 
-// P positions from ox (every tap inside the input row when kInside) of pair j.
-template <int P, int NB, bool kInside, Activation A>
-void plain_tile(const PlainRow& r, int64_t ox, int64_t j, const ActivationParams512& k) {
+template <int P, int NB, Activation A>
+inline void plain_store(const PlainRow& r, int64_t ox, int64_t j, __m512 (&acc)[P][NB], const ActivationParams512& k) {
   const ConvGeometry2d& g = *r.g;
   const BlockedConvArgs& a = *r.a;
-  const int64_t taps = a.c * g.kh * g.kw;
-  const float* w = a.w + j * taps * kPairFloats;
-  __m512 acc[P][NB];
-  for (int b = 0; b < NB; ++b) {
-    const __m512 bias = a.bias ? _mm512_loadu_ps(a.bias + j * kPairFloats + b * kB) : _mm512_setzero_ps();
-    for (int p = 0; p < P; ++p) acc[p][b] = bias;
-  }
-  const int64_t ix0 = ox * g.sw - g.pw;
-  for (int64_t c = 0; c < a.c; ++c)
-    for (int64_t ky = r.ky0; ky < r.ky1; ++ky) {
-      const float* row = a.x + ((r.image * a.c + c) * g.ih + r.iy0 + ky) * g.iw;
-      const float* wk = w + ((c * g.kh + ky) * g.kw) * kPairFloats;
-      for (int64_t kx = 0; kx < g.kw; ++kx) {
-        __m512 wv[NB];
-        for (int b = 0; b < NB; ++b) wv[b] = _mm512_loadu_ps(wk + kx * kPairFloats + b * kB);
-        for (int p = 0; p < P; ++p) {
-          const int64_t ix = ix0 + p * g.sw + kx;
-          if (!kInside && (ix < 0 || ix >= g.iw)) continue;
-          const __m512 xv = _mm512_set1_ps(row[ix]);
-          for (int b = 0; b < NB; ++b) acc[p][b] = _mm512_fmadd_ps(xv, wv[b], acc[p][b]);
-        }
-      }
-    }
   const int64_t plane = g.oh * g.ow * kB;
   const int64_t blocks = channel_blocks(a.m);
   for (int b = 0; b < NB; ++b) {
@@ -414,6 +394,55 @@ void plain_tile(const PlainRow& r, int64_t ox, int64_t j, const ActivationParams
   }
 }
 
+template <int NB>
+inline void plain_bias(const BlockedConvArgs& a, int64_t j, __m512* bias) {
+  for (int b = 0; b < NB; ++b)
+    bias[b] = a.bias ? _mm512_loadu_ps(a.bias + j * kPairFloats + b * kB) : _mm512_setzero_ps();
+}
+
+// kTileP positions from ox, every tap inside the input row; S = the column stride.
+template <int NB, int S, Activation A>
+void plain_tile(const PlainRow& r, int64_t ox, int64_t j, const ActivationParams512& k) {
+  const BlockedConvArgs& a = *r.a;
+  const float* w = a.w + j * a.c * r.g->kh * r.g->kw * kPairFloats;
+  const float* x = a.x + ox * S;
+  __m512 bias[NB];
+  plain_bias<NB>(a, j, bias);
+  __m512 acc[kTileP][NB];
+  for (int p = 0; p < kTileP; ++p)
+    for (int b = 0; b < NB; ++b) acc[p][b] = bias[b];
+  for (int64_t t = 0; t < r.taps; ++t) {
+    const float* xt = x + r.x_off[t];
+    const float* wt = w + r.w_row[t] * kPairFloats;
+    __m512 wv[NB];
+    for (int b = 0; b < NB; ++b) wv[b] = _mm512_loadu_ps(wt + b * kB);
+    for (int p = 0; p < kTileP; ++p) {
+      const __m512 xv = _mm512_set1_ps(xt[p * S]);
+      for (int b = 0; b < NB; ++b) acc[p][b] = _mm512_fmadd_ps(xv, wv[b], acc[p][b]);
+    }
+  }
+  plain_store<kTileP, NB, A>(r, ox, j, acc, k);
+}
+
+// One position whose window may leave the input row.
+template <int NB, Activation A>
+void plain_edge(const PlainRow& r, int64_t ox, int64_t j, const ActivationParams512& k) {
+  const ConvGeometry2d& g = *r.g;
+  const BlockedConvArgs& a = *r.a;
+  const float* w = a.w + j * a.c * g.kh * g.kw * kPairFloats;
+  __m512 acc[1][NB];
+  plain_bias<NB>(a, j, acc[0]);
+  const int64_t ix0 = ox * g.sw - g.pw;
+  for (int64_t t = 0; t < r.taps; ++t) {
+    const int64_t kx = r.w_row[t] % g.kw;
+    if (ix0 + kx < 0 || ix0 + kx >= g.iw) continue;
+    const __m512 xv = _mm512_set1_ps(a.x[r.x_off[t] + ox * g.sw]);
+    for (int b = 0; b < NB; ++b)
+      acc[0][b] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(w + r.w_row[t] * kPairFloats + b * kB), acc[0][b]);
+  }
+  plain_store<1, NB, A>(r, ox, j, acc, k);
+}
+
 template <Activation A>
 void plain_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
   const ActivationParams512 k(*a.act);
@@ -422,25 +451,43 @@ void plain_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, i
   const int64_t lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
   const int64_t hi = std::max(lo, std::min(g.ow, g.iw - g.kw + g.pw >= 0 ? (g.iw - g.kw + g.pw) / g.sw + 1 : 0));
   for (int64_t row = r0; row < r1; ++row) {
-    PlainRow r{&g, &a, row / g.oh, row % g.oh, 0, 0, 0};
+    PlainRow r;
+    r.g = &g;
+    r.a = &a;
+    r.image = row / g.oh;
+    r.oy = row % g.oh;
     r.iy0 = r.oy * g.sh - g.ph;
     r.ky0 = std::max<int64_t>(0, -r.iy0);
     r.ky1 = std::min(g.kh, g.ih - r.iy0);
+    for (int64_t c = 0; c < a.c; ++c)
+      for (int64_t ky = r.ky0; ky < r.ky1; ++ky)
+        for (int64_t kx = 0; kx < g.kw; ++kx) {
+          r.x_off[r.taps] = ((r.image * a.c + c) * g.ih + r.iy0 + ky) * g.iw - g.pw + kx;
+          r.w_row[r.taps++] = (c * g.kh + ky) * g.kw + kx;
+        }
     for (int64_t j = 0; j < pairs; ++j) {
       const bool two = 2 * j + 1 < blocks;
       auto edge = [&](int64_t ox) {
         if (two)
-          plain_tile<1, 2, false, A>(r, ox, j, k);
+          plain_edge<2, A>(r, ox, j, k);
         else
-          plain_tile<1, 1, false, A>(r, ox, j, k);
+          plain_edge<1, A>(r, ox, j, k);
+      };
+      auto tile = [&]<int S>(int64_t ox) {
+        if (two)
+          plain_tile<2, S, A>(r, ox, j, k);
+        else
+          plain_tile<1, S, A>(r, ox, j, k);
       };
       int64_t ox = 0;
       for (; ox < lo; ++ox) edge(ox);
       for (; ox + kTileP <= hi; ox += kTileP) {
-        if (two)
-          plain_tile<kTileP, 2, true, A>(r, ox, j, k);
+        if (g.sw == 1)
+          tile.template operator()<1>(ox);
+        else if (g.sw == 2)
+          tile.template operator()<2>(ox);
         else
-          plain_tile<kTileP, 1, true, A>(r, ox, j, k);
+          for (int64_t q = ox; q < ox + kTileP; ++q) edge(q);
       }
       for (; ox < g.ow; ++ox) edge(ox);
     }
