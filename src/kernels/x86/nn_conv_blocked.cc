@@ -220,7 +220,9 @@ class BlockedConvKernel final : public Kernel {
   }
 
   // Threads take slices of the positions (whole 12-position tiles) when there are enough
-  // tiles to balance, else slices of the output block pairs.
+  // tiles to balance; otherwise slices of (output block pair, tile) units, pair-major, so
+  // that a thread's pairs' weights are read by that thread only (a 7x7 image has 5 tiles and
+  // e.g. 5 pairs: pairs alone split 3 : 2 over two threads).
   static void run_pointwise(KernelContext& ctx, const BlockedConvArgs& a, int64_t n, int64_t positions) {
     constexpr int64_t kTile = 12;
     const int64_t in_image = channel_blocks(a.c) * kChannelBlock * positions;
@@ -229,23 +231,26 @@ class BlockedConvKernel final : public Kernel {
     const int64_t tiles = (positions + kTile - 1) / kTile;
     ThreadPool* pool = ctx.pool();
     const int threads = pool ? pool->threads() : 1;
-    const bool by_positions = tiles >= 8 * threads || pairs < 2 * threads;
-    const int64_t units = n * (by_positions ? tiles : pairs);
+    const bool by_positions = tiles >= 8 * threads;
+    const int64_t per_image = by_positions ? tiles : pairs * tiles;
+    const int64_t units = n * per_image;
     const int parts = parts_for(pool, n * positions * a.c * a.m, units);
     split(pool, parts, units, [&](int64_t u0, int64_t u1) {
-      const int64_t per_image = by_positions ? tiles : pairs;
       for (int64_t u = u0; u < u1;) {
         const int64_t image = u / per_image, first = u % per_image;
-        const int64_t last = std::min(per_image, first + (u1 - u));
         BlockedConvArgs b = a;
         b.x += image * in_image;
         b.y += image * out_image;
         if (b.residual) b.residual += image * out_image;
-        if (by_positions)
+        if (by_positions) {
+          const int64_t last = std::min(per_image, first + (u1 - u));
           blocked_pointwise_avx512(b, positions, first * kTile, std::min(positions, last * kTile), 0, pairs);
-        else
-          blocked_pointwise_avx512(b, positions, 0, positions, first, last);
-        u += last - first;
+          u += last - first;
+        } else {  // the tiles [t0, t1) of one pair
+          const int64_t j = first / tiles, t0 = first % tiles, t1 = std::min(tiles, t0 + (u1 - u));
+          blocked_pointwise_avx512(b, positions, t0 * kTile, std::min(positions, t1 * kTile), j, j + 1);
+          u += t1 - t0;
+        }
       }
     });
   }
