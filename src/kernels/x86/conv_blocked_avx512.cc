@@ -294,6 +294,13 @@ inline void dw_border(const DwRow& r, int64_t ox, const ActivationParams512& k) 
   store_out<A>(acc, r.residual ? r.residual + ox * kB : nullptr, r.y + ox * kB, r.real, k);
 }
 
+// Small planes under 5x5 unit-stride kernels (a padded plane of at most kDwPaddedFloats) are
+// copied into a zero-padded plane first, so that every output position takes the interior
+// path: on a 7x7 image four of the seven columns would otherwise be border positions, one at
+// a time. One core, SiLU: 1152 channels 7x7 86 -> 78 us, 672 at 14x14 160 -> 140 us; 3x3
+// kernels and stride 2 measured 5-15% slower padded (the copy outweighs fewer border taps).
+constexpr int64_t kDwPaddedFloats = 16384;  // 64 KiB, on the stack
+
 template <int KH, int KW, int S, Activation A>
 void dw_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
   const ActivationParams512 k(*a.act);
@@ -302,6 +309,15 @@ void dw_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int6
   // Output columns whose whole window lies inside the input row: [lo, hi).
   const int64_t lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
   const int64_t hi = std::max(lo, std::min(g.ow, g.iw - g.kw + g.pw >= 0 ? (g.iw - g.kw + g.pw) / g.sw + 1 : 0));
+  // The padded plane covers every tap of every output: rows (oh - 1) * sh + kh, columns
+  // (ow - 1) * sw + kw, input (0, 0) at (ph, pw).
+  ConvGeometry2d gp = g;
+  gp.ih = (g.oh - 1) * g.sh + g.kh;
+  gp.iw = (g.ow - 1) * g.sw + g.kw;
+  gp.ph = gp.pw = 0;
+  const bool padded = (lo > 0 || hi < g.ow) && g.kh * g.kw >= 25 && g.sw == 1 && gp.ih * gp.iw * kB <= kDwPaddedFloats;
+  alignas(64) float pad[kDwPaddedFloats];
+  int64_t padded_plane = -1;
   for (int64_t row = r0; row < r1; ++row) {
     const int64_t plane = row / g.oh, oy = row % g.oh;
     const int64_t block = plane % blocks;
@@ -313,10 +329,38 @@ void dw_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int6
     const int64_t yoff = (plane * g.oh + oy) * g.ow * kB;
     r.residual = a.residual ? a.residual + yoff : nullptr;
     r.y = a.y + yoff;
+    r.real = block_mask(block, a.m);
+    if (padded) {
+      if (plane != padded_plane) {
+        const __m512 zero = _mm512_setzero_ps();
+        for (int64_t i = 0; i < gp.ih; ++i) {
+          const int64_t iy = i - g.ph;
+          float* dst = pad + i * gp.iw * kB;
+          for (int64_t j = 0; j < gp.iw; ++j) {
+            const int64_t ix = j - g.pw;
+            const bool inside = iy >= 0 && iy < g.ih && ix >= 0 && ix < g.iw;
+            _mm512_store_ps(dst + j * kB, inside ? _mm512_loadu_ps(r.x + (iy * g.iw + ix) * kB) : zero);
+          }
+        }
+        padded_plane = plane;
+      }
+      r.g = &gp;
+      r.x = pad;
+      r.iy0 = oy * g.sh;
+      r.ky0 = 0;
+      r.ky1 = g.kh;
+      int64_t ox = 0;
+      for (; ox + 8 <= g.ow; ox += 8) dw_interior<KH, KW, S, 8, A>(r, ox, k);
+      if (ox + 4 <= g.ow) {
+        dw_interior<KH, KW, S, 4, A>(r, ox, k);
+        ox += 4;
+      }
+      for (; ox < g.ow; ++ox) dw_interior<KH, KW, S, 1, A>(r, ox, k);
+      continue;
+    }
     r.iy0 = oy * g.sh - g.ph;
     r.ky0 = std::max<int64_t>(0, -r.iy0);
     r.ky1 = std::min(g.kh, g.ih - r.iy0);
-    r.real = block_mask(block, a.m);
     int64_t ox = 0;
     for (; ox < lo; ++ox) dw_border<A>(r, ox, k);
     for (; ox + 8 <= hi; ox += 8) dw_interior<KH, KW, S, 8, A>(r, ox, k);
