@@ -188,6 +188,35 @@ TEST(ConvertToBlockedLayout, TakesSqueezeExcitationIntoTheRun) {
   EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-5);
 }
 
+TEST(ConvertToBlockedLayout, StartsTheRunAtTheStemReadingThePlainImage) {
+  // image [batch, 3, 31, 30] -> 3x3/2 stem (32 channels, ReLU6) -> an inverted residual -> y.
+  GraphBuilder b(17);
+  b.input("image", {-1, 3, 31, 30}, {"batch", "", "", ""})
+      .weight("ws", {32, 3, 3, 3}, 50)
+      .weight("bs", {32}, 51)
+      .scalar("lo", 0.0f)
+      .scalar("hi", 6.0f)
+      .node("Conv", {"image", "ws", "bs"}, {"s"},
+            {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {"kernel_shape", ints({3, 3})}})
+      .node("Clip", {"s", "lo", "hi"}, {"x"});
+  inverted_residual(b, "x", "y", 32, 96, 60);
+  b.output("y");
+  const ir::Graph g = optimize_with(b.graph(), true);
+  ASSERT_TRUE(ir::verify(g));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 4);
+  EXPECT_EQ(count_op(g, "BlockChannels"), 0);  // the stem reads the image as it is
+  EXPECT_EQ(count_op(g, "UnblockChannels"), 1);
+  int plain = 0;
+  for (const auto& n : g.nodes)
+    if (n.op_type == "BlockedConv" && n.attrs.get_int("plain_input", 0) == 1) {
+      ++plain;
+      EXPECT_EQ(n.inputs[0], "image");
+    }
+  EXPECT_EQ(plain, 1);
+  const NamedTensors feeds = random_inputs(b.graph(), {{2, 3, 31, 30}}, 8);
+  EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-5);
+}
+
 TEST(ConvertToBlockedLayout, LeavesLoneAndUnpayingConvolutions) {
   // A lone pointwise convolution: two reorders for one kernel.
   GraphBuilder lone(17);
