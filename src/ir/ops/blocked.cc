@@ -53,20 +53,34 @@ Status infer_block_channels(InferContext& ctx) {
 
 // ---- UnblockChannels: [N, CB, d..., block] -> [N, channels, d...] ----------------------------
 
+// The `channels` and `block` attributes of an op reading blocked X [N, CB, ..., block], checked
+// against X's block count and last axis; X has rank >= min_rank.
+struct BlockedChannels {
+  int64_t channels = 0, block = 0;
+};
+
+Result<BlockedChannels> read_blocked_channels(const InferContext& ctx, int min_rank) {
+  if (ctx.attrs().find("channels") == nullptr) return ctx.fail("int attribute 'channels' is required");
+  BlockedChannels b;
+  IGNIS_ASSIGN_OR_RETURN(b.channels, read_positive_int(ctx, "channels", 1));
+  IGNIS_ASSIGN_OR_RETURN(b.block, read_positive_int(ctx, "block", 16));
+  const Shape& x = ctx.input_shape(0);
+  if (x.rank() < min_rank)
+    return ctx.fail("input 0 ('X') must have rank >= ", min_rank, " [N, CB, d1, ..., block], got ", x.str());
+  if (x.back() != b.block)
+    return ctx.fail("input 0 ('X') ", x.str(), ": last dim ", x.back(), " must equal block ", b.block);
+  if (x[1] != ceil_div(b.channels, b.block))
+    return ctx.fail("input 0 ('X') ", x.str(), ": channel blocks ", x[1], " must equal ceil(channels ", b.channels,
+                    " / block ", b.block, ") = ", ceil_div(b.channels, b.block));
+  return b;
+}
+
 Status infer_unblock_channels(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
   IGNIS_RETURN_IF_ERROR(expect_input(ctx, 0, "X", kF32));
-  if (ctx.attrs().find("channels") == nullptr) return ctx.fail("int attribute 'channels' is required");
-  IGNIS_ASSIGN_OR_RETURN(const int64_t channels, read_positive_int(ctx, "channels", 1));
-  IGNIS_ASSIGN_OR_RETURN(const int64_t block, read_positive_int(ctx, "block", 16));
+  IGNIS_ASSIGN_OR_RETURN(const BlockedChannels b, read_blocked_channels(ctx, 4));
   const Shape& x = ctx.input_shape(0);
-  if (x.rank() < 4) return ctx.fail("input 0 ('X') must have rank >= 4 [N, CB, d1, ..., block], got ", x.str());
-  if (x.back() != block)
-    return ctx.fail("input 0 ('X') ", x.str(), ": last dim ", x.back(), " must equal block ", block);
-  if (x[1] != ceil_div(channels, block))
-    return ctx.fail("input 0 ('X') ", x.str(), ": channel blocks ", x[1], " must equal ceil(channels ", channels,
-                    " / block ", block, ") = ", ceil_div(channels, block));
-  std::vector<int64_t> out = {x[0], channels};
+  std::vector<int64_t> out = {x[0], b.channels};
   for (int i = 2; i + 1 < x.rank(); ++i) out.push_back(x[i]);
   IGNIS_ASSIGN_OR_RETURN(Shape y, checked_shape(ctx, out, DType::F32, "output"));
   ctx.set_output(0, DType::F32, y);
@@ -145,16 +159,10 @@ Status infer_blocked_conv(InferContext& ctx) {
 Status infer_blocked_global_average_pool(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
   IGNIS_RETURN_IF_ERROR(expect_input(ctx, 0, "X", kF32));
-  if (ctx.attrs().find("channels") == nullptr) return ctx.fail("int attribute 'channels' is required");
-  IGNIS_ASSIGN_OR_RETURN(const int64_t channels, read_positive_int(ctx, "channels", 1));
-  IGNIS_ASSIGN_OR_RETURN(const int64_t block, read_positive_int(ctx, "block", 16));
   const Shape& x = ctx.input_shape(0);
   if (x.rank() != 5) return ctx.fail("input 0 ('X') must be 5-D [N, CB, H, W, block], got ", x.str());
-  if (x[4] != block) return ctx.fail("input 0 ('X') ", x.str(), ": last dim ", x[4], " must equal block ", block);
-  if (x[1] != ceil_div(channels, block))
-    return ctx.fail("input 0 ('X') ", x.str(), ": channel blocks ", x[1], " must equal ceil(channels ", channels,
-                    " / block ", block, ") = ", ceil_div(channels, block));
-  const int64_t out[] = {x[0], channels, 1, 1};
+  IGNIS_ASSIGN_OR_RETURN(const BlockedChannels b, read_blocked_channels(ctx, 5));
+  const int64_t out[] = {x[0], b.channels, 1, 1};
   IGNIS_ASSIGN_OR_RETURN(Shape y, checked_shape(ctx, out, DType::F32, "output"));
   ctx.set_output(0, DType::F32, y);
   return Status::ok();
