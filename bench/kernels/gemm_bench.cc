@@ -186,6 +186,32 @@ void BM_DepthwiseConv(benchmark::State& state, std::string_view id) {
                    {1, c, oh, ow}, flops, threads);
 }
 
+// ai.ignis BlockedConv N=1 on the 16-channel blocked layout: {C, H, W, M, kernel, stride, pad,
+// depthwise (group = C = M), plain (X read as NCHW: stems)}.
+void BM_BlockedConv(benchmark::State& state, std::string_view id) {
+  const int64_t c = state.range(0), h = state.range(1), w = state.range(2), m = state.range(3), k = state.range(4),
+                stride = state.range(5), pad = state.range(6);
+  const bool depthwise = state.range(7) != 0, plain = state.range(8) != 0;
+  const int threads = static_cast<int>(state.range(9));
+  auto int_attr = [](int64_t v) {
+    Attribute a;
+    a.kind = Attribute::Kind::Int;
+    a.i = v;
+    return a;
+  };
+  AttrMap attrs;
+  attrs.set("strides", ints_attr({stride, stride}));
+  attrs.set("pads", ints_attr({pad, pad, pad, pad}));
+  if (depthwise) attrs.set("group", int_attr(c));
+  if (plain) attrs.set("plain_input", int_attr(1));
+  const int64_t oh = (h + 2 * pad - k) / stride + 1, ow = (w + 2 * pad - k) / stride + 1;
+  const int64_t cg = depthwise ? 1 : c;
+  const double flops = 2.0 * static_cast<double>(m * cg * k * k * oh * ow);
+  const Shape x = plain ? Shape{1, c, h, w} : Shape{1, (c + 15) / 16, h, w, 16};
+  run_kernel_bench(state, id, attrs, 1, {random_tensor(x, 1), random_tensor({m, cg, k, k}, 2), random_tensor({m}, 3)},
+                   {1, 2}, {1, (m + 15) / 16, oh, ow, 16}, flops, threads);
+}
+
 // MatMul [1, M, K] x constant [K, N] (a transformer projection).
 void BM_MatMul(benchmark::State& state, std::string_view id) {
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
@@ -236,6 +262,27 @@ void depthwise_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"c", "h", "w", "k", "stride", "threads"})->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
 
+void blocked_conv_args(benchmark::internal::Benchmark* b) {
+  for (int threads : {1, 2}) {
+    b->Args({16, 112, 112, 96, 1, 1, 0, 0, 0, threads});  // MobileNetV2 expand 112x112
+    b->Args({24, 56, 56, 144, 1, 1, 0, 0, 0, threads});   // MobileNetV2 expand 56x56
+    b->Args({144, 56, 56, 24, 1, 1, 0, 0, 0, threads});   // MobileNetV2 project 56x56
+    b->Args({96, 14, 14, 576, 1, 1, 0, 0, 0, threads});   // MobileNetV2 expand 14x14
+    b->Args({576, 14, 14, 96, 1, 1, 0, 0, 0, threads});   // MobileNetV2 project 14x14
+    b->Args({960, 7, 7, 160, 1, 1, 0, 0, 0, threads});    // MobileNetV2 project 7x7
+    b->Args({320, 7, 7, 1280, 1, 1, 0, 0, 0, threads});   // MobileNetV2 head 1x1
+    b->Args({32, 112, 112, 32, 3, 1, 1, 1, 0, threads});  // MobileNetV2 depthwise 112x112
+    b->Args({96, 112, 112, 96, 3, 2, 1, 1, 0, threads});  // MobileNetV2 depthwise stride 2
+    b->Args({144, 56, 56, 144, 3, 1, 1, 1, 0, threads});  // MobileNetV2 depthwise 56x56
+    b->Args({576, 14, 14, 576, 3, 1, 1, 1, 0, threads});  // MobileNetV2 depthwise 14x14
+    b->Args({672, 14, 14, 672, 5, 1, 2, 1, 0, threads});  // EfficientNet-B0 depthwise 5x5
+    b->Args({3, 224, 224, 32, 3, 2, 1, 0, 1, threads});   // MobileNetV2 / EfficientNet-B0 stem
+  }
+  b->ArgNames({"c", "h", "w", "m", "k", "stride", "pad", "dw", "plain", "threads"})
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
+}
+
 void matmul_args(benchmark::internal::Benchmark* b) {
   for (int threads : {1, 2}) {
     b->Args({128, 768, 768, threads});   // BERT-base attention projections
@@ -250,6 +297,7 @@ BENCHMARK_CAPTURE(BM_Conv, avx2, "x86/conv_f32_4x24")->Apply(conv_args);
 BENCHMARK_CAPTURE(BM_Conv, ref, "ref/conv")->Apply(conv_args);
 BENCHMARK_CAPTURE(BM_DepthwiseConv, x86, "x86/conv_f32_8x32")->Apply(depthwise_args);
 BENCHMARK_CAPTURE(BM_DepthwiseConv, ref, "ref/conv")->Apply(depthwise_args);
+BENCHMARK_CAPTURE(BM_BlockedConv, avx512, "x86/blockedconv_f32_avx512")->Apply(blocked_conv_args);
 BENCHMARK_CAPTURE(BM_MatMul, avx512, "x86/matmul_f32_8x32")->Apply(matmul_args);
 BENCHMARK_CAPTURE(BM_MatMul, avx2, "x86/matmul_f32_4x24")->Apply(matmul_args);
 BENCHMARK_CAPTURE(BM_MatMul, ref, "ref/matmul")->Apply(matmul_args);
