@@ -130,13 +130,13 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   // Pointwise candidates whose X is Mul(v, s) with s [N, C, 1, 1] read nowhere else (a
   // squeeze-excitation gate): they take v as X and s as BlockedConv's S, and the Mul goes.
   std::unordered_map<int, ScaledInput> scaled;
-  std::vector<bool> absorbed(static_cast<size_t>(count), false);  // such Muls
+  std::unordered_map<int, int> absorber;  // such a Mul -> its convolution
   for (int i = 0; i < count; ++i) {
     if (!candidate[i]) continue;
     const auto sc = scaled_input(g, facts, producer, consumers, g.nodes[i]);
     if (!sc) continue;
     scaled[i] = *sc;
-    absorbed[sc->mul] = true;
+    absorber[sc->mul] = i;
   }
   // Input k (0: X, 3: Z) of node i as the blocked node reads it blocked; "" when absent (or
   // read plain).
@@ -163,13 +163,17 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     for (size_t k : {size_t{0}, size_t{3}})
       if (int p = blocked_input(i, k); p >= 0) root[find(i)] = find(p);
   }
+  // Tentatively every run of two or more; the cost rule below drops the runs that do not pay.
   std::map<int, int> run_size;
   for (int i = 0; i < count; ++i)
     if (candidate[i]) ++run_size[find(i)];
   std::vector<bool> convert(static_cast<size_t>(count), false);
   for (int i = 0; i < count; ++i) convert[i] = candidate[i] && run_size[find(i)] >= 2;
-  std::unordered_map<int, int> absorber;  // absorbed Mul -> its convolution
-  for (const auto& [conv, sc] : scaled) absorber[sc.mul] = conv;
+  // Whether node c is a Mul folded into a converted convolution (it is then not emitted).
+  auto folded = [&](int c) {
+    auto it = absorber.find(c);
+    return it != absorber.end() && convert[it->second];
+  };
   // GlobalAveragePool of a converted node's output reads it blocked (BlockedGlobalAveragePool).
   auto blocked_pool = [&](int c) {
     const ir::Node& n = g.nodes[c];
@@ -184,7 +188,7 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     auto it = consumers.find(v);
     if (it == consumers.end()) return false;
     for (int c : it->second) {
-      if (absorbed[c] && convert[absorber.at(c)]) continue;  // gone; its conv reads v blocked
+      if (folded(c)) continue;  // its convolution reads v blocked
       if (blocked_pool(c)) continue;
       if (!convert[c]) return true;
       const ir::Node& n = g.nodes[c];
@@ -276,7 +280,7 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     if (producer.find(v) == producer.end()) out.push_back(block_node(v));  // graph inputs, initializers
   for (int i = 0; i < count; ++i) {
     ir::Node n = g.nodes[i];
-    if (absorbed[i] && convert[absorber.at(i)]) continue;
+    if (folded(i)) continue;
     if (blocked_pool(i)) {
       n.op_type = "BlockedGlobalAveragePool";
       n.domain = "ai.ignis";

@@ -311,13 +311,12 @@ class ConvKernel final : public Kernel {
                                         .m = s.m, .mg = s.mg, .act = &activation_};
     ThreadPool* pool = ctx.pool();
     const int64_t work = planes * out_plane * taps;
-    // Below ~64 Ki multiply-adds (a few microseconds) a second thread costs more than it saves.
-    int parts = static_cast<int>(std::clamp<int64_t>(work >> 16, 1, pool ? pool->threads() : 1));
+    int parts = parallel_parts(pool, work, planes);
     if (avx512 && conv_f32_depthwise_avx512_lanes(g)) {
       // Small planes: 16 channels at a time (conv_depthwise_avx512.h), split over the threads
       // by units of 16 channels.
       const int64_t units = s.n * ((s.m + 15) / 16);
-      parts = static_cast<int>(std::min<int64_t>(parts, units));
+      parts = parallel_parts(pool, work, units);
       const size_t per_part = conv_f32_depthwise_avx512_lanes_scratch(g);
       float* scratch = static_cast<float*>(ctx.scratch(per_part * static_cast<size_t>(parts) * sizeof(float)));
       parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {

@@ -23,13 +23,6 @@ namespace {
 
 constexpr DTypeSet kF32{DType::F32};
 
-// Parts to split `work` multiply-adds (or element moves) over, at most `units` and the pool's
-// threads: below ~64 Ki a second thread costs more than it saves.
-int parts_for(ThreadPool* pool, int64_t work, int64_t units) {
-  const int64_t threads = pool ? pool->threads() : 1;
-  return static_cast<int>(std::clamp<int64_t>(std::min(work >> 16, units), 1, threads));
-}
-
 // Runs f(u0, u1) over `parts` contiguous slices of [0, units).
 template <class F>
 void split(ThreadPool* pool, int parts, int64_t units, F&& f) {
@@ -68,7 +61,7 @@ class ReorderKernel final : public Kernel {
     if (y.numel() == 0) return Status::ok();
     const ReorderDims d = nchw_dims(to_blocked_ ? x.shape() : y.shape());
     const int64_t units = d.n * channel_blocks(d.c);
-    const int parts = parts_for(ctx.pool(), units * d.hw * kChannelBlock, units);
+    const int parts = parallel_parts(ctx.pool(), units * d.hw * kChannelBlock, units);
     const float* src = x.data_as<float>();
     float* dst = y.data_as<float>();
     split(ctx.pool(), parts, units, [&](int64_t u0, int64_t u1) {
@@ -185,12 +178,12 @@ class BlockedConvKernel final : public Kernel {
       if (b.residual) b.residual += i * out_image;
       const float* s = scale + i * a.c;
       if (scale_w) {
-        split(ctx.pool(), parts_for(ctx.pool(), w_floats, pairs), pairs, [&](int64_t j0, int64_t j1) {
+        split(ctx.pool(), parallel_parts(ctx.pool(), w_floats, pairs), pairs, [&](int64_t j0, int64_t j1) {
           blocked_pointwise_scale_weights_avx512(packed_, s, a.c, scaled, j0, j1);
         });
         b.w = scaled;
       } else {
-        split(ctx.pool(), parts_for(ctx.pool(), x_floats, cb), cb, [&](int64_t b0, int64_t b1) {
+        split(ctx.pool(), parallel_parts(ctx.pool(), x_floats, cb), cb, [&](int64_t b0, int64_t b1) {
           blocked_scale_channels_avx512(b.x, s, a.c, in_positions, scaled, b0, b1);
         });
         b.x = scaled;
@@ -210,12 +203,12 @@ class BlockedConvKernel final : public Kernel {
     }
     if (kind_ == Kind::Plain) {
       const int64_t rows = n * g.oh;
-      const int parts = parts_for(ctx.pool(), rows * g.ow * a.m * a.c * g.kh * g.kw, rows);
+      const int parts = parallel_parts(ctx.pool(), rows * g.ow * a.m * a.c * g.kh * g.kw, rows);
       split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { blocked_plain_avx512(g, a, r0, r1); });
       return;
     }
     const int64_t rows = n * channel_blocks(a.m) * g.oh;
-    const int parts = parts_for(ctx.pool(), rows * g.ow * kChannelBlock * g.kh * g.kw, rows);
+    const int parts = parallel_parts(ctx.pool(), rows * g.ow * kChannelBlock * g.kh * g.kw, rows);
     split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { blocked_depthwise_avx512(g, a, r0, r1); });
   }
 
@@ -234,7 +227,7 @@ class BlockedConvKernel final : public Kernel {
     const bool by_positions = tiles >= 8 * threads;
     const int64_t per_image = by_positions ? tiles : pairs * tiles;
     const int64_t units = n * per_image;
-    const int parts = parts_for(pool, n * positions * a.c * a.m, units);
+    const int parts = parallel_parts(pool, n * positions * a.c * a.m, units);
     split(pool, parts, units, [&](int64_t u0, int64_t u1) {
       for (int64_t u = u0; u < u1;) {
         const int64_t image = u / per_image, first = u % per_image;
@@ -282,7 +275,7 @@ Status blocked_global_average_pool(KernelContext& ctx) {
   const int64_t units = x.dim(0) * x.dim(1);
   const float* src = x.data_as<float>();
   float* y = ctx.output(0).data_as<float>();
-  split(ctx.pool(), parts_for(ctx.pool(), units * positions * kChannelBlock, units), units,
+  split(ctx.pool(), parallel_parts(ctx.pool(), units * positions * kChannelBlock, units), units,
         [&](int64_t u0, int64_t u1) { blocked_global_average_pool_avx512(src, c, positions, y, u0, u1); });
   return Status::ok();
 }

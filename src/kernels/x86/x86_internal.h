@@ -4,6 +4,8 @@
 // optimized code does not cover.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string_view>
 
@@ -29,6 +31,13 @@ void register_nn_transformer(KernelRegistry& r);
 // configurations back to it.
 Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view domain, std::string_view op_type,
                                                       const KernelInit& init);
+
+// Parts to split `work` multiply-adds (or element moves) over: at most `units` and the pool's
+// threads, and one per ~64 Ki (below that a second thread costs more than it saves).
+inline int parallel_parts(ThreadPool* pool, int64_t work, int64_t units) {
+  const int64_t threads = pool ? pool->threads() : 1;
+  return static_cast<int>(std::clamp<int64_t>(std::min(work >> 16, units), 1, threads));
+}
 
 // The activation of an ai.ignis fused op (`activation` and its parameter attributes, already
 // validated by shape inference) as a GEMM epilogue without bias or residual.
