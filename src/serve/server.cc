@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "serve/server.h"
+
+#include "core/strings.h"
+#include "core/thread_pool.h"
+#include "serve/log.h"
+
+namespace ignis::serve {
+
+int engine_threads(int threads, int io_threads) {
+  const int budget = threads > 0 ? threads : ThreadPool::default_threads();
+  // On four or more cores the I/O threads get their own; below that they share the engine's
+  // cores, since they parse and encode between runs and sleep in epoll otherwise.
+  return budget >= 4 ? std::max(1, budget - io_threads) : budget;
+}
+
+InferenceServer::InferenceServer(ServerOptions options) : options_(std::move(options)) {
+  RepositoryOptions ro;
+  ro.root = options_.repository;
+  ro.session.threads = engine_threads(options_.threads, options_.io_threads);
+  ro.default_max_batch_size = options_.default_max_batch_size;
+  repository_ = std::make_unique<ModelRepository>(ro, &metrics_);
+}
+
+InferenceServer::~InferenceServer() { stop(); }
+
+void InferenceServer::start() {
+  repository_->load_all();
+  control_thread_ = std::thread([this] { control_loop(); });
+  ready_ = true;
+}
+
+void InferenceServer::control(std::function<void()> task) {
+  {
+    std::lock_guard<std::mutex> lock(control_mu_);
+    control_tasks_.push_back(std::move(task));
+  }
+  control_cv_.notify_one();
+}
+
+void InferenceServer::control_loop() {
+  using namespace std::chrono;
+  const bool polling = options_.repository_poll_s > 0;
+  auto next_poll = steady_clock::now() + duration_cast<steady_clock::duration>(duration<double>(options_.repository_poll_s));
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(control_mu_);
+      auto ready = [&] { return control_stop_ || !control_tasks_.empty(); };
+      if (polling) control_cv_.wait_until(lock, next_poll, ready);
+      else control_cv_.wait(lock, ready);
+      if (control_stop_) return;
+      if (!control_tasks_.empty()) {
+        task = std::move(control_tasks_.front());
+        control_tasks_.pop_front();
+      }
+    }
+    if (task) {
+      task();
+    } else if (polling && steady_clock::now() >= next_poll) {
+      if (!draining_) repository_->poll();
+      next_poll = steady_clock::now() + duration_cast<steady_clock::duration>(duration<double>(options_.repository_poll_s));
+    }
+  }
+}
+
+std::optional<ServeError> InferenceServer::infer(InferRequest&& req, Clock::time_point received,
+                                                 std::function<void(InferResult)> done) {
+  if (draining_) return ServeError{ErrorKind::Unavailable, "the server is shutting down"};
+  auto found = repository_->find(req.model, req.version);
+  if (auto* e = std::get_if<ServeError>(&found)) return *e;
+  std::shared_ptr<ModelVersion> version = std::get<std::shared_ptr<ModelVersion>>(std::move(found));
+  if (auto e = version->validate(req)) {
+    version->record_failure(e->kind, Clock::now() - received);
+    return e;
+  }
+  auto job = std::make_unique<InferJob>();
+  job->received = received;
+  const ModelConfig& c = version->config();
+  const QueuePolicy* policy = nullptr;
+  if (c.dynamic_batching) {
+    const DynamicBatching& b = *c.dynamic_batching;
+    uint32_t level = 0;
+    if (b.priority_levels > 0) {
+      level = b.default_priority_level;
+      if (req.priority && *req.priority != 0) {
+        if (*req.priority > b.priority_levels) {
+          ServeError e{ErrorKind::BadRequest, str_cat("priority ", *req.priority, " is outside the model's levels 1 to ",
+                                                      b.priority_levels)};
+          version->record_failure(e.kind, Clock::now() - received);
+          return e;
+        }
+        level = static_cast<uint32_t>(*req.priority);
+      }
+    }
+    job->priority = level;
+    auto it = b.priority_queue_policy.find(level);
+    policy = it != b.priority_queue_policy.end() ? &it->second : &b.default_queue_policy;
+  }
+  uint64_t timeout_us = policy ? policy->default_timeout_us : 0;
+  if (req.timeout_us && *req.timeout_us > 0) {
+    // Triton's rule: a request may only shorten the policy's timeout unless overrides are allowed.
+    if (!policy || timeout_us == 0 || policy->allow_timeout_override || *req.timeout_us < timeout_us)
+      timeout_us = *req.timeout_us;
+  }
+  if (timeout_us > 0) job->deadline = received + std::chrono::microseconds(timeout_us);
+  job->request = std::move(req);
+  job->done = [version, done = std::move(done)](InferResult r) { done(std::move(r)); };
+  if (auto e = version->submit(std::move(job))) {
+    version->record_failure(e->kind, Clock::now() - received);
+    return e;
+  }
+  return std::nullopt;
+}
+
+void InferenceServer::request_finished() {
+  if (open_requests_.fetch_sub(1) == 1) {
+    std::lock_guard<std::mutex> lock(idle_mu_);
+    idle_cv_.notify_all();
+  }
+}
+
+bool InferenceServer::drain(std::chrono::duration<double> timeout) {
+  draining_ = true;
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout);
+  std::unique_lock<std::mutex> lock(idle_mu_);
+  while (open_requests_.load() > 0 || repository_->pending() > 0) {
+    if (idle_cv_.wait_until(lock, std::min(deadline, Clock::now() + std::chrono::milliseconds(20))) ==
+            std::cv_status::timeout &&
+        Clock::now() >= deadline)
+      return false;
+  }
+  return true;
+}
+
+void InferenceServer::stop() {
+  {
+    std::lock_guard<std::mutex> lock(control_mu_);
+    control_stop_ = true;
+  }
+  control_cv_.notify_all();
+  if (control_thread_.joinable()) control_thread_.join();
+  repository_->stop_all();
+}
+
+}  // namespace ignis::serve
