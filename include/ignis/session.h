@@ -3,6 +3,7 @@
 // choose kernels, plan memory); run() is thread-safe and may be called from many threads.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -26,6 +27,12 @@ struct SessionOptions {
   bool pin_threads = false;
   OptLevel optimization = OptLevel::All;
   LogLevel log_level = LogLevel::Warning;
+  // Most bytes one run may hold in activations and outputs (inputs and weights not counted);
+  // 0 = the machine's physical memory. A run whose shapes need more returns ResourceExhausted
+  // before allocating, and the session stays usable (open() fails the same way for a model
+  // whose every input shape is fixed). Each run counts on its own: concurrent runs each hold
+  // their own activations.
+  size_t memory_limit_bytes = 0;
 };
 
 // One graph input or output as the model declares it. A dim < 0 is symbolic; its name (if the
@@ -88,8 +95,13 @@ class Session {
                                            const std::vector<std::string>& output_names = {}) const;
 
   // Size in bytes of the activation arena for the plan of these input shapes (planning them
-  // if needed); 0 for plans whose shapes depend on data.
+  // if needed); 0 for plans whose shapes depend on data. Reads only dtypes and shapes, so
+  // tensors without data (views of null) are fine. ResourceExhausted as for run().
   Result<size_t> arena_bytes(const NamedTensors& inputs) const;
+
+  // The memory limit in force: SessionOptions::memory_limit_bytes, or the physical memory when
+  // that is 0 (SIZE_MAX if the physical memory is unknown).
+  size_t memory_limit_bytes() const;
 
   struct Impl;
 

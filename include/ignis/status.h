@@ -12,13 +12,14 @@ namespace ignis {
 
 enum class StatusCode {
   Ok,
-  InvalidArgument,  // caller passed something wrong (input name, shape, dtype, option)
-  InvalidModel,     // the model file is malformed or inconsistent
-  Unsupported,      // valid ONNX that ignis does not implement (op, dtype, attribute)
-  NotFound,         // file or named entity missing
-  OutOfRange,       // data-dependent index outside its valid range
-  ValueRequired,    // shape inference needs a tensor value that is unknown at plan time
-  Internal,         // a broken invariant that was caught rather than crashing
+  InvalidArgument,    // caller passed something wrong (input name, shape, dtype, option)
+  InvalidModel,       // the model file is malformed or inconsistent
+  Unsupported,        // valid ONNX that ignis does not implement (op, dtype, attribute)
+  NotFound,           // file or named entity missing
+  OutOfRange,         // data-dependent index outside its valid range
+  ValueRequired,      // shape inference needs a tensor value that is unknown at plan time
+  ResourceExhausted,  // the request needs more memory or another resource than allowed
+  Internal,           // a broken invariant that was caught rather than crashing
 };
 
 const char* status_code_name(StatusCode code);
@@ -46,6 +47,7 @@ Status invalid_model(std::string message);
 Status unsupported(std::string message);
 Status not_found(std::string message);
 Status out_of_range(std::string message);
+Status resource_exhausted(std::string message);
 Status internal_error(std::string message);
 
 // Holds either a T or a non-ok Status.

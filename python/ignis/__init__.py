@@ -7,7 +7,8 @@
 
 Engine errors raise the classes below, each also a built-in exception: InvalidArgument and
 InvalidModel are ValueErrors, Unsupported a NotImplementedError, NotFound a FileNotFoundError,
-OutOfRange an IndexError; all derive from IgnisError (a RuntimeError).
+OutOfRange an IndexError, ResourceExhausted a MemoryError; all derive from IgnisError (a
+RuntimeError).
 """
 
 from . import _ignis
@@ -21,6 +22,7 @@ from ._errors import (
     NoSuchFile,
     NotFound,
     OutOfRange,
+    ResourceExhausted,
     Unsupported,
 )
 from ._errors import NotImplemented  # noqa: A004 - onnxruntime's name; not in __all__
@@ -58,6 +60,7 @@ __all__ = [
     "NotFound",
     "OptimizeReport",
     "OutOfRange",
+    "ResourceExhausted",
     "RunOptions",
     "SessionOptions",
     "Unsupported",

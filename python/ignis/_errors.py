@@ -31,7 +31,12 @@ class OutOfRange(IgnisError, IndexError):
     """A data-dependent index outside its valid range (e.g. a Gather index)."""
 
 
-for _cls in (IgnisError, InvalidArgument, InvalidModel, Unsupported, NotFound, OutOfRange):
+class ResourceExhausted(IgnisError, MemoryError):
+    """A run needs more memory than allowed (SessionOptions.memory_limit_bytes); nothing was
+    allocated and the session stays usable."""
+
+
+for _cls in (IgnisError, InvalidArgument, InvalidModel, Unsupported, NotFound, OutOfRange, ResourceExhausted):
     _cls.__module__ = "ignis"  # tracebacks read "ignis.InvalidArgument: ..."
 
 # onnxruntime's names for the same failures.

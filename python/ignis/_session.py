@@ -159,6 +159,7 @@ class SessionOptions:
         "use_per_session_threads": True,
         "precision": "fp32",
         "pin_threads": False,
+        "memory_limit_bytes": 0,
     }
 
     def __init__(self):
@@ -223,6 +224,13 @@ class SessionOptions:
         "pin_threads",
         bool,
         "Bind each worker thread to its own physical core (ignis only; the calling thread stays unbound).",
+    )
+    memory_limit_bytes = _option(
+        "memory_limit_bytes",
+        _non_negative_int("memory_limit_bytes", "0 = the machine's physical memory"),
+        "Most bytes one run may hold in activations and outputs (ignis only); 0 (default) = the "
+        "machine's physical memory. A run that needs more raises ResourceExhausted (a MemoryError) "
+        "before allocating, and the session stays usable.",
     )
 
     def add_session_config_entry(self, key, value):
@@ -385,6 +393,7 @@ class InferenceSession:
             _ENGINE_OPT_LEVEL[int(options.graph_optimization_level)],
             _ENGINE_LOG_LEVEL[severity],
             bool(options.pin_threads),
+            options.memory_limit_bytes,
         )
         if isinstance(path_or_bytes, (str, os.PathLike)):
             self._model_path = os.fsdecode(path_or_bytes)

@@ -36,6 +36,7 @@ const char* error_class_name(StatusCode code) {
     case StatusCode::ValueRequired: return "Unsupported";
     case StatusCode::NotFound: return "NotFound";
     case StatusCode::OutOfRange: return "OutOfRange";
+    case StatusCode::ResourceExhausted: return "ResourceExhausted";
     case StatusCode::Ok:
     case StatusCode::Internal: break;
   }
@@ -230,10 +231,12 @@ py::tuple run_profiled(const Session& session, const py::dict& feed,
   return py::make_tuple(outputs, ops);
 }
 
-SessionOptions make_options(int threads, int optimization, int log_level, bool pin_threads = false) {
+SessionOptions make_options(int threads, int optimization, int log_level, bool pin_threads = false,
+                            size_t memory_limit_bytes = 0) {
   SessionOptions o;
   o.threads = threads;
   o.pin_threads = pin_threads;
+  o.memory_limit_bytes = memory_limit_bytes;
   if (optimization < 0 || optimization > static_cast<int>(OptLevel::All))
     raise_status(invalid_argument("optimization level must be 0..3, got " + std::to_string(optimization)));
   o.optimization = static_cast<OptLevel>(optimization);
@@ -244,8 +247,8 @@ SessionOptions make_options(int threads, int optimization, int log_level, bool p
 }
 
 std::unique_ptr<Session> open_path(const std::string& path, int threads, int optimization, int log_level,
-                                   bool pin_threads) {
-  const SessionOptions options = make_options(threads, optimization, log_level, pin_threads);
+                                   bool pin_threads, size_t memory_limit_bytes) {
+  const SessionOptions options = make_options(threads, optimization, log_level, pin_threads, memory_limit_bytes);
   auto result = [&] {
     py::gil_scoped_release unlocked;
     return Session::open(path, options);
@@ -254,8 +257,8 @@ std::unique_ptr<Session> open_path(const std::string& path, int threads, int opt
 }
 
 std::unique_ptr<Session> open_bytes(const py::object& model, int threads, int optimization, int log_level,
-                                    bool pin_threads, const std::string& base_dir) {
-  const SessionOptions options = make_options(threads, optimization, log_level, pin_threads);
+                                    bool pin_threads, size_t memory_limit_bytes, const std::string& base_dir) {
+  const SessionOptions options = make_options(threads, optimization, log_level, pin_threads, memory_limit_bytes);
   Py_buffer view;
   if (PyObject_GetBuffer(model.ptr(), &view, PyBUF_SIMPLE) != 0) throw py::error_already_set();
   const std::unique_ptr<Py_buffer, void (*)(Py_buffer*)> release(&view, PyBuffer_Release);
@@ -377,9 +380,10 @@ PYBIND11_MODULE(_ignis, m) {
 
   py::class_<ignis::Session>(m, "Session")
       .def_static("open", &open_path, py::arg("path"), py::arg("threads"), py::arg("optimization"),
-                  py::arg("log_level"), py::arg("pin_threads") = false)
+                  py::arg("log_level"), py::arg("pin_threads") = false, py::arg("memory_limit_bytes") = 0)
       .def_static("open_bytes", &open_bytes, py::arg("model"), py::arg("threads"), py::arg("optimization"),
-                  py::arg("log_level"), py::arg("pin_threads") = false, py::arg("base_dir") = "")
+                  py::arg("log_level"), py::arg("pin_threads") = false, py::arg("memory_limit_bytes") = 0,
+                  py::arg("base_dir") = "")
       .def("inputs", [](const ignis::Session& s) { return describe(s.inputs()); })
       .def("outputs", [](const ignis::Session& s) { return describe(s.outputs()); })
       .def("model_info", &model_info)

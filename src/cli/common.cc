@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -16,6 +17,7 @@
 
 #include "cli/default_model.h"
 #include "core/dtype_dispatch.h"
+#include "core/memory_info.h"
 #include "core/strings.h"
 
 namespace ignis::cli {
@@ -52,6 +54,31 @@ Tensor random_tensor(const std::string& name, DType dtype, const Shape& shape, s
   return t;
 }
 
+// Generated inputs must fit the session's memory limit, and so must the run they are for
+// (planning reads only shapes, so data-less views stand in for the inputs not made yet).
+Status check_generated_sizes(const Session& session, const NamedTensors& given,
+                             const std::vector<std::pair<const ValueInfo*, Shape>>& generated) {
+  const size_t limit = session.memory_limit_bytes();
+  size_t total = 0;
+  std::vector<std::string> shapes;
+  NamedTensors probe = given;
+  for (const auto& [in, shape] : generated) {
+    auto bytes = tensor_bytes(in->dtype, shape);
+    if (!bytes)
+      return invalid_argument(str_cat("input '", in->name, "' of shape ", shape.str(),
+                                      " would need more bytes than 64-bit sizes can express"));
+    total = *bytes > SIZE_MAX - total ? SIZE_MAX : total + *bytes;
+    shapes.push_back(str_cat(in->name, ": ", shape.str()));
+    probe.emplace_back(in->name, Tensor::view(in->dtype, shape, static_cast<const void*>(nullptr)));
+  }
+  if (total > limit)
+    return resource_exhausted(str_cat("generated inputs {", str_join(shapes), "} need ", format_bytes(total),
+                                      ", more than the session's memory limit of ", format_bytes(limit)));
+  auto planned = session.arena_bytes(probe);
+  if (!planned && planned.error().code() == StatusCode::ResourceExhausted) return planned.error();
+  return Status::ok();  // other planning errors are the run's to report, after its input checks
+}
+
 }  // namespace
 
 Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opts) {
@@ -82,12 +109,14 @@ Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opt
   for (const auto& spec : opts.dim_specs) {
     const size_t eq = spec.find('=');
     char* end = nullptr;
+    errno = 0;
     const long long v = eq == std::string::npos ? -1 : std::strtoll(spec.c_str() + eq + 1, &end, 10);
-    if (eq == std::string::npos || eq == 0 || v < 0 || (end && *end != '\0'))
-      return invalid_argument(str_cat("--dim expects NAME=VALUE with VALUE >= 0, got '", spec, "'"));
+    if (eq == std::string::npos || eq == 0 || v < 0 || (end && *end != '\0') || errno == ERANGE)
+      return invalid_argument(str_cat("--dim expects NAME=VALUE with 0 <= VALUE < 2^63, got '", spec, "'"));
     dims[spec.substr(0, eq)] = v;
   }
-  std::mt19937_64 rng(opts.seed);
+  // Shapes first: sizes are checked, and the model planned for them, before any data is made.
+  std::vector<std::pair<const ValueInfo*, Shape>> generated;
   for (const auto& in : session.inputs()) {
     if (given(in.name)) continue;
     if (!in.has_shape || in.dtype == DType::Undefined)
@@ -107,8 +136,11 @@ Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opt
     }
     if (opts.batch > 0 && !in.dims.empty() && in.dims[0] >= 0 && in.dims[0] != opts.batch && in.dims[0] != 1)
       return invalid_argument(str_cat("input '", in.name, "' has a fixed batch of ", in.dims[0], "; --batch cannot change it"));
-    inputs.emplace_back(in.name, random_tensor(in.name, in.dtype, shape, rng));
+    generated.emplace_back(&in, shape);
   }
+  IGNIS_RETURN_IF_ERROR(check_generated_sizes(session, inputs, generated));
+  std::mt19937_64 rng(opts.seed);
+  for (const auto& [in, shape] : generated) inputs.emplace_back(in->name, random_tensor(in->name, in->dtype, shape, rng));
   return inputs;
 }
 

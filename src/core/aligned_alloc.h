@@ -16,5 +16,7 @@ void aligned_free(void* p);
 
 // A refcounted aligned buffer for Tensor ownership.
 std::shared_ptr<void> make_aligned_buffer(size_t bytes);
+// As make_aligned_buffer, but null instead of aborting when the memory cannot be had.
+std::shared_ptr<void> try_make_aligned_buffer(size_t bytes);
 
 }  // namespace ignis

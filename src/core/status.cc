@@ -12,6 +12,7 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::NotFound: return "not found";
     case StatusCode::OutOfRange: return "out of range";
     case StatusCode::ValueRequired: return "value required";
+    case StatusCode::ResourceExhausted: return "resource exhausted";
     case StatusCode::Internal: return "internal error";
   }
   return "unknown";
@@ -27,6 +28,7 @@ Status invalid_model(std::string m) { return {StatusCode::InvalidModel, std::mov
 Status unsupported(std::string m) { return {StatusCode::Unsupported, std::move(m)}; }
 Status not_found(std::string m) { return {StatusCode::NotFound, std::move(m)}; }
 Status out_of_range(std::string m) { return {StatusCode::OutOfRange, std::move(m)}; }
+Status resource_exhausted(std::string m) { return {StatusCode::ResourceExhausted, std::move(m)}; }
 Status internal_error(std::string m) { return {StatusCode::Internal, std::move(m)}; }
 
 }  // namespace ignis

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/aligned_alloc.h"
+#include "core/memory_info.h"
 #include "core/strings.h"
 #include "runtime/memory_plan.h"
 
@@ -111,6 +112,53 @@ Status check_constants_present(const NodeInfo& info, std::span<const Tensor* con
   return Status::ok();
 }
 
+// Bytes of a value of type `t`; InvalidArgument naming `what` when the size is not representable.
+Result<size_t> value_bytes(const ir::ValueType& t, const std::string& what) {
+  if (auto bytes = tensor_bytes(t.dtype, t.shape)) return *bytes;
+  for (int64_t d : t.shape)
+    if (d < 0) return invalid_argument(str_cat(what, " has shape ", t.shape.str(), " with a negative dim"));
+  return invalid_argument(str_cat(what, " has shape ", t.shape.str(), ", whose size in bytes (", dtype_name(t.dtype),
+                                  ") does not fit in 64 bits"));
+}
+
+std::string limit_text(size_t limit) {
+  return str_cat("the session's memory limit of ", format_bytes(limit), " (SessionOptions::memory_limit_bytes)");
+}
+
+// "{x: [100000000, 1, 8, 8], mask: [1, 8]}"
+std::string signature_text(const Model& m, const std::vector<ir::ValueType>& inputs) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < m.graph_inputs.size() && i < inputs.size(); ++i)
+    parts.push_back(str_cat(m.value_names[m.graph_inputs[i]], ": ", inputs[i].shape.str()));
+  return "{" + str_join(parts) + "}";
+}
+
+// A static plan that needs `need` bytes (or at least that many, when planning stopped early).
+Status plan_exceeds_limit(const Model& m, const std::vector<ir::ValueType>& inputs, size_t need, bool at_least,
+                          size_t limit, const std::string& detail = "") {
+  return resource_exhausted(str_cat("input shapes ", signature_text(m, inputs), " need ", at_least ? "at least " : "",
+                                    format_bytes(need), " of activations and outputs", detail, ", more than ",
+                                    limit_text(limit)));
+}
+
+// An allocation the size checks allowed but the system refused.
+Status out_of_memory(size_t bytes, const std::string& what) {
+  return resource_exhausted(str_cat("out of memory allocating ", format_bytes(bytes), " for ", what));
+}
+
+// Tensor::empty that reports a refused allocation instead of aborting; the size was checked.
+Result<Tensor> try_empty(const ir::ValueType& t, const std::string& what) {
+  const size_t bytes = *tensor_bytes(t.dtype, t.shape);
+  auto buffer = try_make_aligned_buffer(bytes);
+  if (!buffer) return out_of_memory(bytes, what);
+  void* data = buffer.get();
+  return Tensor::wrap(t.dtype, t.shape, data, std::move(buffer));
+}
+
+std::string value_text(const Model& m, int v, const ir::ValueType& t) {
+  return str_cat("'", m.value_names[v], "' ", dtype_name(t.dtype), t.shape.str());
+}
+
 }  // namespace
 
 std::shared_ptr<const kernels::Kernel> KernelCache::find(int node, const kernels::KernelDef* def,
@@ -137,6 +185,8 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
   std::unique_ptr<Plan> plan(new Plan());
   plan->model_ = model;
   plan->kernel_cache_ = options.kernels;
+  plan->memory_limit_ = options.memory_limit_bytes;
+  const size_t limit = options.memory_limit_bytes;
   const Model& m = *model;
   const size_t nv = m.value_names.size();
   plan->values_.resize(nv);
@@ -156,6 +206,7 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
     const int v = m.graph_inputs[i];
     types[v] = inputs[i];
     plan->values_[v].kind = Kind::Input;
+    IGNIS_RETURN_IF_ERROR(value_bytes(inputs[i], str_cat("input '", m.value_names[v], "'")).status());
   }
 
   // Readers of each initializer, and how many of them are cached kernels that ignore its data.
@@ -168,6 +219,7 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
 
   kernels::Scratch scratch;
   std::vector<int> step_of_value(nv, -1);
+  size_t folded_bytes = 0;
   for (int ni = 0; ni < static_cast<int>(m.nodes.size()); ++ni) {
     const NodeInfo& info = m.nodes[ni];
     auto inferred = infer_node(info, types, known);
@@ -180,8 +232,19 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
       return inferred.error();
     }
     const auto& outs = *inferred;
-    for (size_t o = 0; o < outs.size(); ++o)
-      if (info.outputs[o] >= 0) types[info.outputs[o]] = outs[o];
+    // Sizes are checked before any kernel or buffer sees the shapes.
+    std::vector<size_t> out_bytes(outs.size(), 0);
+    for (size_t o = 0; o < outs.size(); ++o) {
+      const int v = info.outputs[o];
+      if (v < 0) continue;
+      types[v] = outs[o];
+      auto bytes = value_bytes(outs[o], str_cat("output '", m.value_names[v], "'"));
+      if (!bytes) return with_node(*info.node, info.opset, bytes.error());
+      out_bytes[o] = *bytes;
+      if (limit != 0 && *bytes > limit)
+        return plan_exceeds_limit(m, inputs, *bytes, true, limit,
+                                  str_cat(" (value ", value_text(m, v, outs[o]), " alone)"));
+    }
 
     const auto dtypes = input_dtypes(info, types);
     Status err;
@@ -224,6 +287,10 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
         shape_probe = Tensor::view(t.dtype, t.shape, static_cast<const void*>(nullptr));
         in_values[0] = &shape_probe;
       }
+      for (size_t o = 0; o < info.outputs.size(); ++o)
+        if (info.outputs[o] >= 0) folded_bytes = add_saturating(folded_bytes, out_bytes[o]);
+      if (limit != 0 && folded_bytes > limit)
+        return plan_exceeds_limit(m, inputs, folded_bytes, true, limit, " (in constants computed for these shapes)");
       std::vector<Tensor*> out_ptrs(info.outputs.size(), nullptr);
       for (size_t o = 0; o < info.outputs.size(); ++o) {
         const int v = info.outputs[o];
@@ -262,23 +329,33 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
   std::vector<bool> is_output(nv, false);
   for (int v : m.graph_outputs) is_output[v] = true;
 
+  // Every size below was checked when its value was inferred, so only sums can overflow.
   std::vector<BufferRequest> requests;
   std::vector<int> request_value;
+  size_t requested_bytes = 0;
   for (size_t v = 0; v < nv; ++v) {
     plan->values_[v].type = types[v];
     if (step_of_value[v] < 0) continue;
+    const size_t bytes = *tensor_bytes(types[v].dtype, types[v].shape);
     if (is_output[v]) {
       plan->values_[v].kind = Kind::Output;
+      plan->output_bytes_ = add_saturating(plan->output_bytes_, bytes);
       continue;
     }
     plan->values_[v].kind = Kind::Arena;
-    const size_t bytes = static_cast<size_t>(types[v].shape.numel()) * dtype_size(types[v].dtype);
     requests.push_back({bytes, step_of_value[v], std::max(last_step[v], step_of_value[v])});
     request_value.push_back(static_cast<int>(v));
+    requested_bytes = add_saturating(requested_bytes, align_up(std::max<size_t>(bytes, 1)));
   }
+  // The arena is at most the sum of the aligned requests, so plan_memory cannot overflow.
+  if (requested_bytes == SIZE_MAX)
+    return resource_exhausted(str_cat("input shapes ", signature_text(m, inputs),
+                                      " need more activation memory than 64-bit sizes can express"));
   const MemoryPlan mp = plan_memory(requests);
   for (size_t r = 0; r < requests.size(); ++r) plan->values_[request_value[r]].offset = mp.offsets[r];
   plan->arena_bytes_ = mp.arena_bytes;
+  const size_t need = add_saturating(add_saturating(mp.arena_bytes, plan->output_bytes_), folded_bytes);
+  if (limit != 0 && need > limit) return plan_exceeds_limit(m, inputs, need, false, limit);
   for (int v : m.graph_outputs)
     if (plan->values_[v].kind == Kind::Unset) plan->values_[v].type = types[v];
   for (size_t v = 0; v < nv; ++v)
@@ -286,7 +363,7 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
   return plan;
 }
 
-std::unique_ptr<Plan::RunState> Plan::acquire_state() const {
+Result<std::unique_ptr<Plan::RunState>> Plan::acquire_state() const {
   if (RunState* spare = spare_.exchange(nullptr)) return std::unique_ptr<RunState>(spare);
   {
     std::lock_guard<std::mutex> lock(states_mu_);
@@ -298,7 +375,8 @@ std::unique_ptr<Plan::RunState> Plan::acquire_state() const {
   }
   auto s = std::make_unique<RunState>();
   const size_t nv = values_.size();
-  s->arena = make_aligned_buffer(arena_bytes_);
+  s->arena = try_make_aligned_buffer(arena_bytes_);
+  if (!s->arena) return out_of_memory(arena_bytes_, "the activation arena");
   s->slots.resize(nv);
   s->values.assign(nv, nullptr);
   for (size_t v = 0; v < nv; ++v) {
@@ -327,17 +405,23 @@ Result<std::vector<Tensor>> Plan::run(std::span<const Tensor* const> inputs, std
                                       ThreadPool* pool, std::vector<StepTiming>* timings) const {
   if (dynamic_) return run_dynamic(inputs, output_ids, pool, timings);
   const Model& m = *model_;
-  auto state = acquire_state();
+  IGNIS_ASSIGN_OR_RETURN(auto state, acquire_state());
   RunState& s = *state;
   for (size_t i = 0; i < m.graph_inputs.size(); ++i) s.values[m.graph_inputs[i]] = inputs[i];
+  Status status;
   for (int v : output_values_) {
-    s.slots[v] = Tensor::empty(values_[v].type.dtype, values_[v].type.shape);
+    auto t = try_empty(values_[v].type, str_cat("output '", m.value_names[v], "'"));
+    if (!t) {
+      status = t.error();
+      break;
+    }
+    s.slots[v] = std::move(*t);
     s.values[v] = &s.slots[v];
   }
 
   using Clock = std::chrono::steady_clock;
-  Status status;
   for (const Step& step : steps_) {
+    if (!status) break;  // an output could not be allocated, or the previous step failed
     const NodeInfo& info = m.nodes[step.node];
     s.in_ptrs.assign(info.inputs.size(), nullptr);
     s.out_ptrs.assign(info.outputs.size(), nullptr);
@@ -351,7 +435,6 @@ Result<std::vector<Tensor>> Plan::run(std::span<const Tensor* const> inputs, std
       const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
       timings->push_back({step.node, std::string(step.def->id), us, step.flops});
     }
-    if (!status) break;
   }
 
   std::vector<Tensor> results;
@@ -386,11 +469,28 @@ Result<std::vector<Tensor>> Plan::run_dynamic(std::span<const Tensor* const> inp
 
   kernels::Scratch scratch;
   using Clock = std::chrono::steady_clock;
+  size_t live_bytes = 0;  // held in `owned`: this run's intermediates and outputs so far
   for (int ni = 0; ni < static_cast<int>(m.nodes.size()); ++ni) {
     const NodeInfo& info = m.nodes[ni];
     IGNIS_ASSIGN_OR_RETURN(auto outs, infer_node(info, types, values));
-    for (size_t o = 0; o < outs.size(); ++o)
-      if (info.outputs[o] >= 0) types[info.outputs[o]] = outs[o];
+    size_t step_bytes = 0;
+    for (size_t o = 0; o < outs.size(); ++o) {
+      const int v = info.outputs[o];
+      if (v < 0) continue;
+      types[v] = outs[o];
+      auto bytes = value_bytes(outs[o], str_cat("output '", m.value_names[v], "'"));
+      if (!bytes) return with_node(*info.node, info.opset, bytes.error());
+      step_bytes = add_saturating(step_bytes, *bytes);
+    }
+    if (memory_limit_ != 0 && add_saturating(live_bytes, step_bytes) > memory_limit_) {
+      std::vector<std::string> made;
+      for (size_t o = 0; o < outs.size(); ++o)
+        if (info.outputs[o] >= 0) made.push_back(value_text(m, info.outputs[o], outs[o]));
+      return with_node(*info.node, info.opset,
+                       resource_exhausted(str_cat("outputs ", str_join(made), " need ", format_bytes(step_bytes),
+                                                  " with ", format_bytes(live_bytes),
+                                                  " already held by this run, more than ", limit_text(memory_limit_))));
+    }
     const auto dtypes = input_dtypes(info, types);
     Status err;
     const kernels::KernelDef* def = choose_kernel(info, dtypes, &err);
@@ -412,7 +512,10 @@ Result<std::vector<Tensor>> Plan::run_dynamic(std::span<const Tensor* const> inp
     for (size_t o = 0; o < info.outputs.size(); ++o) {
       const int v = info.outputs[o];
       if (v < 0) continue;
-      owned[v] = Tensor::empty(outs[o].dtype, outs[o].shape);
+      auto t = try_empty(outs[o], str_cat("output '", m.value_names[v], "'"));
+      if (!t) return with_node(*info.node, info.opset, t.error());
+      owned[v] = std::move(*t);
+      live_bytes += owned[v].nbytes();
       out_ptrs[o] = &owned[v];
       values[v] = &owned[v];
     }
@@ -427,6 +530,7 @@ Result<std::vector<Tensor>> Plan::run_dynamic(std::span<const Tensor* const> inp
     // Free intermediates after their last reader.
     for (int v : info.inputs)
       if (v >= 0 && m.last_use[v] == ni && !keep[v] && owned[v].defined()) {
+        live_bytes -= owned[v].nbytes();
         owned[v] = Tensor();
         values[v] = nullptr;
       }

@@ -57,6 +57,10 @@ struct PlanOptions {
   // kernel that no longer reads its data (Kernel::uses_constant_data), as soon as the last
   // such kernel exists; the caller may then drop the data (release_initializer_data).
   std::function<void(int value)> on_initializer_unused;
+  // Most bytes one run may hold in activations, outputs and constants folded for the
+  // signature; 0 = no limit. create() checks static plans against it before allocating
+  // anything; dynamic plans check each allocation of a run. Exceeding it is ResourceExhausted.
+  size_t memory_limit_bytes = 0;
 };
 
 class Plan {
@@ -69,6 +73,8 @@ class Plan {
 
   bool dynamic() const { return dynamic_; }
   size_t arena_bytes() const { return arena_bytes_; }
+  // Bytes of the outputs one run allocates (static plans).
+  size_t output_bytes() const { return output_bytes_; }
   int64_t flops() const { return flops_; }
   size_t step_count() const { return steps_.size(); }
 
@@ -97,7 +103,7 @@ class Plan {
   Plan() = default;
   Result<std::vector<Tensor>> run_dynamic(std::span<const Tensor* const> inputs, std::span<const int> output_ids,
                                           ThreadPool* pool, std::vector<StepTiming>* timings) const;
-  std::unique_ptr<RunState> acquire_state() const;
+  Result<std::unique_ptr<RunState>> acquire_state() const;
   void release_state(std::unique_ptr<RunState> s) const;
 
   std::shared_ptr<const Model> model_;
@@ -108,6 +114,8 @@ class Plan {
   std::vector<Tensor> folded_;      // constants computed at plan time, by value id
   std::vector<Step> steps_;
   size_t arena_bytes_ = 0;
+  size_t output_bytes_ = 0;
+  size_t memory_limit_ = 0;  // 0 = none
   int64_t flops_ = 0;
 
   // Run states not in use. One sits in spare_ so that a single caller's runs take no lock.

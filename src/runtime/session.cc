@@ -9,6 +9,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "core/memory_info.h"
 #include "core/strings.h"
 #include "ignis/session.h"
 #include "kernels/registry.h"
@@ -61,6 +62,7 @@ bool signature_equals(const std::vector<ir::ValueType>& sig, size_t n, const Typ
 struct Session::Impl {
   std::shared_ptr<runtime::Model> model;
   SessionOptions options;
+  size_t memory_limit = SIZE_MAX;  // resolved from options.memory_limit_bytes
   std::shared_ptr<ThreadPool> pool;  // shared with the process's other sessions of this size
   ModelInfo info;
   runtime::KernelCache kernels;  // outlives the plans, which may read it
@@ -97,6 +99,7 @@ struct Session::Impl {
     runtime::PlanOptions po;
     po.kernels = &kernels;
     po.on_initializer_unused = std::move(on_unused);
+    po.memory_limit_bytes = memory_limit == SIZE_MAX ? 0 : memory_limit;
     IGNIS_ASSIGN_OR_RETURN(auto plan, runtime::Plan::create(model, sig, po));
     const runtime::Plan* p = plan.get();
     std::unique_lock<std::shared_mutex> lock(plans_mu);
@@ -133,6 +136,9 @@ std::optional<std::vector<ir::ValueType>> default_signature(const ir::Graph& g, 
 Result<std::unique_ptr<Session::Impl>> make_impl(ir::Graph graph, const SessionOptions& options) {
   auto impl = std::make_unique<Session::Impl>();
   impl->options = options;
+  impl->memory_limit = options.memory_limit_bytes;
+  if (impl->memory_limit == 0) impl->memory_limit = physical_memory_bytes();
+  if (impl->memory_limit == 0) impl->memory_limit = SIZE_MAX;
 
   ModelInfo& info = impl->info;
   info.ir_version = graph.ir_version;
@@ -200,6 +206,7 @@ Result<Session> Session::open_bytes(std::span<const std::byte> bytes, const Sess
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->model->graph.inputs; }
 const std::vector<ValueInfo>& Session::outputs() const { return impl_->model->graph.outputs; }
 const ModelInfo& Session::model_info() const { return impl_->info; }
+size_t Session::memory_limit_bytes() const { return impl_->memory_limit; }
 
 Result<std::vector<Tensor>> Session::run(const NamedTensors& inputs, const std::vector<std::string>& output_names) const {
   return runtime::run_session(*impl_, inputs, output_names, nullptr);

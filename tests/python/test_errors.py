@@ -19,6 +19,7 @@ def test_exception_hierarchy():
     assert ignis.NotImplemented is ignis.Unsupported
     assert issubclass(ignis.NotFound, ignis.IgnisError) and issubclass(ignis.NotFound, FileNotFoundError)
     assert issubclass(ignis.OutOfRange, ignis.IgnisError)
+    assert issubclass(ignis.ResourceExhausted, ignis.IgnisError) and issubclass(ignis.ResourceExhausted, MemoryError)
     assert ignis.InvalidArgument.__module__ == "ignis"
 
 
@@ -123,6 +124,21 @@ def test_data_dependent_index_out_of_range():
     with pytest.raises(ignis.OutOfRange, match="index 999 is out of range") as info:
         sess.run(None, {"ids": np.array([[0, 1, 999]], np.int64)})
     assert isinstance(info.value, IndexError)
+
+
+def test_run_over_the_memory_limit_raises_and_the_session_keeps_serving():
+    options = ignis.SessionOptions()
+    assert options.memory_limit_bytes == 0
+    options.memory_limit_bytes = 64 * 1024
+    sess = ignis.InferenceSession(mb.unary("Relu", shape=("n", 256)), options)
+    big = np.ones((100, 256), np.float32)
+    with pytest.raises(ignis.ResourceExhausted, match=r"input shapes \{x: \[100, 256\]\}.*memory_limit_bytes") as info:
+        sess.run(None, {"x": big})
+    assert isinstance(info.value, MemoryError)
+    x = np.linspace(-1, 1, 10 * 256, dtype=np.float32).reshape(10, 256)
+    np.testing.assert_array_equal(sess.run(None, {"x": x})[0], np.maximum(x, 0))
+    with pytest.raises(ValueError, match="memory_limit_bytes must be >= 0"):
+        options.memory_limit_bytes = -1
 
 
 def test_negative_thread_count_is_rejected_when_set():
