@@ -79,6 +79,7 @@ struct ServeCliOptions {
   double max_body_mb = 64;
   int max_connections = 1024;
   double read_timeout = 30;
+  double memory_limit_mb = 0;
 };
 int run_serve(const ServeCliOptions& opts);
 

@@ -134,6 +134,11 @@ int main(int argc, char** argv) {
                       "seconds a client has to send a whole request (slow clients are disconnected)")
       ->default_val(30)
       ->check(CLI::PositiveNumber);
+  c_serve->add_option("--memory-limit-mb", serve.memory_limit_mb,
+                      "memory one inference may use for activations and outputs; a request needing more gets "
+                      "an error (0 = the machine's physical memory)")
+      ->default_val(0)
+      ->check(CLI::NonNegativeNumber);
 
   try {
     app.parse(argc, argv);

@@ -18,6 +18,7 @@ InferenceServer::InferenceServer(ServerOptions options) : options_(std::move(opt
   RepositoryOptions ro;
   ro.root = options_.repository;
   ro.session.threads = engine_threads(options_.threads, options_.io_threads);
+  ro.session.memory_limit_bytes = options_.memory_limit_bytes;
   ro.default_max_batch_size = options_.default_max_batch_size;
   repository_ = std::make_unique<ModelRepository>(ro, &metrics_);
 }
