@@ -114,10 +114,49 @@ class JsonWriter {
     }
   }
 
+  // Length of the well-formed UTF-8 sequence at s[i] (1 for ASCII), or 0 when there is none.
+  static size_t utf8_sequence(std::string_view s, size_t i) {
+    auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char c = b(i);
+    if (c < 0x80) return 1;
+    size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (Unicode table 3-7)
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return 0;
+    }
+    if (i + n > s.size() || b(i + 1) < lo || b(i + 1) > hi) return 0;
+    for (size_t k = 2; k < n; ++k)
+      if (b(i + k) < 0x80 || b(i + k) > 0xBF) return 0;
+    return n;
+  }
+
+  // Escapes as JSON needs; bytes that are not UTF-8 (a name from a URL, say) become U+FFFD so
+  // that the document stays valid.
   void write_string(std::string_view s) {
     out_->push_back('"');
-    for (char c : s) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      const char c = s[i];
       const auto u = static_cast<unsigned char>(c);
+      if (u >= 0x80) {
+        const size_t n = utf8_sequence(s, i);
+        if (n == 0) {
+          out_->append("\xEF\xBF\xBD");
+        } else {
+          out_->append(s.substr(i, n));
+          i += n - 1;
+        }
+        continue;
+      }
       switch (c) {
         case '"': out_->append("\\\""); break;
         case '\\': out_->append("\\\\"); break;

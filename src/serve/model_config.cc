@@ -322,8 +322,23 @@ std::vector<int64_t> declared_dims(const ValueInfo& v) {
   return d;
 }
 
+// With max_batch_size > 0 the first dimension of every model input and output is the batch:
+// it must be symbolic, or requests of other batch sizes would pass validation and fail to run.
+Status check_batch_dim(const ValueInfo& v, int64_t batch, const char* kind) {
+  if (batch <= 0 || !v.has_shape) return Status::ok();
+  if (v.dims.empty())
+    return invalid_argument(str_cat("max_batch_size is ", batch, " but the model's ", kind, " '", v.name,
+                                    "' has no dimensions to batch over"));
+  if (v.dims[0] >= 0)
+    return invalid_argument(str_cat("max_batch_size is ", batch, " but the model's ", kind, " '", v.name,
+                                    "' has a fixed first dimension ", v.dims[0],
+                                    "; batching needs a symbolic one (or max_batch_size: 0)"));
+  return Status::ok();
+}
+
 Status complete_tensors(std::vector<TensorConfig>* configs, const std::vector<ValueInfo>& declared, int64_t batch,
                         const char* kind) {
+  for (const auto& v : declared) IGNIS_RETURN_IF_ERROR(check_batch_dim(v, batch, kind));
   if (configs->empty()) {
     for (const auto& v : declared) {
       TensorConfig t;

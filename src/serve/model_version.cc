@@ -176,6 +176,23 @@ void ModelVersion::drain_and_stop() {
   workers_.clear();
 }
 
+void ModelVersion::fail_queued(const ServeError& error) {
+  std::vector<std::unique_ptr<InferJob>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [level, q] : queue_)
+      for (auto& job : q) dropped.push_back(std::move(job));
+    queue_.clear();
+    queued_ = 0;
+  }
+  for (auto& job : dropped) {
+    metrics_.queued->add(-1);
+    metrics_.inflight->add(-1);
+    record_failure(error.kind, Clock::now() - job->received);
+    job->done(error);
+  }
+}
+
 void ModelVersion::worker() {
   for (;;) {
     std::unique_ptr<InferJob> job;

@@ -88,6 +88,9 @@ class ModelVersion {
 
   // Stops taking jobs, lets queued and running ones finish, joins the workers.
   void drain_and_stop();
+  // Answers every queued (not yet running) job with `error` at once; used when a shutdown's
+  // exit timeout has passed.
+  void fail_queued(const ServeError& error);
   size_t pending() const;
 
   // Records a request that failed before reaching the queue.

@@ -128,8 +128,13 @@ bool InferenceServer::drain(std::chrono::duration<double> timeout) {
   while (open_requests_.load() > 0 || repository_->pending() > 0) {
     if (idle_cv_.wait_until(lock, std::min(deadline, Clock::now() + std::chrono::milliseconds(20))) ==
             std::cv_status::timeout &&
-        Clock::now() >= deadline)
+        Clock::now() >= deadline) {
+      // Out of time: what has not started is answered now; runs in progress finish.
+      lock.unlock();
+      for (const auto& v : repository_->all_versions())
+        v->fail_queued({ErrorKind::Unavailable, "the server is shutting down (exit timeout reached)"});
       return false;
+    }
   }
   return true;
 }
