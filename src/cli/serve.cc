@@ -7,9 +7,11 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 
 #include "cli/commands.h"
 #include "core/strings.h"
+#include "serve/grpc/grpc_server.h"
 #include "serve/http/http_server.h"
 #include "serve/http/kserve_routes.h"
 #include "serve/log.h"
@@ -62,8 +64,15 @@ int run_serve(const ServeCliOptions& opts) {
   }
   log_info(str_cat("http: listening on ", so.host, ":", http.port(), " (", so.io_threads, " I/O thread(s); engine ",
                    engine_threads(so.threads, so.io_threads), " thread(s))"));
-  if (so.grpc_port >= 0)
-    log_warning("grpc: this build does not serve gRPC yet; --grpc-port is ignored");
+  std::unique_ptr<GrpcServer> grpc;
+  if (so.grpc_port >= 0) {
+    grpc = std::make_unique<GrpcServer>(&server, so.host, so.grpc_port, so.io_threads);
+    if (Status st = grpc->start(); !st) {
+      log_error(str_cat("grpc: ", st.message()));
+      return 1;
+    }
+    log_info(str_cat("grpc: listening on ", so.host, ":", grpc->port()));
+  }
   server.start();
   const auto index = server.repository().index();
   size_t ready = 0;
@@ -78,6 +87,7 @@ int run_serve(const ServeCliOptions& opts) {
   const bool drained = server.drain(std::chrono::duration<double>(so.exit_timeout_s));
   const double left = so.exit_timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   http.shutdown(std::chrono::duration<double>(std::max(0.5, left)));
+  if (grpc) grpc->shutdown(std::chrono::duration<double>(std::max(0.5, left)));
   server.stop();
   if (!drained) {
     log_warning("exit timeout reached with requests still running");
