@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
 
   ServeCliOptions serve;
   auto* c_serve = app.add_subcommand(
-      "serve", "serve a model repository over HTTP (KServe v2 / Triton protocol) until SIGTERM or SIGINT");
+      "serve", "serve a model repository over HTTP and gRPC (KServe v2 / Triton protocol) until SIGTERM or SIGINT");
   c_serve->add_option("--model-repository", serve.model_repository,
                       "folder in Triton's layout: <model>/[config.pbtxt] and <model>/<version>/model.onnx")
       ->required();

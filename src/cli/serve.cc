@@ -48,6 +48,7 @@ int run_serve(const ServeCliOptions& opts) {
   so.max_body_bytes = static_cast<size_t>(opts.max_body_mb * 1024 * 1024);
   so.max_connections = opts.max_connections;
   so.read_timeout_s = opts.read_timeout;
+  so.memory_limit_bytes = static_cast<size_t>(opts.memory_limit_mb * 1024 * 1024);
   InferenceServer server(so);
 
   HttpServerOptions ho;

@@ -276,6 +276,15 @@ def test_bad_request_body(server, case):
     expect_error(server.post(INFER, body, headers={"Content-Type": "application/json"}), 400, *words)
 
 
+def test_shared_memory_is_unsupported(server):
+    shm = {"shared_memory_region": "r0", "shared_memory_byte_size": 16}
+    body = {"inputs": [{"name": GOOD_INPUT["name"], "shape": GOOD_INPUT["shape"], "datatype": GOOD_INPUT["datatype"],
+                        "parameters": shm}]}
+    expect_error(server.post(INFER, body), 501, "shared-memory")
+    body = {"inputs": [GOOD_INPUT], "outputs": [{"name": "y", "parameters": shm}]}
+    expect_error(server.post(INFER, body), 501, "shared-memory")
+
+
 def test_classification_extension_is_unsupported(server):
     body = {"inputs": [GOOD_INPUT], "outputs": [{"name": "y", "parameters": {"classification": 2}}]}
     expect_error(server.post(INFER, body), 501, "classification")

@@ -410,6 +410,25 @@ def test_explicit_load_errors(server, repo):
     assert server.get("/v2/models/dims_wrong/ready").status == 503
 
 
+def test_repository_request_bodies(server):
+    import json
+    ready = server.post("/v2/repository/index", body=b'{"ready": true}').json()
+    everything = server.post("/v2/repository/index", body=b"{}").json()
+    assert ready and all(e["state"] == "READY" for e in ready), ready
+    assert any(e["state"] == "UNAVAILABLE" for e in everything), everything
+    # "true" elsewhere in the body is not the ready filter.
+    assert len(server.post("/v2/repository/index", body=b'{"ready": false, "x": "true"}').json()) == len(everything)
+    r = server.post("/v2/repository/index", body=b'{"ready": 1}')
+    assert r.status == 400 and "'ready'" in r.error, r
+    r = server.post("/v2/repository/index", body=b"{not json")
+    assert r.status == 400 and "JSON" in r.error, r
+    # A config override (what tritonclient's load_model(config=...) sends) is refused, not dropped.
+    body = json.dumps({"parameters": {"config": '{"max_batch_size": 4}'}}).encode()
+    r = server.post("/v2/repository/models/explicit/load", body=body)
+    assert r.status == 501 and "config" in r.error, r
+    assert server.post("/v2/repository/models/explicit/load", body=b'{"parameters": {}}').status == 200
+
+
 def test_unknown_repository_endpoint(server):
     r = server.post("/v2/repository/models/explicit/reload")
     assert r.status == 404 and r.error

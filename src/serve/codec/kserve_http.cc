@@ -205,6 +205,29 @@ Result<std::optional<uint64_t>> get_uint_param(dom::object params, const char* k
 
 }  // namespace
 
+Status reject_shared_memory(dom::object params, const std::string& what) {
+  if (dom::element e; params["shared_memory_region"].get(e) == simdjson::SUCCESS)
+    return unsupported(str_cat(what, ": the shared-memory extension is not supported; send the data in the request"));
+  return Status::ok();
+}
+
+Status decode_repository_request(std::string_view body, RepositoryRequest* r) {
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return Status::ok();
+  thread_local dom::parser parser;
+  dom::element doc;
+  if (auto e = parser.parse(body.data(), body.size(), true).get(doc); e != simdjson::SUCCESS) return json_error(e);
+  dom::object root;
+  if (doc.get_object().get(root) != simdjson::SUCCESS) return invalid_argument("the request must be a JSON object");
+  if (dom::element v; root["ready"].get(v) == simdjson::SUCCESS && v.get_bool().get(r->ready_only) != simdjson::SUCCESS)
+    return invalid_argument("'ready' must be true or false");
+  if (dom::element p; root["parameters"].get(p) == simdjson::SUCCESS) {
+    dom::object params;
+    if (p.get_object().get(params) != simdjson::SUCCESS) return invalid_argument("'parameters' must be an object");
+    r->has_parameters = params.size() > 0;
+  }
+  return Status::ok();
+}
+
 Status decode_infer_request(std::shared_ptr<const std::string> body, int64_t header_length, const DecodeLimits& limits,
                             InferRequest* req) {
   const std::string& b = *body;
@@ -274,6 +297,7 @@ Status decode_infer_request(std::shared_ptr<const std::string> body, int64_t hea
       if (p.get_object().get(params) != simdjson::SUCCESS)
         return invalid_argument(str_cat("input '", x.name, "': 'parameters' must be an object"));
       IGNIS_ASSIGN_OR_RETURN(binary_size, get_uint_param(params, "binary_data_size", str_cat("input '", x.name, "'")));
+      IGNIS_RETURN_IF_ERROR(reject_shared_memory(params, str_cat("input '", x.name, "'")));
     }
     dom::element data;
     const bool has_data = o["data"].get(data) == simdjson::SUCCESS;
@@ -349,6 +373,7 @@ Status decode_infer_request(std::shared_ptr<const std::string> body, int64_t hea
             return invalid_argument(str_cat("output '", r.name, "': binary_data must be true or false"));
           r.binary = v;
         }
+        IGNIS_RETURN_IF_ERROR(reject_shared_memory(params, str_cat("output '", r.name, "'")));
         if (dom::element c; params["classification"].get(c) == simdjson::SUCCESS)
           return unsupported(str_cat("output '", r.name, "': the classification extension is not supported"));
       }

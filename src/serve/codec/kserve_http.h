@@ -20,6 +20,14 @@ namespace ignis::serve {
 Status decode_infer_request(std::shared_ptr<const std::string> body, int64_t header_length,
                             const DecodeLimits& limits, InferRequest* request);
 
+// The body of POST /v2/repository/index ({"ready": bool}) or .../load ({"parameters": {...}}).
+struct RepositoryRequest {
+  bool ready_only = false;
+  bool has_parameters = false;  // load with a config or files override, which ignis does not do
+};
+// An empty body is the default request.
+Status decode_repository_request(std::string_view body, RepositoryRequest* request);
+
 // Encodes a response: JSON only when no output is binary, else the JSON header followed by the
 // binary outputs; `*header_length` is the JSON's size then, -1 otherwise.
 void encode_infer_response(const InferResponse& response, std::string* body, int64_t* header_length);

@@ -143,13 +143,19 @@ class Router {
 
   void repository(const std::vector<std::string>& parts, bool post, HttpRequest&& req, HttpResponder respond) {
     const size_t n = parts.size();
-    if (n == 3 && parts[2] == "index" && post) {
-      bool ready_only = req.body && req.body->find("\"ready\"") != std::string::npos &&
-                        req.body->find("true") != std::string::npos;
-      return respond(json_response(200, repository_index_json(s_->repository().index(), ready_only)));
+    RepositoryRequest body;
+    if (post && req.body) {
+      if (Status st = decode_repository_request(*req.body, &body); !st)
+        return respond(error_response(ErrorKind::BadRequest, st.message()));
     }
+    if (n == 3 && parts[2] == "index" && post)
+      return respond(json_response(200, repository_index_json(s_->repository().index(), body.ready_only)));
     if (n == 5 && parts[2] == "models" && post && (parts[4] == "load" || parts[4] == "unload")) {
       const bool load = parts[4] == "load";
+      if (load && body.has_parameters)
+        return respond(error_response(ErrorKind::Unsupported,
+                                      "loading with parameters (a config or files override) is not supported; "
+                                      "change the repository and load again"));
       std::string model = parts[3];
       // Loading and draining take long: they run on the control thread, never an I/O thread.
       s_->control([this, load, model, respond = std::move(respond)] {
