@@ -128,6 +128,8 @@ def parse_duration(s):
 def run_wrk(url, script, conns, seconds):
     out = subprocess.run(["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "--latency", "-s", script, url],
                          capture_output=True, text=True, check=True).stdout
+    if not re.search(r"50%\s+\d", out):
+        raise RuntimeError(f"wrk printed no latency distribution for {url}:\n{out}")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     p50 = parse_duration(re.search(r"50%\s+(\S+)", out).group(1))
     p99 = parse_duration(re.search(r"99%\s+(\S+)", out).group(1))

@@ -70,7 +70,7 @@ Result<std::shared_ptr<ModelVersion>> ModelVersion::load(const std::string& path
 
 ModelVersion::~ModelVersion() { drain_and_stop(); }
 
-void ModelVersion::warm_up() const {
+void ModelVersion::warm_up() {
   NamedTensors inputs;
   for (const auto& t : config_.inputs) {
     if (t.dtype == DType::String || t.dtype == DType::Undefined) return;
@@ -79,7 +79,9 @@ void ModelVersion::warm_up() const {
     for (int64_t d : t.dims) dims.push_back(d < 0 ? 1 : d);
     inputs.emplace_back(t.name, Tensor::zeros(t.dtype, Shape(dims)));
   }
+  const auto start = Clock::now();
   auto r = session_->run(inputs);
+  if (r) run_micros_ = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
   if (!r)
     log_warning(str_cat("model '", config_.name, "' version ", version_,
                         ": warm-up run on zeros failed (serving anyway): ", r.error().message()));
@@ -140,6 +142,7 @@ std::optional<ServeError> ModelVersion::submit(std::unique_ptr<InferJob> job) {
     auto it = b.priority_queue_policy.find(job->priority);
     max_queue = it != b.priority_queue_policy.end() ? it->second.max_queue_size : b.default_queue_policy.max_queue_size;
   }
+  bool run_here = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_)
@@ -149,11 +152,28 @@ std::optional<ServeError> ModelVersion::submit(std::unique_ptr<InferJob> job) {
       return ServeError{ErrorKind::Overloaded,
                         str_cat("model '", config_.name, "' has ", queued_, " requests queued, its max_queue_size")};
     job->enqueued = Clock::now();
-    queue_[job->priority].push_back(std::move(job));
-    ++queued_;
+    if (queued_ == 0 && running_ < config_.instance_count && run_micros_.load() < kInlineRunMicros) {
+      run_here = true;
+      ++running_;
+    } else {
+      queue_[job->priority].push_back(std::move(job));
+      ++queued_;
+    }
+  }
+  metrics_.inflight->add(1);
+  if (run_here) {
+    run_job(*job);
+    bool waiting = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --running_;
+      waiting = queued_ > 0;
+    }
+    metrics_.inflight->add(-1);
+    if (waiting) cv_.notify_one();  // a job queued meanwhile takes the freed instance
+    return std::nullopt;
   }
   metrics_.queued->add(1);
-  metrics_.inflight->add(1);
   cv_.notify_one();
   return std::nullopt;
 }
@@ -198,7 +218,7 @@ void ModelVersion::worker() {
     std::unique_ptr<InferJob> job;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return queued_ > 0 || stopping_; });
+      cv_.wait(lock, [&] { return (queued_ > 0 && running_ < config_.instance_count) || stopping_; });
       if (queued_ == 0) return;  // stopping and drained
       auto it = queue_.begin();
       while (it->second.empty()) it = queue_.erase(it);
@@ -209,11 +229,14 @@ void ModelVersion::worker() {
     }
     metrics_.queued->add(-1);
     run_job(*job);
+    bool waiting = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       --running_;
+      waiting = queued_ > 0;
     }
     metrics_.inflight->add(-1);
+    if (waiting) cv_.notify_one();
   }
 }
 
@@ -246,6 +269,9 @@ void ModelVersion::run_job(InferJob& job) {
   auto result = session_->run(inputs, names);
   const auto run_end = Clock::now();
   metrics_.compute->observe(seconds(run_end - run_start));
+  const double micros = std::chrono::duration<double, std::micro>(run_end - run_start).count();
+  const double avg = run_micros_.load();
+  run_micros_ = avg >= 1e9 ? micros : 0.9 * avg + 0.1 * micros;  // the first measurement, or a moving average
   metrics_.batch_size->observe(1);
   const int64_t rows = config_.max_batch_size > 0 && !req.inputs.empty() ? req.inputs[0].shape[0] : 1;
   if (metrics_.batch_fill) metrics_.batch_fill->observe(static_cast<double>(rows) / config_.max_batch_size);

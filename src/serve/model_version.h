@@ -84,7 +84,11 @@ class ModelVersion {
   std::optional<ServeError> validate(const InferRequest& request) const;
 
   // Queues a job; errors (queue full, stopping) are returned and `done` is not called.
+  // When nothing is queued, an instance is idle and the model's runs are short (under
+  // kInlineRunMicros on average), the job runs at once on the calling thread instead: two
+  // thread hand-offs (to a worker and back to the I/O thread) cost more than such a run.
   std::optional<ServeError> submit(std::unique_ptr<InferJob> job);
+  static constexpr double kInlineRunMicros = 200;
 
   // Stops taking jobs, lets queued and running ones finish, joins the workers.
   void drain_and_stop();
@@ -100,7 +104,7 @@ class ModelVersion {
   ModelVersion() = default;
   void worker();
   void run_job(InferJob& job);
-  void warm_up() const;
+  void warm_up();
 
   ModelConfig config_;
   int64_t version_ = 0;
@@ -112,7 +116,8 @@ class ModelVersion {
   std::condition_variable cv_;
   std::map<uint32_t, std::deque<std::unique_ptr<InferJob>>> queue_;  // by priority level
   size_t queued_ = 0;
-  int running_ = 0;
+  int running_ = 0;  // jobs running, on workers or inline; at most instance_count
+  std::atomic<double> run_micros_{1e9};  // moving average of engine runs; large until measured
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 };

@@ -215,7 +215,8 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     std::shared_ptr<std::atomic<bool>> answered = std::make_shared<std::atomic<bool>>(false);
     server_->handler(std::move(req), [self, answered](HttpResponse&& r) {
       if (answered->exchange(true)) return;
-      asio::post(self->stream_.get_executor(), [self, r = std::move(r)]() mutable { self->write(std::move(r)); });
+      // Inline when the answer comes on the connection's own strand (a run on the I/O thread).
+      asio::dispatch(self->stream_.get_executor(), [self, r = std::move(r)]() mutable { self->write(std::move(r)); });
     });
   }
 
