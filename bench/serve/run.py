@@ -12,11 +12,17 @@ two never share the CPU. Reported per case: the median over rounds of throughput
 p50 / p99 latency. Load generators run on the same machine:
   - HTTP: Debian's `wrk` with a Lua script posting a fixed KServe v2 body (binary tensor
     extension, or JSON) over keep-alive connections, one per concurrent client;
-  - gRPC: this script's own closed-loop driver (bench/serve/grpc_load.py): processes of
-    tritonclient.grpc clients, each timing its own calls.
+  - gRPC: a closed-loop C++ driver (build/ignis_grpc_load, bench/serve/grpc_load.cc): one
+    thread and channel per concurrent client sending one serialized ModelInferRequest (made
+    with tritonclient's protobuf classes) and timing each call; `--python-grpc` uses
+    bench/serve/grpc_load.py instead (tritonclient.grpc clients in up to 4 processes), whose
+    own cost per call (~0.2 ms) hides the server's.
 MLServer 1.7 has no binary tensor extension, so it is measured over JSON and gRPC; ignis also
 over binary HTTP. `in-process` is `ignis bench` on the same input, to show the server's
-overhead (p50 over the wire minus p50 in process). Models come from tools/make_zoo.py
+overhead (p50 over the wire minus p50 in process). That difference includes the load
+generator and the loopback TCP stack, so the script also times a null HTTP server (the Beast
+server of bench/serve/http_choice, answering a fixed body; built into build/http_choice) with
+the same request at concurrency 1, each round: the floor any HTTP server shows here. Models come from tools/make_zoo.py
 (models/NAME.onnx + NAME.json); inputs from tools/make_inputs.py with seed 0.
 
 MLServer lives in its own virtual environment (its pins clash with the project's packages):
@@ -120,19 +126,27 @@ def wrk_script(path, body_path, headers):
 
 
 def parse_duration(s):
-    m = re.match(r"([\d.]+)(us|ms|s)", s)
-    v = float(m.group(1))
-    return v * {"us": 1e-3, "ms": 1.0, "s": 1e3}[m.group(2)]
+    m = re.match(r"([\d.]+)(us|ms|s|m)$", s)
+    if not m:
+        raise ValueError(f"unreadable wrk duration '{s}'")
+    return float(m.group(1)) * {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3}[m.group(2)]
 
 
-def run_wrk(url, script, conns, seconds):
-    out = subprocess.run(["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "--latency", "-s", script, url],
-                         capture_output=True, text=True, check=True).stdout
-    if not re.search(r"50%\s+\d", out):
-        raise RuntimeError(f"wrk printed no latency distribution for {url}:\n{out}")
+def run_wrk(url, script, conns, seconds, attempts=2):
+    for attempt in range(attempts):
+        out = subprocess.run(["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "--latency", "-s", script, url],
+                             capture_output=True, text=True).stdout
+        try:
+            return parse_wrk(out)
+        except (AttributeError, ValueError) as e:
+            print(f"wrk output unreadable ({e}); attempt {attempt + 1} of {attempts}:\n{out}", file=sys.stderr)
+    return None
+
+
+def parse_wrk(out):
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    p50 = parse_duration(re.search(r"50%\s+(\S+)", out).group(1))
-    p99 = parse_duration(re.search(r"99%\s+(\S+)", out).group(1))
+    p50 = parse_duration(re.search(r"\s50%\s+(\S+)", out).group(1))
+    p99 = parse_duration(re.search(r"\s99%\s+(\S+)", out).group(1))
     errors = 0
     m = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if m:
@@ -143,7 +157,26 @@ def run_wrk(url, script, conns, seconds):
     return {"throughput": rps, "p50_ms": p50, "p99_ms": p99, "errors": errors}
 
 
-def run_grpc(port, model, feeds_path, conns, seconds):
+def write_grpc_request(path, model, feeds):
+    import tritonclient.grpc as tg
+    from tritonclient.grpc import _utils
+    inputs = []
+    for name, a in feeds.items():
+        i = tg.InferInput(name, list(a.shape), KSERVE_DTYPE[str(a.dtype)])
+        i.set_data_from_numpy(a)
+        inputs.append(i)
+    req = _utils._get_inference_request(model_name=model, inputs=inputs, model_version="", request_id="",
+                                        outputs=None, sequence_id=0, sequence_start=False, sequence_end=False,
+                                        priority=0, timeout=None, parameters=None)
+    with open(path, "wb") as f:
+        f.write(req.SerializeToString())
+
+
+def run_grpc(port, model, feeds_path, conns, seconds, cpp_driver=None):
+    if cpp_driver:
+        out = subprocess.run([cpp_driver, f"127.0.0.1:{port}", feeds_path[:-4] + ".grpc.bin", str(conns), str(seconds)],
+                             capture_output=True, text=True, check=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
     out = subprocess.run([sys.executable, os.path.join(HERE, "grpc_load.py"), "--url", f"127.0.0.1:{port}",
                           "--model", model, "--inputs", feeds_path, "--concurrency", str(conns),
                           "--seconds", str(seconds)], capture_output=True, text=True, check=True).stdout
@@ -169,6 +202,17 @@ def start_mlserver(mlserver, models_dir, threads, log):
     proc = subprocess.Popen([mlserver, "start", models_dir], stdout=log, stderr=log, env=env, cwd=models_dir)
     wait_ready(http, proc, timeout=180)
     return proc, http, grpc
+
+
+def build_null_server():
+    build = os.path.join(ROOT, "build", "http_choice")
+    exe = os.path.join(build, "beast_server")
+    if not os.path.exists(exe):
+        src = os.path.join(HERE, "http_choice")
+        r = subprocess.run(["cmake", "-S", src, "-B", build, "-DCMAKE_BUILD_TYPE=Release"], capture_output=True)
+        if r.returncode == 0:
+            subprocess.run(["cmake", "--build", build, "--target", "beast_server", "-j2"], capture_output=True)
+    return exe if os.path.exists(exe) else None
 
 
 def ensure_mlserver(path):
@@ -198,6 +242,7 @@ def main():
     ap.add_argument("--no-mlserver", action="store_true", help="measure ignis only")
     ap.add_argument("--json", help="write every measurement here")
     ap.add_argument("--quick", action="store_true", help="1 round of 2 s, concurrency 1 and 4 (a smoke run)")
+    ap.add_argument("--python-grpc", action="store_true", help="drive gRPC with tritonclient instead of the C++ driver")
     args = ap.parse_args()
     if args.quick:
         args.rounds, args.seconds, args.concurrency = 1, 2, [1, 4]
@@ -205,6 +250,9 @@ def main():
     if not shutil.which("wrk"):
         sys.exit("bench/serve: wrk is not installed (apt-get install wrk)")
     mlserver = None if args.no_mlserver else ensure_mlserver(args.mlserver)
+    cpp_driver = os.path.join(os.path.dirname(args.ignis), "ignis_grpc_load")
+    if args.python_grpc or not os.path.exists(cpp_driver):
+        cpp_driver = None
 
     work = tempfile.mkdtemp(prefix="ignis-serve-bench-")
     repo = os.path.join(work, "repo")
@@ -235,6 +283,7 @@ def main():
         outputs = [o.name for o in onnx.load(onnx_path, load_external_data=False).graph.output]
         feeds_path = os.path.join(work, f"{name}.npz")
         np.savez(feeds_path, **feeds)
+        write_grpc_request(feeds_path[:-4] + ".grpc.bin", name, feeds)
         header, binary = kserve_binary(feeds, outputs)
         for kind, body, headers in (
                 ("binary", binary, {"Inference-Header-Content-Length": str(len(header)),
@@ -255,10 +304,22 @@ def main():
             in_process = r.get("latency_ms", {}).get("p50", r.get("p50_ms"))
         cases.append((name, feeds_path, in_process))
 
+    null_server = build_null_server()
+    null_script = os.path.join(work, f"{cases[0][0]}.binary.lua")
     results = {}  # (server, model, protocol, conc) -> list of dicts
     log = open(os.path.join(work, "servers.log"), "w")
     servers = ["ignis"] + ([] if mlserver is None else ["mlserver"])
     for rnd in range(args.rounds):
+        if null_server:
+            port = free_port()
+            proc = subprocess.Popen([null_server, str(port), "1"], stdout=log, stderr=log)
+            time.sleep(0.5)
+            r = run_wrk(f"http://127.0.0.1:{port}/v2/models/m/infer", null_script, 1, seconds)
+            stop(proc)
+            if r:
+                results.setdefault(("null", "-", "binary", 1), []).append(r)
+                print(f"round {rnd + 1} null HTTP server c=1 {r['throughput']:9.1f}/s p50 {r['p50_ms']:8.3f} ms",
+                      file=sys.stderr)
         order = servers if rnd % 2 == 0 else servers[::-1]
         for server in order:
             if server == "ignis":
@@ -273,9 +334,11 @@ def main():
                     for proto in protocols:
                         for c in args.concurrency:
                             if proto == "grpc":
-                                r = run_grpc(grpc, name, feeds_path, c, seconds)
+                                r = run_grpc(grpc, name, feeds_path, c, seconds, cpp_driver)
                             else:
                                 r = run_wrk(url, os.path.join(work, f"{name}.{proto}.lua"), c, seconds)
+                            if r is None:
+                                continue
                             results.setdefault((server, name, proto, c), []).append(r)
                             print(f"round {rnd + 1} {server:8s} {name:13s} {proto:6s} c={c:<3d} "
                                   f"{r['throughput']:9.1f}/s p50 {r['p50_ms']:8.3f} ms p99 {r['p99_ms']:8.3f} ms"
@@ -290,7 +353,8 @@ def main():
     date = time.strftime("%Y-%m-%d")
     print(f"\n## Serving: ignis vs MLServer {('+ onnxruntime') if mlserver else '(not run)'} — {date}, {cpu_model()}, "
           f"{os.cpu_count()} cores, load generator on the same cores, {args.threads} inference threads each, "
-          f"median of {args.rounds} round(s) of {seconds} s\n")
+          f"median of {args.rounds} round(s) of {seconds} s; gRPC driven by "
+          f"{'the C++ driver' if cpp_driver else 'tritonclient.grpc'}\n")
     print("| model | protocol | conc. | ignis req/s | ignis p50 ms | ignis p99 ms | MLServer req/s | MLServer p50 ms "
           "| MLServer p99 ms | throughput x | p99 ratio |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -316,10 +380,14 @@ def main():
                 over += f", gRPC {1000 * (g50 - in_process):.0f} us"
             print(f"\n{name}: in-process p50 {in_process:.4f} ms; server overhead at concurrency 1 (p50 over the "
                   f"wire minus in process): {over}")
+    null50 = med(("null", "-", "binary", 1), "p50_ms")
+    if null50 is not None:
+        print(f"\nnull HTTP server (fixed answer, same request, concurrency 1): p50 {null50:.3f} ms — the floor of "
+              f"the load generator and loopback TCP on this machine")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"date": date, "cpu": cpu_model(), "threads": args.threads, "rounds": args.rounds,
-                       "seconds": seconds, "cases": summary,
+                       "seconds": seconds, "cases": summary, "null_http_p50_ms": null50,
                        "in_process_p50_ms": {n: p for n, _, p in cases}}, f, indent=1)
     shutil.rmtree(work, ignore_errors=True)
 

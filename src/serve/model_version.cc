@@ -163,14 +163,7 @@ std::optional<ServeError> ModelVersion::submit(std::unique_ptr<InferJob> job) {
   metrics_.inflight->add(1);
   if (run_here) {
     run_job(*job);
-    bool waiting = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      --running_;
-      waiting = queued_ > 0;
-    }
-    metrics_.inflight->add(-1);
-    if (waiting) cv_.notify_one();  // a job queued meanwhile takes the freed instance
+    finish_run();
     return std::nullopt;
   }
   metrics_.queued->add(1);
@@ -229,15 +222,19 @@ void ModelVersion::worker() {
     }
     metrics_.queued->add(-1);
     run_job(*job);
-    bool waiting = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      --running_;
-      waiting = queued_ > 0;
-    }
-    metrics_.inflight->add(-1);
-    if (waiting) cv_.notify_one();
+    finish_run();
   }
+}
+
+void ModelVersion::finish_run() {
+  bool waiting = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --running_;
+    waiting = queued_ > 0;
+  }
+  metrics_.inflight->add(-1);
+  if (waiting) cv_.notify_one();  // a job queued meanwhile takes the freed instance
 }
 
 void ModelVersion::record_failure(ErrorKind kind, Clock::duration elapsed) {

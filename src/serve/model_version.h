@@ -104,6 +104,8 @@ class ModelVersion {
   ModelVersion() = default;
   void worker();
   void run_job(InferJob& job);
+  // Releases the instance a finished run held and wakes a worker if jobs wait for one.
+  void finish_run();
   void warm_up();
 
   ModelConfig config_;

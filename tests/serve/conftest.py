@@ -485,6 +485,7 @@ def helpers():
         parse_binary_response=parse_binary_response,
         KSERVE_NUMPY=KSERVE_NUMPY,
         Reply=Reply,
+        sample_values=sample_values,
     )
 
 
@@ -501,3 +502,27 @@ def assert_close(actual, expected, what="", rtol=1e-4, atol=1e-5):
 @pytest.fixture(scope="session")
 def close():
     return assert_close
+
+
+def sample_values(numpy_types, dt, shape, rng, special=False):
+    """Values spanning KServe datatype `dt`'s range (numpy type `numpy_types[dt]`), its extremes
+    included; with `special`, the first three of a float tensor are +inf, -inf and NaN."""
+    import ml_dtypes
+
+    if dt == "BOOL":
+        return rng.random(shape) < 0.5
+    t = numpy_types[dt]
+    if np.issubdtype(t, np.integer):
+        info = np.iinfo(t)
+        a = rng.integers(info.min, info.max, size=shape, dtype=t, endpoint=True)
+        a.flat[0], a.flat[-1] = info.min, info.max
+        return a
+    if dt == "FP16":
+        a = (rng.standard_normal(shape) * 1000).astype(np.float16)
+    elif dt == "BF16":
+        a = (rng.standard_normal(shape) * 1e10).astype(ml_dtypes.bfloat16)
+    else:
+        a = (rng.standard_normal(shape) * 1e6).astype(t)
+    if special and a.size >= 3:
+        a.flat[0], a.flat[1], a.flat[2] = np.inf, -np.inf, np.nan
+    return a

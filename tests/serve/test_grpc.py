@@ -91,28 +91,6 @@ def stub(server):
     channel.close()
 
 
-def sample(dt, rows, rng):
-    """Values spanning the datatype's range, extremes and non-finite floats included."""
-    shape = (rows, WIDTH)
-    if dt == "BOOL":
-        return rng.random(shape) < 0.5
-    t = NUMPY[dt]
-    if np.issubdtype(t, np.integer):
-        info = np.iinfo(t)
-        a = rng.integers(info.min, info.max, size=shape, dtype=t, endpoint=True)
-        a.flat[0], a.flat[-1] = info.min, info.max
-        return a
-    if dt == "FP16":
-        a = (rng.standard_normal(shape) * 1000).astype(np.float16)
-    elif dt == "BF16":
-        a = (rng.standard_normal(shape) * 1e10).astype(ml_dtypes.bfloat16)
-    else:
-        a = (rng.standard_normal(shape) * 1e6).astype(t)
-    if a.size >= 3:
-        a.flat[0], a.flat[1], a.flat[2] = np.inf, -np.inf, np.nan
-    return a
-
-
 def assert_same(actual, expected, what):
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
     assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
@@ -321,9 +299,9 @@ def _reference_model(models, datatypes):
 
 
 @pytest.mark.parametrize("rows", [1, 5])
-def test_infer_every_datatype_raw(client, models, rows):
+def test_infer_every_datatype_raw(client, models, helpers, rows):
     rng = np.random.default_rng([rows, 1])
-    arrays = {dt: sample(dt, rows, rng) for dt in DATATYPES}
+    arrays = {dt: helpers.sample_values(NUMPY, dt, (rows, WIDTH), rng, special=True) for dt in DATATYPES}
     inputs = [infer_input(f"in_{dt}", a, dt) for dt, a in arrays.items()]
     result = client.infer("multi", inputs, request_id=f"raw-{rows}")
     resp = result.get_response()
@@ -352,9 +330,9 @@ def raw_outputs(resp):
 
 
 @pytest.mark.parametrize("rows", [1, 4])
-def test_infer_every_datatype_typed_contents(stub, models, rows):
+def test_infer_every_datatype_typed_contents(stub, models, helpers, rows):
     rng = np.random.default_rng([rows, 2])
-    arrays = {dt: sample(dt, rows, rng) for dt in TYPED_FIELD}
+    arrays = {dt: helpers.sample_values(NUMPY, dt, (rows, WIDTH), rng, special=True) for dt in TYPED_FIELD}
     resp = stub.ModelInfer(typed_request("typed", arrays, "typed"), timeout=30)
     assert resp.id == "typed" and resp.model_name == "typed"
     # Outputs always come back raw.

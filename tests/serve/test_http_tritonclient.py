@@ -47,28 +47,6 @@ def client(server):
     c.close()
 
 
-def sample(dt, rows, rng, special=False):
-    """Values spanning the datatype's range, extremes included."""
-    shape = (rows, WIDTH)
-    if dt == "BOOL":
-        return rng.random(shape) < 0.5
-    t = NUMPY[dt]
-    if np.issubdtype(t, np.integer):
-        info = np.iinfo(t)
-        a = rng.integers(info.min, info.max, size=shape, dtype=t, endpoint=True)
-        a.flat[0], a.flat[-1] = info.min, info.max
-        return a
-    if dt == "FP16":
-        a = (rng.standard_normal(shape) * 1000).astype(np.float16)
-    elif dt == "BF16":
-        a = (rng.standard_normal(shape) * 1e10).astype(ml_dtypes.bfloat16)
-    else:
-        a = (rng.standard_normal(shape) * 1e6).astype(t)
-    if special and a.size >= 3:  # binary data carries non-finite values too
-        a.flat[0], a.flat[1], a.flat[2] = np.inf, -np.inf, np.nan
-    return a
-
-
 _REFERENCE_MODEL = {}
 
 
@@ -204,12 +182,12 @@ MODES = {
 @pytest.mark.parametrize("in_mode", list(MODES))
 @pytest.mark.parametrize("out_mode", list(MODES))
 @pytest.mark.parametrize("rows", [1, 7])
-def test_infer_every_datatype(client, models, in_mode, out_mode, rows):
+def test_infer_every_datatype(client, models, helpers, in_mode, out_mode, rows):
     rng = np.random.default_rng([list(MODES).index(in_mode), list(MODES).index(out_mode), rows])
     arrays, inputs, outputs = {}, [], []
     for i, dt in enumerate(DATATYPES):
         binary_in = MODES[in_mode](i) or dt == "BF16"  # tritonclient sends BF16 only as binary
-        a = sample(dt, rows, rng, special=binary_in)
+        a = helpers.sample_values(NUMPY, dt, (rows, WIDTH), rng, special=binary_in)
         arrays[dt] = a
         inp = tritonclient_http.InferInput(f"in_{dt}", list(a.shape), dt)
         inp.set_data_from_numpy(a, binary_data=binary_in)
