@@ -333,6 +333,9 @@ def main():
                     url = f"http://127.0.0.1:{http}/v2/models/{name}/infer"
                     for proto in protocols:
                         for c in args.concurrency:
+                            # wrk leaves requests queued when it stops (their connections closed);
+                            # let the server finish them so they do not delay the next case.
+                            time.sleep(1.0)
                             if proto == "grpc":
                                 r = run_grpc(grpc, name, feeds_path, c, seconds, cpp_driver)
                             else:
