@@ -213,12 +213,21 @@ Status parse_parameter(const TextMessage& e, const std::string& where, ModelConf
   if (!sv) return invalid_argument(str_cat("'", where, "' value for '", key, "' has no string_value"));
   IGNIS_ASSIGN_OR_RETURN(std::string value, string_of(*sv, where + ".value.string_value"));
   c->parameters[key] = value;
+  // A parameter that holds a non-negative integer.
+  auto count = [&](auto* out) -> Status {
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), *out);
+    if (ec != std::errc() || p != value.data() + value.size())
+      return invalid_argument(str_cat("parameter '", key, "' must be a non-negative integer, got '", value, "'"));
+    return Status::ok();
+  };
   if (key == "intra_op_thread_count") {
-    int n = 0;
-    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (ec != std::errc() || p != value.data() + value.size() || n < 0)
-      return invalid_argument(str_cat("parameter 'intra_op_thread_count' must be a non-negative integer, got '", value, "'"));
-    if (n > 0) c->threads = n;
+    uint32_t n = 0;
+    IGNIS_RETURN_IF_ERROR(count(&n));
+    if (n > 0) c->threads = static_cast<int>(n);
+  } else if (key == "ignis.max_inflight") {
+    IGNIS_RETURN_IF_ERROR(count(&c->max_inflight));
+  } else if (key == "ignis.priority_aging_microseconds") {
+    IGNIS_RETURN_IF_ERROR(count(&c->priority_aging_us));
   } else if (key == "ignis.optimization") {
     IGNIS_ASSIGN_OR_RETURN(c->optimization, opt_level_from_name(value, "parameters.ignis.optimization"));
   } else if (warnings) {

@@ -67,6 +67,11 @@ struct ModelConfig {
   // Session settings the config maps (parameters / optimization); unset = server default.
   std::optional<int> threads;
   std::optional<OptLevel> optimization;
+  // Scheduling beyond Triton's fields, also from `parameters`: requests queued plus running
+  // (`ignis.max_inflight`, 0: unbounded) and the wait that lifts a request one priority level
+  // (`ignis.priority_aging_microseconds`, 0: no aging).
+  uint32_t max_inflight = 0;
+  uint64_t priority_aging_us = 0;
   bool from_file = false;  // false: derived from the model
 };
 

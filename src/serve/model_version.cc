@@ -50,6 +50,25 @@ VersionMetrics make_metrics(MetricsRegistry* r, const ModelConfig& c, int64_t ve
   return m;
 }
 
+BatchPolicyConfig policy_config(const ModelConfig& c) {
+  BatchPolicyConfig p;
+  p.max_batch_size = c.max_batch_size;
+  p.max_inflight = c.max_inflight;
+  p.aging = std::chrono::microseconds(c.priority_aging_us);
+  if (c.dynamic_batching) {
+    const DynamicBatching& b = *c.dynamic_batching;
+    p.dynamic_batching = true;
+    p.preferred_batch_sizes = b.preferred_batch_size;
+    p.max_queue_delay = std::chrono::microseconds(b.max_queue_delay_us);
+    p.default_max_queue_size = b.default_queue_policy.max_queue_size;
+    for (const auto& [level, q] : b.priority_queue_policy) p.max_queue_size[level] = q.max_queue_size;
+  }
+  return p;
+}
+
+uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull + (h >> 29); }
+uint64_t mix(uint64_t h, const std::string& s) { return mix(h, std::hash<std::string>{}(s)); }
+
 }  // namespace
 
 Result<std::shared_ptr<ModelVersion>> ModelVersion::load(const std::string& path, int64_t version, ModelConfig config,
@@ -62,8 +81,11 @@ Result<std::shared_ptr<ModelVersion>> ModelVersion::load(const std::string& path
   v->version_ = version;
   v->session_.emplace(std::move(session));
   v->metrics_ = make_metrics(metrics, v->config_, version);
+  v->policy_.emplace(policy_config(v->config_));
+  if (v->config_.dynamic_batching && v->config_.dynamic_batching->preserve_ordering) v->ordering_.emplace();
   v->warm_up();
   for (int i = 0; i < v->config_.instance_count; ++i) v->workers_.emplace_back([p = v.get()] { p->worker(); });
+  v->timer_ = std::thread([p = v.get()] { p->timer(); });
   v->metrics_.ready->set(1);
   return v;
 }
@@ -135,45 +157,81 @@ std::optional<ServeError> ModelVersion::validate(const InferRequest& req) const 
   return std::nullopt;
 }
 
-std::optional<ServeError> ModelVersion::submit(std::unique_ptr<InferJob> job) {
-  uint32_t max_queue = 0;
-  if (config_.dynamic_batching) {
-    const auto& b = *config_.dynamic_batching;
-    auto it = b.priority_queue_policy.find(job->priority);
-    max_queue = it != b.priority_queue_policy.end() ? it->second.max_queue_size : b.default_queue_policy.max_queue_size;
+uint64_t ModelVersion::signature(const InferRequest& req) const {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const auto& in : req.inputs) {
+    h = mix(mix(h, in.name), static_cast<uint64_t>(in.dtype));
+    for (size_t d = 1; d < in.shape.size(); ++d) h = mix(h, static_cast<uint64_t>(in.shape[d]));
+    h = mix(h, ~0ull);
   }
+  for (const auto& o : req.outputs) h = mix(h, o.name);
+  return h >> 1;  // the top bit marks requests that never batch
+}
+
+std::optional<ServeError> ModelVersion::submit(std::unique_ptr<InferJob> job) {
+  const InferRequest& req = job->request;
+  bool batchable = config_.max_batch_size > 1 && batchable_.load(std::memory_order_relaxed);
+  for (const auto& in : req.inputs) batchable = batchable && in.dtype != DType::String && in.shape.size() >= 1;
+  const uint64_t sig = batchable ? signature(req) : 0;
+  const int64_t rows = config_.max_batch_size > 0 && !req.inputs.empty() ? req.inputs[0].shape[0] : 1;
   bool run_here = false;
+  bool wake_timer = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_)
       return ServeError{ErrorKind::Unavailable,
                         str_cat("model '", config_.name, "' version ", version_, " is being unloaded")};
-    if (max_queue > 0 && queued_ >= max_queue)
-      return ServeError{ErrorKind::Overloaded,
-                        str_cat("model '", config_.name, "' has ", queued_, " requests queued, its max_queue_size")};
+    switch (policy_->admit(job->priority, running_jobs_)) {
+      case Admission::Accepted: break;
+      case Admission::QueueFull:
+        return ServeError{ErrorKind::Overloaded,
+                          str_cat("model '", config_.name, "' has ", policy_->size(job->priority),
+                                  " requests queued at priority level ", job->priority, ", its max_queue_size")};
+      case Admission::TooManyInflight:
+        return ServeError{ErrorKind::Overloaded, str_cat("model '", config_.name, "' has ", config_.max_inflight,
+                                                         " requests in flight, its ignis.max_inflight")};
+    }
     job->enqueued = Clock::now();
-    if (queued_ == 0 && running_ < config_.instance_count && run_micros_.load() < kInlineRunMicros) {
+    if (ordering_) {
+      std::lock_guard<std::mutex> order_lock(order_mu_);
+      job->seq = ordering_->next();
+    }
+    const bool delay = policy_->config().dynamic_batching && policy_->config().max_queue_delay.count() > 0;
+    if (policy_->empty() && running_ < config_.instance_count && !delay && run_micros_.load() < kInlineRunMicros) {
       run_here = true;
       ++running_;
+      ++running_jobs_;
     } else {
-      queue_[job->priority].push_back(std::move(job));
-      ++queued_;
+      QueuedRequest q;
+      q.id = next_id_++;
+      q.level = job->priority;
+      q.arrival = job->enqueued;
+      q.deadline = job->deadline;
+      q.delay_on_timeout = job->delay_on_timeout;
+      q.signature = batchable ? sig : (uint64_t{1} << 63) | q.id;
+      q.rows = rows;
+      wake_timer = q.deadline != Clock::time_point::max() && q.deadline < policy_->next_deadline();
+      policy_->push(q);
+      queued_jobs_.emplace(q.id, std::move(job));
     }
   }
   metrics_.inflight->add(1);
   if (run_here) {
-    run_job(*job);
-    finish_run();
+    Jobs jobs;
+    jobs.push_back(std::move(job));
+    run_batch(jobs);
+    finish_run(1);
     return std::nullopt;
   }
   metrics_.queued->add(1);
   cv_.notify_one();
+  if (wake_timer) timer_cv_.notify_one();
   return std::nullopt;
 }
 
 size_t ModelVersion::pending() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return queued_ + static_cast<size_t>(running_);
+  return policy_->size() + running_jobs_;
 }
 
 void ModelVersion::drain_and_stop() {
@@ -187,53 +245,122 @@ void ModelVersion::drain_and_stop() {
   for (auto& t : workers_)
     if (t.joinable()) t.join();
   workers_.clear();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    timer_stop_ = true;
+  }
+  timer_cv_.notify_all();
+  if (timer_.joinable()) timer_.join();
 }
 
 void ModelVersion::fail_queued(const ServeError& error) {
-  std::vector<std::unique_ptr<InferJob>> dropped;
+  Jobs dropped;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [level, q] : queue_)
-      for (auto& job : q) dropped.push_back(std::move(job));
-    queue_.clear();
-    queued_ = 0;
+    for (auto& [id, job] : queued_jobs_) {
+      policy_->remove(id);
+      dropped.push_back(std::move(job));
+    }
+    queued_jobs_.clear();
   }
   for (auto& job : dropped) {
     metrics_.queued->add(-1);
     metrics_.inflight->add(-1);
     record_failure(error.kind, Clock::now() - job->received);
-    job->done(error);
+    answer(std::move(job), error);
   }
+}
+
+void ModelVersion::take_expired(Clock::time_point now, Jobs* out) {
+  for (uint64_t id : policy_->expire(now)) {
+    auto it = queued_jobs_.find(id);
+    out->push_back(std::move(it->second));
+    queued_jobs_.erase(it);
+  }
+}
+
+void ModelVersion::answer_timeout(std::unique_ptr<InferJob> job, Clock::time_point now) {
+  metrics_.queued->add(-1);
+  metrics_.inflight->add(-1);
+  record_failure(ErrorKind::Timeout, now - job->received);
+  const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(now - job->enqueued).count();
+  answer(std::move(job), ServeError{ErrorKind::Timeout, str_cat("request timed out: it waited ", waited,
+                                                                " us in the queue of model '", config_.name,
+                                                                "' and its deadline passed before it could run")});
 }
 
 void ModelVersion::worker() {
   for (;;) {
-    std::unique_ptr<InferJob> job;
+    Jobs batch, expired;
+    Clock::time_point now;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return (queued_ > 0 && running_ < config_.instance_count) || stopping_; });
-      if (queued_ == 0) return;  // stopping and drained
-      auto it = queue_.begin();
-      while (it->second.empty()) it = queue_.erase(it);
-      job = std::move(it->second.front());
-      it->second.pop_front();
-      --queued_;
-      ++running_;
+      for (;;) {
+        now = Clock::now();
+        take_expired(now, &expired);
+        if (!expired.empty()) break;  // answer them outside the lock, then look again
+        if (policy_->empty() && stopping_) return;
+        if (policy_->empty() || running_ >= config_.instance_count) {
+          cv_.wait(lock);
+          continue;
+        }
+        const auto estimate = std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double, std::micro>(std::min(run_micros_.load(), 1e7)));
+        BatchPolicy::Decision d = policy_->next_batch(now, estimate);
+        if (d.batch.empty()) {
+          if (d.wake == Clock::time_point::max())
+            cv_.wait(lock);
+          else
+            cv_.wait_until(lock, d.wake);
+          continue;
+        }
+        policy_->take(d.batch);
+        for (uint64_t id : d.batch) {
+          auto it = queued_jobs_.find(id);
+          batch.push_back(std::move(it->second));
+          queued_jobs_.erase(it);
+        }
+        ++running_;
+        running_jobs_ += batch.size();
+        break;
+      }
+      if (!batch.empty() && !policy_->empty() && running_ < config_.instance_count) cv_.notify_one();
     }
-    metrics_.queued->add(-1);
-    run_job(*job);
-    finish_run();
+    for (auto& job : expired) answer_timeout(std::move(job), now);
+    if (batch.empty()) continue;
+    metrics_.queued->add(-static_cast<double>(batch.size()));
+    run_batch(batch);
+    finish_run(batch.size());
   }
 }
 
-void ModelVersion::finish_run() {
+void ModelVersion::timer() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!timer_stop_) {
+    const auto next = policy_->next_deadline();
+    if (next == Clock::time_point::max())
+      timer_cv_.wait(lock);
+    else
+      timer_cv_.wait_until(lock, next);
+    Jobs expired;
+    const auto now = Clock::now();
+    take_expired(now, &expired);
+    if (expired.empty()) continue;
+    lock.unlock();
+    for (auto& job : expired) answer_timeout(std::move(job), now);
+    lock.lock();
+  }
+}
+
+void ModelVersion::finish_run(size_t jobs) {
   bool waiting = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     --running_;
-    waiting = queued_ > 0;
+    running_jobs_ -= jobs;
+    waiting = !policy_->empty();
   }
-  metrics_.inflight->add(-1);
+  metrics_.inflight->add(-static_cast<double>(jobs));
   if (waiting) cv_.notify_one();  // a job queued meanwhile takes the freed instance
 }
 
@@ -243,76 +370,175 @@ void ModelVersion::record_failure(ErrorKind kind, Clock::duration elapsed) {
   metrics_.failure[failure_reason(kind)]->add();
 }
 
-void ModelVersion::run_job(InferJob& job) {
-  const auto start = Clock::now();
-  const InferRequest& req = job.request;
-  metrics_.queue->observe(seconds(start - job.enqueued));
-  stats_.queue_count.fetch_add(1, std::memory_order_relaxed);
-  stats_.queue_ns.fetch_add(nanos(start - job.enqueued), std::memory_order_relaxed);
-  if (start > job.deadline) {
-    record_failure(ErrorKind::Timeout, start - job.received);
-    job.done(ServeError{ErrorKind::Timeout,
-                        str_cat("request timed out: it waited ",
-                                std::chrono::duration_cast<std::chrono::microseconds>(start - job.enqueued).count(),
-                                " us in the queue of model '", config_.name, "', past its deadline")});
+void ModelVersion::answer(std::unique_ptr<InferJob> job, InferResult result) {
+  if (!ordering_) {
+    job->done(std::move(result));
     return;
   }
+  // Answers leave in sequence: the thread that finds none being released releases every
+  // answer that is ready, in order, calling each callback outside the lock (a callback may
+  // reach back into this version).
+  std::unique_lock<std::mutex> lock(order_mu_);
+  const uint64_t seq = job->seq;
+  held_.emplace(seq, std::make_pair(std::move(job), std::move(result)));
+  for (uint64_t s : ordering_->complete(seq)) {
+    auto it = held_.find(s);
+    releasable_.push_back(std::move(it->second));
+    held_.erase(it);
+  }
+  if (releasing_) return;
+  releasing_ = true;
+  while (!releasable_.empty()) {
+    auto [next, r] = std::move(releasable_.front());
+    releasable_.pop_front();
+    lock.unlock();
+    next->done(std::move(r));
+    lock.lock();
+  }
+  releasing_ = false;
+}
+
+namespace {
+
+// The rows [first, first + rows) of a tensor whose first dimension is the batch, viewing the
+// same memory (kept alive by `owner`).
+Tensor row_slice(const Tensor& t, int64_t first, int64_t rows, const std::shared_ptr<void>& owner) {
+  const auto span = t.shape().dims();
+  std::vector<int64_t> dims(span.begin(), span.end());
+  const size_t row_bytes = dims[0] > 0 ? t.nbytes() / static_cast<size_t>(dims[0]) : 0;
+  dims[0] = rows;
+  return Tensor::wrap(t.dtype(), Shape(dims), static_cast<std::byte*>(t.data()) + row_bytes * first, owner);
+}
+
+}  // namespace
+
+void ModelVersion::run_each(Jobs& jobs) {
+  for (auto& job : jobs) {
+    Jobs one;
+    one.push_back(std::move(job));
+    run_batch(one);
+  }
+}
+
+void ModelVersion::run_batch(Jobs& jobs) {
+  const auto start = Clock::now();
+  for (const auto& job : jobs) {
+    metrics_.queue->observe(seconds(start - job->enqueued));
+    stats_.queue_count.fetch_add(1, std::memory_order_relaxed);
+    stats_.queue_ns.fetch_add(nanos(start - job->enqueued), std::memory_order_relaxed);
+  }
+  const InferRequest& first = jobs.front()->request;
+  const bool batched = config_.max_batch_size > 0;
+  std::vector<int64_t> rows;  // per job
+  int64_t total_rows = 0;
+  for (const auto& job : jobs) {
+    rows.push_back(batched && !job->request.inputs.empty() ? job->request.inputs[0].shape[0] : 1);
+    total_rows += rows.back();
+  }
+  // Inputs: a single request's as they are; several requests' concatenated along the batch
+  // dimension into buffers this thread keeps for its next batches.
+  thread_local std::vector<std::vector<std::byte>> buffers;
   NamedTensors inputs;
-  inputs.reserve(req.inputs.size());
-  for (const auto& in : req.inputs) inputs.emplace_back(in.name, in.tensor);
+  inputs.reserve(first.inputs.size());
+  if (jobs.size() == 1) {
+    for (const auto& in : first.inputs) inputs.emplace_back(in.name, in.tensor);
+  } else {
+    if (buffers.size() < first.inputs.size()) buffers.resize(first.inputs.size());
+    for (size_t i = 0; i < first.inputs.size(); ++i) {
+      size_t bytes = 0;
+      for (const auto& job : jobs) bytes += job->request.inputs[i].tensor.nbytes();
+      if (buffers[i].size() < bytes) buffers[i].resize(bytes);
+      std::byte* out = buffers[i].data();
+      for (const auto& job : jobs) {
+        const Tensor& t = job->request.inputs[i].tensor;
+        if (t.nbytes() > 0) std::memcpy(out, t.data(), t.nbytes());
+        out += t.nbytes();
+      }
+      std::vector<int64_t> dims = first.inputs[i].shape;
+      dims[0] = total_rows;
+      inputs.emplace_back(first.inputs[i].name, Tensor::view(first.inputs[i].dtype, Shape(dims), buffers[i].data()));
+    }
+  }
   std::vector<std::string> names;
-  for (const auto& o : req.outputs) names.push_back(o.name);
+  for (const auto& o : first.outputs) names.push_back(o.name);
   const auto run_start = Clock::now();
   auto result = session_->run(inputs, names);
   const auto run_end = Clock::now();
+  if (jobs.size() > 1) {
+    // One request's bad data fails the whole run; run them alone so only that one fails. An
+    // output without the batch dimension cannot be split: the model stops batching.
+    bool splittable = true;
+    if (result)
+      for (const Tensor& t : *result) splittable = splittable && t.shape().rank() >= 1 && t.shape()[0] == total_rows;
+    if (!result || !splittable) {
+      if (result) {
+        batchable_ = false;
+        log_warning(str_cat("model '", config_.name, "': an output's first dimension is not the batch of ",
+                            total_rows, " rows; requests are no longer batched"));
+      }
+      run_each(jobs);
+      return;
+    }
+  }
   metrics_.compute->observe(seconds(run_end - run_start));
   const double micros = std::chrono::duration<double, std::micro>(run_end - run_start).count();
   const double avg = run_micros_.load();
   run_micros_ = avg >= 1e9 ? micros : 0.9 * avg + 0.1 * micros;  // the first measurement, or a moving average
-  metrics_.batch_size->observe(1);
-  const int64_t rows = config_.max_batch_size > 0 && !req.inputs.empty() ? req.inputs[0].shape[0] : 1;
-  if (metrics_.batch_fill) metrics_.batch_fill->observe(static_cast<double>(rows) / config_.max_batch_size);
-  stats_.compute_count.fetch_add(1, std::memory_order_relaxed);
-  stats_.compute_input_ns.fetch_add(nanos(run_start - start), std::memory_order_relaxed);
-  stats_.compute_infer_ns.fetch_add(nanos(run_end - run_start), std::memory_order_relaxed);
+  metrics_.batch_size->observe(static_cast<double>(jobs.size()));
+  if (metrics_.batch_fill) metrics_.batch_fill->observe(static_cast<double>(total_rows) / config_.max_batch_size);
   stats_.execution_count.fetch_add(1, std::memory_order_relaxed);
-  stats_.inference_count.fetch_add(static_cast<uint64_t>(rows), std::memory_order_relaxed);
+  stats_.inference_count.fetch_add(static_cast<uint64_t>(total_rows), std::memory_order_relaxed);
   stats_.last_inference_ms.store(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                                            std::chrono::system_clock::now().time_since_epoch())
                                                            .count()),
                                  std::memory_order_relaxed);
+  // Triton's compute statistics are per request: each request of a batch spent the batch's time.
+  const uint64_t n = jobs.size();
+  stats_.compute_count.fetch_add(n, std::memory_order_relaxed);
+  stats_.compute_input_ns.fetch_add(n * nanos(run_start - start), std::memory_order_relaxed);
+  stats_.compute_infer_ns.fetch_add(n * nanos(run_end - run_start), std::memory_order_relaxed);
   if (!result) {
     ServeError e = serve_error(result.error());
     e.message = str_cat("model '", config_.name, "': ", e.message);
-    record_failure(e.kind, run_end - job.received);
-    job.done(std::move(e));
+    record_failure(e.kind, run_end - jobs.front()->received);
+    answer(std::move(jobs.front()), std::move(e));
     return;
   }
-  InferResponse resp;
-  resp.model = config_.name;
-  resp.version = std::to_string(version_);
-  resp.id = req.id;
-  std::vector<Tensor>& outs = *result;
+  // Outputs: moved to a single request; split by rows for several, each slice viewing the
+  // batch's output, which lives until the last slice is released.
+  std::vector<std::shared_ptr<void>> owners;
+  if (jobs.size() > 1)
+    for (Tensor& t : *result) owners.push_back(std::make_shared<Tensor>(std::move(t)));
   const auto& declared = session_->outputs();
-  for (size_t i = 0; i < outs.size(); ++i) {
-    InferOutput o;
-    if (req.outputs.empty()) {
-      o.name = declared[i].name;
-      o.binary = req.binary_output;
-    } else {
-      o.name = req.outputs[i].name;
-      o.binary = req.outputs[i].binary.value_or(req.binary_output);
+  int64_t row = 0;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const InferRequest& req = jobs[j]->request;
+    InferResponse resp;
+    resp.model = config_.name;
+    resp.version = std::to_string(version_);
+    resp.id = req.id;
+    for (size_t i = 0; i < result->size(); ++i) {
+      InferOutput o;
+      if (req.outputs.empty()) {
+        o.name = declared[i].name;
+        o.binary = req.binary_output;
+      } else {
+        o.name = req.outputs[i].name;
+        o.binary = req.outputs[i].binary.value_or(req.binary_output);
+      }
+      o.tensor = jobs.size() == 1 ? std::move((*result)[i])
+                                  : row_slice(*static_cast<Tensor*>(owners[i].get()), row, rows[j], owners[i]);
+      resp.outputs.push_back(std::move(o));
     }
-    o.tensor = std::move(outs[i]);
-    resp.outputs.push_back(std::move(o));
+    row += rows[j];
+    const auto end = Clock::now();
+    stats_.compute_output_ns.fetch_add(nanos(end - run_end), std::memory_order_relaxed);
+    stats_.success_count.fetch_add(1, std::memory_order_relaxed);
+    stats_.success_ns.fetch_add(nanos(end - jobs[j]->received), std::memory_order_relaxed);
+    metrics_.success->add();
+    metrics_.request->observe(seconds(end - jobs[j]->received));
+    answer(std::move(jobs[j]), std::move(resp));
   }
-  const auto end = Clock::now();
-  stats_.compute_output_ns.fetch_add(nanos(end - run_end), std::memory_order_relaxed);
-  stats_.success_count.fetch_add(1, std::memory_order_relaxed);
-  stats_.success_ns.fetch_add(nanos(end - job.received), std::memory_order_relaxed);
-  metrics_.success->add();
-  metrics_.request->observe(seconds(end - job.received));
-  job.done(std::move(resp));
 }
 
 }  // namespace ignis::serve

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// One loaded version of a served model: its Session, its config, and the queue in front of it
-// with `instance_count` worker threads that run jobs on the shared Session. The queue is the
-// seam where scheduling (batching, deadlines, priorities) plugs in: jobs enter through
-// submit() and leave through their completion callback, called once from a worker thread.
+// One loaded version of a served model: its Session, its config, and the queue in front of it.
+// `instance_count` worker threads take batches chosen by a BatchPolicy (dynamic batching,
+// priorities, deadlines, backpressure) and run them on the shared Session: the requests of a
+// batch are copied into one input per name, run once, and each output is split back by rows.
+// A timer thread answers requests whose deadline passes while every instance is busy. Jobs
+// enter through submit() and leave through their completion callback, called exactly once.
 #pragma once
 
 #include <array>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "ignis/session.h"
+#include "serve/batch_policy.h"
 #include "serve/errors.h"
 #include "serve/infer_request.h"
 #include "serve/metrics.h"
@@ -37,6 +40,8 @@ struct InferJob {
   Clock::time_point enqueued;
   Clock::time_point deadline = Clock::time_point::max();
   uint32_t priority = 0;  // lower runs first; 0 = the model's default level
+  bool delay_on_timeout = false;  // the queue policy's DELAY action: demoted, not failed, at the deadline
+  uint64_t seq = 0;               // arrival order, for preserve_ordering
   std::function<void(InferResult)> done;
 };
 
@@ -83,10 +88,11 @@ class ModelVersion {
   // and requested outputs.
   std::optional<ServeError> validate(const InferRequest& request) const;
 
-  // Queues a job; errors (queue full, stopping) are returned and `done` is not called.
-  // When nothing is queued, an instance is idle and the model's runs are short (under
-  // kInlineRunMicros on average), the job runs at once on the calling thread instead: two
-  // thread hand-offs (to a worker and back to the I/O thread) cost more than such a run.
+  // Queues a job; errors (queue full, too many in flight, stopping) are returned and `done`
+  // is not called. When nothing is queued, an instance is idle, no queue delay is configured
+  // and the model's runs are short (under kInlineRunMicros on average), the job runs at once on
+  // the calling thread instead: two thread hand-offs (to a worker and back to the I/O thread)
+  // cost more than such a run.
   std::optional<ServeError> submit(std::unique_ptr<InferJob> job);
   static constexpr double kInlineRunMicros = 200;
 
@@ -101,11 +107,21 @@ class ModelVersion {
   void record_failure(ErrorKind kind, Clock::duration elapsed);
 
  private:
+  using Jobs = std::vector<std::unique_ptr<InferJob>>;
   ModelVersion() = default;
   void worker();
-  void run_job(InferJob& job);
+  void timer();
+  // Runs jobs as one engine run (several: concatenated along the batch dimension) and answers each.
+  void run_batch(Jobs& jobs);
+  // Runs each job alone; for a batch whose run failed or whose outputs cannot be split by rows.
+  void run_each(Jobs& jobs);
+  void answer(std::unique_ptr<InferJob> job, InferResult result);
+  void answer_timeout(std::unique_ptr<InferJob> job, Clock::time_point now);
+  // Moves the jobs of expired requests out of the queue (mu_ held).
+  void take_expired(Clock::time_point now, Jobs* out);
   // Releases the instance a finished run held and wakes a worker if jobs wait for one.
-  void finish_run();
+  void finish_run(size_t jobs);
+  uint64_t signature(const InferRequest& request) const;
   void warm_up();
 
   ModelConfig config_;
@@ -115,13 +131,26 @@ class ModelVersion {
   VersionMetrics metrics_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<uint32_t, std::deque<std::unique_ptr<InferJob>>> queue_;  // by priority level
-  size_t queued_ = 0;
-  int running_ = 0;  // jobs running, on workers or inline; at most instance_count
+  std::condition_variable cv_;        // workers: a batch may be ready
+  std::condition_variable timer_cv_;  // the timer: the earliest deadline changed
+  std::optional<BatchPolicy> policy_;
+  std::map<uint64_t, std::unique_ptr<InferJob>> queued_jobs_;  // by policy id
+  uint64_t next_id_ = 0;
+  int running_ = 0;             // engine runs in progress, on workers or inline; at most instance_count
+  size_t running_jobs_ = 0;     // requests in those runs
+  std::atomic<bool> batchable_{true};  // false once an output was found without the batch dimension
   std::atomic<double> run_micros_{1e9};  // moving average of engine runs; large until measured
   bool stopping_ = false;
+  bool timer_stop_ = false;
   std::vector<std::thread> workers_;
+  std::thread timer_;
+
+  // preserve_ordering: answers leave in arrival order.
+  std::mutex order_mu_;
+  std::optional<OrderingBuffer> ordering_;
+  std::map<uint64_t, std::pair<std::unique_ptr<InferJob>, InferResult>> held_;  // answered early
+  std::deque<std::pair<std::unique_ptr<InferJob>, InferResult>> releasable_;    // in order
+  bool releasing_ = false;
 };
 
 }  // namespace ignis::serve

@@ -105,6 +105,7 @@ std::optional<ServeError> InferenceServer::infer(InferRequest&& req, Clock::time
       timeout_us = *req.timeout_us;
   }
   if (timeout_us > 0) job->deadline = received + std::chrono::microseconds(timeout_us);
+  job->delay_on_timeout = policy && policy->delay_on_timeout;
   job->request = std::move(req);
   job->done = [version, done = std::move(done)](InferResult r) { done(std::move(r)); };
   if (auto e = version->submit(std::move(job))) {

@@ -1,0 +1,380 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Scheduling in `ignis serve`: dynamic batching (requests merged into one engine run and the
+outputs split back), requests of different shapes kept apart, deadlines that fire while the
+model is busy, priority levels overtaking, backpressure (429 / RESOURCE_EXHAUSTED), and a
+model whose outputs cannot be split falling back to single runs.
+
+Expected outputs come from onnxruntime run on each request's own inputs. Timing tests compare
+the order of events (a timeout answered before the run that blocks it ends), scaled by the
+measured duration of that run, never absolute speeds.
+"""
+
+import re
+import threading
+import time
+
+import numpy as np
+import pytest
+
+tritonclient_http = pytest.importorskip("tritonclient.http")
+tritonclient_grpc = pytest.importorskip("tritonclient.grpc")
+from tritonclient.utils import InferenceServerException  # noqa: E402
+
+SLOW_SIZE = 1024
+BUSY_ROWS = 512
+
+BATCHED_CONFIG = """
+name: "batched"
+max_batch_size: 8
+dynamic_batching { max_queue_delay_microseconds: 2000 preserve_ordering: true }
+instance_group { count: 2 }
+"""
+
+# A long queue delay with a preferred size of 4: four requests must run as one batch long
+# before the delay ends.
+PREFERRED_CONFIG = """
+name: "preferred"
+max_batch_size: 8
+dynamic_batching { preferred_batch_size: [4] max_queue_delay_microseconds: 5000000 }
+"""
+
+SEQ_CONFIG = """
+name: "seq"
+max_batch_size: 8
+dynamic_batching { max_queue_delay_microseconds: 2000 }
+"""
+
+BUSY_CONFIG = f"""
+name: "busy"
+max_batch_size: {BUSY_ROWS}
+dynamic_batching {{
+  priority_levels: 2
+  default_priority_level: 2
+  default_queue_policy {{ allow_timeout_override: true }}
+}}
+instance_group {{ count: 1 }}
+"""
+
+FULL_CONFIG = f"""
+name: "full"
+max_batch_size: {BUSY_ROWS}
+dynamic_batching {{ default_queue_policy {{ max_queue_size: 1 }} }}
+instance_group {{ count: 1 }}
+"""
+
+INFLIGHT_CONFIG = f"""
+name: "inflight"
+max_batch_size: {BUSY_ROWS}
+instance_group {{ count: 1 }}
+parameters {{ key: "ignis.max_inflight" value {{ string_value: "2" }} }}
+"""
+
+UNSPLIT_CONFIG = """
+name: "unsplit"
+max_batch_size: 8
+dynamic_batching { max_queue_delay_microseconds: 5000000 preferred_batch_size: [2] }
+"""
+
+
+def finish(graph):
+    import onnx
+    from onnx import helper
+
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def seq_model():
+    """x:FP32[batch, n] -> y = x * 2 + cumulative sum over n; n varies between requests."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [helper.make_node("CumSum", ["x", "axis"], ["c"]),
+             helper.make_node("Mul", ["x", "two"], ["d"]),
+             helper.make_node("Add", ["c", "d"], ["y"])]
+    inits = [numpy_helper.from_array(np.array(1, np.int64), "axis"),
+             numpy_helper.from_array(np.array(2, np.float32), "two")]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "n"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "n"])
+    return finish(helper.make_graph(nodes, "seq", [x], [y], initializer=inits))
+
+
+def column_sum_model():
+    """x:FP32[batch, 4] -> y:FP32[4], the sum over the batch: an output without the batch
+    dimension, so a batch of requests cannot be split back."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)]
+    inits = [numpy_helper.from_array(np.array([0], np.int64), "axes")]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch"])
+    return finish(helper.make_graph(nodes, "column_sum", [x], [y], initializer=inits))
+
+
+@pytest.fixture(scope="module")
+def slow(models):
+    return models.slow(layers=48, size=SLOW_SIZE)
+
+
+@pytest.fixture(scope="module")
+def repo(make_repo, models, slow):
+    r = make_repo("batching")
+    r.add("batched", models.digits, config=BATCHED_CONFIG)
+    r.add("preferred", models.add_const(1.5), config=PREFERRED_CONFIG)
+    r.add("seq", seq_model(), config=SEQ_CONFIG)
+    r.add("busy", slow, config=BUSY_CONFIG)
+    r.add("full", slow, config=FULL_CONFIG)
+    r.add("inflight", slow, config=INFLIGHT_CONFIG)
+    r.add("unsplit", column_sum_model(), config=UNSPLIT_CONFIG)
+    return r
+
+
+@pytest.fixture(scope="module")
+def server(start_server, repo, helpers):
+    s = start_server(repo, "--grpc-port", "0")
+    s.helpers = helpers
+    m = s.wait_for_log(r"grpc: listening on ([0-9.]+):(\d+)")
+    s.grpc_url = f"{m.group(1)}:{m.group(2)}"
+    return s
+
+
+def request(server, model, x, parameters=None):
+    """A binary-tensor request for input 'x': (path, body, headers)."""
+    header = {"inputs": [{"name": "x", "datatype": "FP32", "shape": list(x.shape),
+                          "parameters": {"binary_data_size": x.nbytes}}],
+              "parameters": {"binary_data_output": True, **(parameters or {})}}
+    body, head_len = server.helpers.binary_infer_body(header, [x])
+    return (f"/v2/models/{model}/infer", body,
+            {"Inference-Header-Content-Length": str(head_len), "Content-Type": "application/octet-stream"})
+
+
+def send(server, prepared, timeout=120):
+    """Sends a prepared request; returns (status, {name: array} or the Reply, seconds)."""
+    path, body, headers = prepared
+    start = time.monotonic()
+    r = server.helpers.http_request(server.port, "POST", path, body, headers, timeout=timeout)
+    elapsed = time.monotonic() - start
+    if r.status != 200:
+        return r.status, r, elapsed
+    return r.status, server.helpers.parse_binary_response(r)[1], elapsed
+
+
+def infer(server, model, x, parameters=None):
+    return send(server, request(server, model, x, parameters))
+
+
+def metric(server, name, model, extra=""):
+    text = server.get("/metrics").body.decode()
+    m = re.search(rf'^{name}\{{model="{model}",version="1"{extra}\}} (\S+)$', text, re.M)
+    assert m, f"{name} for {model} not in /metrics"
+    return float(m.group(1))
+
+
+def wait_inflight(server, model, n, busy, timeout=30):
+    """Waits until `model` has n requests in flight while the `busy` call still runs."""
+    deadline = time.monotonic() + timeout
+    while metric(server, "ignis_inflight_requests", model) < n:
+        assert busy.is_alive(), f"the busy run ended before {model} had {n} requests in flight (too fast here?)"
+        assert time.monotonic() < deadline, f"{model} never had {n} requests in flight"
+        time.sleep(0.01)
+
+
+class Call(threading.Thread):
+    """A request on its own thread; `result` is infer()'s tuple, `finished` a monotonic time."""
+
+    def __init__(self, server, model, x, parameters=None):
+        super().__init__(daemon=True)
+        self.server = server
+        self.prepared = request(server, model, x, parameters)  # here, not on the thread: sent at once
+        self.result = self.finished = None
+        self.start()
+
+    def run(self):
+        self.result = send(self.server, self.prepared)
+        self.finished = time.monotonic()
+
+    def wait(self):
+        self.join(120)
+        assert not self.is_alive(), "request never answered"
+        return self.result
+
+
+def random_rows(rng, rows, size=SLOW_SIZE):
+    return rng.standard_normal((rows, size)).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def busy_seconds(server):
+    """How long one full-size run of the slow model takes here (the second of two runs)."""
+    x = random_rows(np.random.default_rng(1), BUSY_ROWS)
+    for _ in range(2):
+        status, _, elapsed = infer(server, "busy", x)
+        assert status == 200
+    return elapsed
+
+
+# ---------------------------------------------------------------------------------------------
+# Batching.
+
+
+def test_concurrent_clients_get_their_own_results(server, models, close):
+    """16 clients over HTTP and gRPC, 1 to 3 rows each: every answer equals onnxruntime on that
+    request's own images, and the server ran fewer engine runs than requests."""
+    runs_before = metric(server, "ignis_batch_size_count", "batched")
+    clients, per_client = 16, 12
+    failures, answered = [], [0]
+    lock = threading.Lock()
+
+    def client(i):
+        rng = np.random.default_rng(100 + i)
+        grpc = i % 2 == 1
+        mod = tritonclient_grpc if grpc else tritonclient_http
+        c = mod.InferenceServerClient(url=server.grpc_url if grpc else server.url)
+        try:
+            for _ in range(per_client):
+                x = rng.random((int(rng.integers(1, 4)), 1, 8, 8), dtype=np.float32)
+                inp = mod.InferInput("input", list(x.shape), "FP32")
+                inp.set_data_from_numpy(x) if grpc else inp.set_data_from_numpy(x, binary_data=True)
+                got = c.infer("batched", [inp]).as_numpy("logits")
+                expected = models.reference.run(models.digits, {"input": x})["logits"]
+                close(got, expected, f"client {i}")
+                with lock:
+                    answered[0] += 1
+        except Exception as e:  # noqa: BLE001 - reported below with the client's number
+            failures.append(f"client {i}: {e}")
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert not failures, failures[:3]
+    assert answered[0] == clients * per_client
+    runs = metric(server, "ignis_batch_size_count", "batched") - runs_before
+    assert 0 < runs < clients * per_client, f"{runs} engine runs for {clients * per_client} requests"
+
+
+def test_preferred_size_runs_before_the_delay(server, models):
+    """Four requests reach the preferred size 4: they run as one batch at once, not after the
+    5 s queue delay; each gets its own rows back."""
+    rng = np.random.default_rng(5)
+    xs = [rng.standard_normal((1, 4)).astype(np.float32) for _ in range(4)]
+    runs_before = metric(server, "ignis_batch_size_count", "preferred")
+    start = time.monotonic()
+    calls = [Call(server, "preferred", x) for x in xs]
+    for x, call in zip(xs, calls):
+        status, out, _ = call.wait()
+        assert status == 200, out
+        np.testing.assert_array_equal(out["y"], x + np.float32(1.5))
+    assert time.monotonic() - start < 4.0, "the batch waited for the queue delay"
+    assert metric(server, "ignis_batch_size_count", "preferred") - runs_before == 1
+    assert metric(server, "ignis_batch_size_sum", "preferred") >= 4
+
+
+def test_different_shapes_are_not_batched_together(server, models, close):
+    """Requests whose variable dimension differs run in separate batches and each gets its
+    own extent back."""
+    rng = np.random.default_rng(6)
+    xs = [rng.standard_normal((1 + i % 2, 3 + 2 * (i % 3))).astype(np.float32) for i in range(12)]
+    calls = [Call(server, "seq", x) for x in xs]
+    model = seq_model()
+    for x, call in zip(xs, calls):
+        status, out, _ = call.wait()
+        assert status == 200, out
+        close(out["y"], models.reference.run(model, {"x": x})["y"], f"shape {x.shape}")
+
+
+def test_outputs_without_the_batch_dimension_fall_back_to_single_runs(server, models, close):
+    """Two requests batched into one run give a column sum over both; the server notices the
+    output has no batch dimension and answers each from its own run."""
+    model = column_sum_model()
+    rng = np.random.default_rng(7)
+    xs = [rng.standard_normal((1, 4)).astype(np.float32) for _ in range(2)]
+    calls = [Call(server, "unsplit", x) for x in xs]
+    for x, call in zip(xs, calls):
+        status, out, _ = call.wait()
+        assert status == 200, out
+        close(out["y"], models.reference.run(model, {"x": x})["y"], "column sum")
+    server.wait_for_log(r"model 'unsplit': an output's first dimension is not the batch .* no longer batched")
+
+
+# ---------------------------------------------------------------------------------------------
+# Deadlines and priorities.
+
+
+def test_timeout_fires_while_the_model_is_busy(server, busy_seconds):
+    """A queued request whose timeout passes while the only instance runs a long batch gets 504
+    at its deadline, before that batch ends, not a late answer."""
+    rng = np.random.default_rng(8)
+    busy = Call(server, "busy", random_rows(rng, BUSY_ROWS))
+    wait_inflight(server, "busy", 1, busy)
+    timeout_s = max(0.02, busy_seconds / 5)
+    status, reply, elapsed = infer(server, "busy", random_rows(rng, 1),
+                                   {"timeout": int(timeout_s * 1e6)})
+    answered = time.monotonic()
+    assert status == 504, reply
+    assert "timed out" in reply.error
+    assert elapsed >= timeout_s * 0.9, f"answered after {elapsed:.3f} s, before its {timeout_s:.3f} s timeout"
+    assert busy.wait()[0] == 200
+    assert answered < busy.finished, "the timeout was answered only after the busy run ended"
+
+
+def test_higher_priority_overtakes_queued_lower_priority(server):
+    """With the instance busy, a level-2 request queued first runs after a level-1 request
+    queued later (full-size requests, so the two cannot share a batch)."""
+    rng = np.random.default_rng(9)
+    busy = Call(server, "busy", random_rows(rng, BUSY_ROWS))
+    wait_inflight(server, "busy", 1, busy)
+    low = Call(server, "busy", random_rows(rng, BUSY_ROWS), {"priority": 2})
+    wait_inflight(server, "busy", 2, busy)
+    high = Call(server, "busy", random_rows(rng, BUSY_ROWS), {"priority": 1})
+    for call in (busy, low, high):
+        assert call.wait()[0] == 200
+    assert high.finished < low.finished, "the level-1 request did not overtake the level-2 one"
+
+
+# ---------------------------------------------------------------------------------------------
+# Backpressure.
+
+
+def busy_and_queued(server, model, rng):
+    """One full-size request running on the model's only instance and one queued behind it."""
+    busy = Call(server, model, random_rows(rng, BUSY_ROWS))
+    wait_inflight(server, model, 1, busy)
+    queued = Call(server, model, random_rows(rng, BUSY_ROWS))
+    wait_inflight(server, model, 2, busy)
+    return busy, queued
+
+
+def test_queue_full_is_429_with_retry_after(server):
+    rng = np.random.default_rng(10)
+    before = metric(server, "ignis_inference_failure_total", "full", ',reason="rejected"')
+    busy, queued = busy_and_queued(server, "full", rng)
+    status, reply, elapsed = infer(server, "full", random_rows(rng, 1))
+    assert status == 429, reply
+    assert reply.headers.get("retry-after") == "1"
+    assert "max_queue_size" in reply.error
+    c = tritonclient_grpc.InferenceServerClient(url=server.grpc_url)
+    inp = tritonclient_grpc.InferInput("x", [1, SLOW_SIZE], "FP32")
+    inp.set_data_from_numpy(random_rows(rng, 1))
+    with pytest.raises(InferenceServerException) as e:
+        c.infer("full", [inp])
+    assert "RESOURCE_EXHAUSTED" in str(e.value.status())
+    c.close()
+    assert busy.wait()[0] == 200 and queued.wait()[0] == 200
+    assert metric(server, "ignis_inference_failure_total", "full", ',reason="rejected"') - before == 2
+
+
+def test_max_inflight_rejects_beyond_the_limit(server):
+    rng = np.random.default_rng(11)
+    busy, queued = busy_and_queued(server, "inflight", rng)
+    status, reply, _ = infer(server, "inflight", random_rows(rng, 1))
+    assert status == 429, reply
+    assert "ignis.max_inflight" in reply.error
+    assert busy.wait()[0] == 200 and queued.wait()[0] == 200
+    status, _, _ = infer(server, "inflight", random_rows(rng, 1))
+    assert status == 200
+
