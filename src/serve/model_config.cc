@@ -228,6 +228,31 @@ Status parse_parameter(const TextMessage& e, const std::string& where, ModelConf
     IGNIS_RETURN_IF_ERROR(count(&c->max_inflight));
   } else if (key == "ignis.priority_aging_microseconds") {
     IGNIS_RETURN_IF_ERROR(count(&c->priority_aging_us));
+  } else if (key == "ignis.shape_buckets") {
+    c->shape_buckets.clear();
+    std::string_view rest = value;
+    for (;;) {
+      const size_t comma = rest.find(',');
+      std::string_view t = rest.substr(0, comma);
+      while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+      while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+      int64_t edge = 0;
+      auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), edge);
+      if (t.empty() || ec != std::errc() || p != t.data() + t.size() || edge < 1)
+        return invalid_argument(str_cat("parameter 'ignis.shape_buckets' must list positive extents like \"16,32,64\", got '",
+                                        value, "'"));
+      c->shape_buckets.push_back(edge);
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    std::sort(c->shape_buckets.begin(), c->shape_buckets.end());
+    c->shape_buckets.erase(std::unique(c->shape_buckets.begin(), c->shape_buckets.end()), c->shape_buckets.end());
+  } else if (key.starts_with("ignis.pad_value.")) {
+    double v = 0;
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || p != value.data() + value.size())
+      return invalid_argument(str_cat("parameter '", key, "' must be a number, got '", value, "'"));
+    c->pad_values[key.substr(std::string_view("ignis.pad_value.").size())] = v;
   } else if (key == "ignis.optimization") {
     IGNIS_ASSIGN_OR_RETURN(c->optimization, opt_level_from_name(value, "parameters.ignis.optimization"));
   } else if (warnings) {
@@ -418,6 +443,10 @@ Status complete_model_config(ModelConfig* c, const Session& session, bool derive
   }
   IGNIS_RETURN_IF_ERROR(complete_tensors(&c->inputs, session.inputs(), c->max_batch_size, "input"));
   IGNIS_RETURN_IF_ERROR(complete_tensors(&c->outputs, session.outputs(), c->max_batch_size, "output"));
+  for (const auto& [name, value] : c->pad_values) {
+    if (std::none_of(c->inputs.begin(), c->inputs.end(), [&](const TensorConfig& t) { return t.name == name; }))
+      return invalid_argument(str_cat("parameter 'ignis.pad_value.", name, "' names no input of the model"));
+  }
   return Status::ok();
 }
 

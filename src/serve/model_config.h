@@ -72,6 +72,12 @@ struct ModelConfig {
   // (`ignis.priority_aging_microseconds`, 0: no aging).
   uint32_t max_inflight = 0;
   uint64_t priority_aging_us = 0;
+  // Shape buckets (`ignis.shape_buckets`: "16,32,64,128"): every variable non-batch extent of
+  // a request is padded up to the next edge so that requests of different lengths batch
+  // together; `ignis.pad_value.<input>` is what fills the padding (default 0, which is what a
+  // transformer's attention mask needs).
+  std::vector<int64_t> shape_buckets;
+  std::map<std::string, double> pad_values;
   bool from_file = false;  // false: derived from the model
 };
 

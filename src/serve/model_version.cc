@@ -5,8 +5,10 @@
 #include <cstring>
 
 #include "core/strings.h"
+#include "serve/batch_assembly.h"
 #include "serve/datatype.h"
 #include "serve/log.h"
+#include "serve/padding.h"
 
 namespace ignis::serve {
 namespace {
@@ -82,6 +84,8 @@ Result<std::shared_ptr<ModelVersion>> ModelVersion::load(const std::string& path
   v->session_.emplace(std::move(session));
   v->metrics_ = make_metrics(metrics, v->config_, version);
   v->policy_.emplace(policy_config(v->config_));
+  v->registry_ = metrics;
+  v->set_up_buckets();
   if (v->config_.dynamic_batching && v->config_.dynamic_batching->preserve_ordering) v->ordering_.emplace();
   v->warm_up();
   for (int i = 0; i < v->config_.instance_count; ++i) v->workers_.emplace_back([p = v.get()] { p->worker(); });
@@ -161,7 +165,14 @@ uint64_t ModelVersion::signature(const InferRequest& req) const {
   uint64_t h = 0xcbf29ce484222325ull;
   for (const auto& in : req.inputs) {
     h = mix(mix(h, in.name), static_cast<uint64_t>(in.dtype));
-    for (size_t d = 1; d < in.shape.size(); ++d) h = mix(h, static_cast<uint64_t>(in.shape[d]));
+    // In a shape bucket, a variable extent counts as its bucket's edge.
+    const std::vector<size_t>* variable = nullptr;
+    if (buckets_)
+      if (auto it = variable_dims_.find(in.name); it != variable_dims_.end()) variable = &it->second;
+    for (size_t d = 1; d < in.shape.size(); ++d) {
+      const bool bucketed = variable && std::find(variable->begin(), variable->end(), d) != variable->end();
+      h = mix(h, static_cast<uint64_t>(bucketed ? bucket_extent(config_.shape_buckets, in.shape[d]) : in.shape[d]));
+    }
     h = mix(h, ~0ull);
   }
   for (const auto& o : req.outputs) h = mix(h, o.name);
@@ -398,19 +409,77 @@ void ModelVersion::answer(std::unique_ptr<InferJob> job, InferResult result) {
   releasing_ = false;
 }
 
-namespace {
-
-// The rows [first, first + rows) of a tensor whose first dimension is the batch, viewing the
-// same memory (kept alive by `owner`).
-Tensor row_slice(const Tensor& t, int64_t first, int64_t rows, const std::shared_ptr<void>& owner) {
-  const auto span = t.shape().dims();
-  std::vector<int64_t> dims(span.begin(), span.end());
-  const size_t row_bytes = dims[0] > 0 ? t.nbytes() / static_cast<size_t>(dims[0]) : 0;
-  dims[0] = rows;
-  return Tensor::wrap(t.dtype(), Shape(dims), static_cast<std::byte*>(t.data()) + row_bytes * first, owner);
+void ModelVersion::set_up_buckets() {
+  const ModelConfig& c = config_;
+  if (c.shape_buckets.empty()) return;
+  if (c.max_batch_size <= 1 || !c.dynamic_batching) {
+    log_warning(str_cat("model '", c.name, "': ignis.shape_buckets needs dynamic_batching and max_batch_size > 1; ",
+                        "ignored"));
+    return;
+  }
+  // The variable dims of each input, and the dimension names that carry them.
+  std::map<std::string, std::pair<std::string, size_t>> by_dim_name;  // name -> (input, request dim)
+  for (const TensorConfig& t : c.inputs) {
+    std::vector<size_t>& dims = variable_dims_[t.name];
+    const ValueInfo* info = nullptr;
+    for (const auto& v : session_->inputs())
+      if (v.name == t.name) info = &v;
+    for (size_t d = 0; d < t.dims.size(); ++d) {
+      if (t.dims[d] >= 0) continue;
+      dims.push_back(d + 1);
+      if (info && d + 1 < info->dim_names.size() && !info->dim_names[d + 1].empty())
+        by_dim_name.emplace(info->dim_names[d + 1], std::make_pair(t.name, d + 1));
+    }
+  }
+  // Each variable output dimension must follow an input's, or padding could not be cut back.
+  for (const ValueInfo& out : session_->outputs()) {
+    std::vector<DimLink>& links = output_links_[out.name];
+    for (size_t d = 1; d < out.dims.size(); ++d) {
+      if (out.dims[d] >= 0) continue;
+      const std::string name = d < out.dim_names.size() ? out.dim_names[d] : "";
+      auto it = by_dim_name.find(name);
+      if (name.empty() || it == by_dim_name.end()) {
+        log_warning(str_cat("model '", c.name, "': output '", out.name, "' dimension ", d, " (", name.empty() ? "unnamed" : name,
+                            ") follows no input dimension by name, so padding could not be cut back; "
+                            "ignis.shape_buckets ignored"));
+        variable_dims_.clear();
+        output_links_.clear();
+        return;
+      }
+      links.push_back(DimLink{d, it->second.first, it->second.second});
+    }
+  }
+  buckets_ = true;
 }
 
-}  // namespace
+const std::vector<DimLink>& ModelVersion::links(const InferRequest& request, size_t output) const {
+  static const std::vector<DimLink> none;
+  if (!buckets_) return none;
+  const std::string& name = request.outputs.empty() ? session_->outputs()[output].name : request.outputs[output].name;
+  auto it = output_links_.find(name);
+  return it == output_links_.end() ? none : it->second;
+}
+
+void ModelVersion::observe_fill(const InferRequest& first, const BatchLayout& layout) {
+  // The bucket: the edges of the first input's variable extents, e.g. "32" or "32x64".
+  std::vector<std::string> edges;
+  if (!first.inputs.empty())
+    if (auto it = variable_dims_.find(first.inputs[0].name); it != variable_dims_.end())
+      for (size_t d : it->second) edges.push_back(std::to_string(bucket_extent(config_.shape_buckets, layout.dims[0][d])));
+  const std::string bucket = str_join(edges, "x");
+  Histogram* h = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(fill_mu_);
+    Histogram*& slot = bucket_fill_[bucket];
+    if (!slot)
+      slot = registry_->histogram("ignis_bucket_fill_ratio",
+                                  "Real input elements divided by padded input elements of a padded batch, by shape bucket.",
+                                  {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0},
+                                  {{"model", config_.name}, {"version", std::to_string(version_)}, {"bucket", bucket}});
+    h = slot;
+  }
+  h->observe(static_cast<double>(layout.real_elements) / static_cast<double>(std::max<size_t>(layout.batch_elements, 1)));
+}
 
 void ModelVersion::run_each(Jobs& jobs) {
   for (auto& job : jobs) {
@@ -428,37 +497,21 @@ void ModelVersion::run_batch(Jobs& jobs) {
     stats_.queue_ns.fetch_add(nanos(start - job->enqueued), std::memory_order_relaxed);
   }
   const InferRequest& first = jobs.front()->request;
-  const bool batched = config_.max_batch_size > 0;
-  std::vector<int64_t> rows;  // per job
-  int64_t total_rows = 0;
-  for (const auto& job : jobs) {
-    rows.push_back(batched && !job->request.inputs.empty() ? job->request.inputs[0].shape[0] : 1);
-    total_rows += rows.back();
-  }
   // Inputs: a single request's as they are; several requests' concatenated along the batch
-  // dimension into buffers this thread keeps for its next batches.
-  thread_local std::vector<std::vector<std::byte>> buffers;
+  // dimension (padded to a common extent in a shape bucket) into buffers this thread keeps.
+  thread_local BatchBuffers buffers;
+  BatchLayout layout;
   NamedTensors inputs;
-  inputs.reserve(first.inputs.size());
   if (jobs.size() == 1) {
     for (const auto& in : first.inputs) inputs.emplace_back(in.name, in.tensor);
+    layout.rows.push_back(config_.max_batch_size > 0 && !first.inputs.empty() ? first.inputs[0].shape[0] : 1);
+    layout.total_rows = layout.rows[0];
   } else {
-    if (buffers.size() < first.inputs.size()) buffers.resize(first.inputs.size());
-    for (size_t i = 0; i < first.inputs.size(); ++i) {
-      size_t bytes = 0;
-      for (const auto& job : jobs) bytes += job->request.inputs[i].tensor.nbytes();
-      if (buffers[i].size() < bytes) buffers[i].resize(bytes);
-      std::byte* out = buffers[i].data();
-      for (const auto& job : jobs) {
-        const Tensor& t = job->request.inputs[i].tensor;
-        if (t.nbytes() > 0) std::memcpy(out, t.data(), t.nbytes());
-        out += t.nbytes();
-      }
-      std::vector<int64_t> dims = first.inputs[i].shape;
-      dims[0] = total_rows;
-      inputs.emplace_back(first.inputs[i].name, Tensor::view(first.inputs[i].dtype, Shape(dims), buffers[i].data()));
-    }
+    std::vector<const InferRequest*> requests;
+    for (const auto& job : jobs) requests.push_back(&job->request);
+    inputs = assemble_batch(requests, config_.pad_values, &buffers, &layout);
   }
+  const int64_t total_rows = layout.total_rows;
   std::vector<std::string> names;
   for (const auto& o : first.outputs) names.push_back(o.name);
   const auto run_start = Clock::now();
@@ -467,14 +520,16 @@ void ModelVersion::run_batch(Jobs& jobs) {
   if (jobs.size() > 1) {
     // One request's bad data fails the whole run; run them alone so only that one fails. An
     // output without the batch dimension cannot be split: the model stops batching.
-    bool splittable = true;
+    bool split_ok = true;
     if (result)
-      for (const Tensor& t : *result) splittable = splittable && t.shape().rank() >= 1 && t.shape()[0] == total_rows;
-    if (!result || !splittable) {
+      for (size_t i = 0; i < result->size(); ++i)
+        split_ok = split_ok && splittable((*result)[i], layout, links(first, i), first);
+    if (!result || !split_ok) {
       if (result) {
         batchable_ = false;
         log_warning(str_cat("model '", config_.name, "': an output's first dimension is not the batch of ",
-                            total_rows, " rows; requests are no longer batched"));
+                            total_rows, " rows (or a dimension that follows an input's is not the batch's extent); "
+                            "requests are no longer batched"));
       }
       run_each(jobs);
       return;
@@ -485,6 +540,7 @@ void ModelVersion::run_batch(Jobs& jobs) {
   const double avg = run_micros_.load();
   run_micros_ = avg >= 1e9 ? micros : 0.9 * avg + 0.1 * micros;  // the first measurement, or a moving average
   metrics_.batch_size->observe(static_cast<double>(jobs.size()));
+  if (layout.padded) observe_fill(first, layout);
   if (metrics_.batch_fill) metrics_.batch_fill->observe(static_cast<double>(total_rows) / config_.max_batch_size);
   stats_.execution_count.fetch_add(1, std::memory_order_relaxed);
   stats_.inference_count.fetch_add(static_cast<uint64_t>(total_rows), std::memory_order_relaxed);
@@ -510,7 +566,6 @@ void ModelVersion::run_batch(Jobs& jobs) {
   if (jobs.size() > 1)
     for (Tensor& t : *result) owners.push_back(std::make_shared<Tensor>(std::move(t)));
   const auto& declared = session_->outputs();
-  int64_t row = 0;
   for (size_t j = 0; j < jobs.size(); ++j) {
     const InferRequest& req = jobs[j]->request;
     InferResponse resp;
@@ -527,10 +582,10 @@ void ModelVersion::run_batch(Jobs& jobs) {
         o.binary = req.outputs[i].binary.value_or(req.binary_output);
       }
       o.tensor = jobs.size() == 1 ? std::move((*result)[i])
-                                  : row_slice(*static_cast<Tensor*>(owners[i].get()), row, rows[j], owners[i]);
+                                  : request_output(*static_cast<Tensor*>(owners[i].get()), owners[i], layout, j,
+                                                   links(first, i), req);
       resp.outputs.push_back(std::move(o));
     }
-    row += rows[j];
     const auto end = Clock::now();
     stats_.compute_output_ns.fetch_add(nanos(end - run_end), std::memory_order_relaxed);
     stats_.success_count.fetch_add(1, std::memory_order_relaxed);

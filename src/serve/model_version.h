@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "ignis/session.h"
+#include "serve/batch_assembly.h"
 #include "serve/batch_policy.h"
 #include "serve/errors.h"
 #include "serve/infer_request.h"
@@ -122,6 +123,11 @@ class ModelVersion {
   // Releases the instance a finished run held and wakes a worker if jobs wait for one.
   void finish_run(size_t jobs);
   uint64_t signature(const InferRequest& request) const;
+  // Shape buckets: which request dims vary, and which output dims follow them (by the model's
+  // dimension names); off, with a warning, when some variable output dim follows none.
+  void set_up_buckets();
+  const std::vector<DimLink>& links(const InferRequest& request, size_t output) const;
+  void observe_fill(const InferRequest& first, const BatchLayout& layout);
   void warm_up();
 
   ModelConfig config_;
@@ -144,6 +150,13 @@ class ModelVersion {
   bool timer_stop_ = false;
   std::vector<std::thread> workers_;
   std::thread timer_;
+
+  bool buckets_ = false;
+  std::map<std::string, std::vector<size_t>> variable_dims_;   // by input name
+  std::map<std::string, std::vector<DimLink>> output_links_;   // by output name
+  MetricsRegistry* registry_ = nullptr;
+  std::mutex fill_mu_;
+  std::map<std::string, Histogram*> bucket_fill_;  // by bucket label
 
   // preserve_ordering: answers leave in arrival order.
   std::mutex order_mu_;

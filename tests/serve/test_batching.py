@@ -69,6 +69,21 @@ instance_group {{ count: 1 }}
 parameters {{ key: "ignis.max_inflight" value {{ string_value: "2" }} }}
 """
 
+# Lengths 1..32 in buckets of 8, 16 and 32; four requests form a batch at once.
+BUCKET_CONFIG = """
+name: "bucketed"
+max_batch_size: 8
+dynamic_batching { preferred_batch_size: [4] max_queue_delay_microseconds: 5000000 }
+parameters { key: "ignis.shape_buckets" value { string_value: "8, 16, 32" } }
+"""
+
+BUCKET_FAST_CONFIG = """
+name: "bucketed_fast"
+max_batch_size: 8
+dynamic_batching { max_queue_delay_microseconds: 2000 }
+parameters { key: "ignis.shape_buckets" value { string_value: "8, 16, 32" } }
+"""
+
 UNSPLIT_CONFIG = """
 name: "unsplit"
 max_batch_size: 8
@@ -100,6 +115,44 @@ def seq_model():
     return finish(helper.make_graph(nodes, "seq", [x], [y], initializer=inits))
 
 
+def attention_model(vocab=50, width=8, seed=3):
+    """A one-head self-attention encoder with a padding mask, the shape of a transformer's:
+    input_ids, attention_mask: INT64[batch, seq] -> last_hidden_state: FP32[batch, seq, width]
+    and pooled: FP32[batch, width] (the mean over unmasked positions). Masked positions get
+    -1e9 before the softmax, so padding does not change the real positions' results."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    f32 = lambda *shape: (rng.standard_normal(shape) / np.sqrt(width)).astype(np.float32)  # noqa: E731
+    inits = [numpy_helper.from_array((f32(vocab, width) * np.sqrt(width)).astype(np.float32), "emb"),
+             numpy_helper.from_array(f32(width, width), "wq"), numpy_helper.from_array(f32(width, width), "wk"),
+             numpy_helper.from_array(f32(width, width), "wv"),
+             numpy_helper.from_array(np.array(1 / np.sqrt(width), np.float32), "scale"),
+             numpy_helper.from_array(np.array(1, np.float32), "one"),
+             numpy_helper.from_array(np.array(-1e9, np.float32), "neg"),
+             numpy_helper.from_array(np.array([1], np.int64), "axis1"),
+             numpy_helper.from_array(np.array([2], np.int64), "axis2")]
+    n = helper.make_node
+    nodes = [n("Gather", ["emb", "input_ids"], ["e"]),
+             n("MatMul", ["e", "wq"], ["q"]), n("MatMul", ["e", "wk"], ["k"]), n("MatMul", ["e", "wv"], ["v"]),
+             n("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+             n("MatMul", ["q", "kt"], ["qk"]), n("Mul", ["qk", "scale"], ["scores"]),
+             n("Cast", ["attention_mask"], ["m"], to=TensorProto.FLOAT),
+             n("Sub", ["one", "m"], ["inv"]), n("Mul", ["inv", "neg"], ["bias2"]),
+             n("Unsqueeze", ["bias2", "axis1"], ["bias"]),
+             n("Add", ["scores", "bias"], ["masked"]), n("Softmax", ["masked"], ["p"], axis=-1),
+             n("MatMul", ["p", "v"], ["last_hidden_state"]),
+             n("Unsqueeze", ["m", "axis2"], ["m3"]), n("Mul", ["last_hidden_state", "m3"], ["hm"]),
+             n("ReduceSum", ["hm", "axis1"], ["s"], keepdims=0),
+             n("ReduceSum", ["m", "axis1"], ["count"], keepdims=1),
+             n("Div", ["s", "count"], ["pooled"])]
+    ins = [helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "seq"])
+           for name in ("input_ids", "attention_mask")]
+    outs = [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "seq", width]),
+            helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["batch", width])]
+    return finish(helper.make_graph(nodes, "attention", ins, outs, initializer=inits))
+
+
 def column_sum_model():
     """x:FP32[batch, 4] -> y:FP32[4], the sum over the batch: an output without the batch
     dimension, so a batch of requests cannot be split back."""
@@ -127,6 +180,8 @@ def repo(make_repo, models, slow):
     r.add("full", slow, config=FULL_CONFIG)
     r.add("inflight", slow, config=INFLIGHT_CONFIG)
     r.add("unsplit", column_sum_model(), config=UNSPLIT_CONFIG)
+    r.add("bucketed", attention_model(), config=BUCKET_CONFIG)
+    r.add("bucketed_fast", attention_model(), config=BUCKET_FAST_CONFIG)
     return r
 
 
@@ -299,6 +354,93 @@ def test_outputs_without_the_batch_dimension_fall_back_to_single_runs(server, mo
         assert status == 200, out
         close(out["y"], models.reference.run(model, {"x": x})["y"], "column sum")
     server.wait_for_log(r"model 'unsplit': an output's first dimension is not the batch .* no longer batched")
+
+
+def text_request(rng, length, vocab=50):
+    ids = rng.integers(1, vocab, size=(1, length), dtype=np.int64)
+    return ids, np.ones_like(ids)
+
+
+def infer_text(client, ids, mask, model="bucketed"):
+    inputs = []
+    for name, a in (("input_ids", ids), ("attention_mask", mask)):
+        inp = tritonclient_http.InferInput(name, list(a.shape), "INT64")
+        inp.set_data_from_numpy(a, binary_data=True)
+        inputs.append(inp)
+    r = client.infer(model, inputs)
+    return r.as_numpy("last_hidden_state"), r.as_numpy("pooled")
+
+
+def bucket_fill(server, bucket):
+    text = server.get("/metrics").body.decode()
+    found = {}
+    for stat in ("sum", "count"):
+        m = re.search(rf'^ignis_bucket_fill_ratio_{stat}\{{model="bucketed",version="1",bucket="{bucket}"\}} (\S+)$',
+                      text, re.M)
+        found[stat] = float(m.group(1)) if m else 0.0
+    return found
+
+
+def test_shape_buckets_batch_different_lengths_with_padding(server, models, close):
+    """Lengths 9, 12, 14 and 16 share the bucket 16: they run as one batch padded to 16 (mask
+    0 on the padding), and each answer equals onnxruntime on that request alone, cut back to
+    its own length. The bucket's fill ratio is the real over the padded elements."""
+    model = attention_model()
+    rng = np.random.default_rng(12)
+    lengths = [9, 12, 14, 16]
+    feeds = [text_request(rng, n) for n in lengths]
+    before = bucket_fill(server, "16")
+    results = [None] * len(lengths)
+
+    def one(i):
+        c = tritonclient_http.InferenceServerClient(url=server.url)
+        results[i] = infer_text(c, *feeds[i])
+        c.close()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(lengths))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for (ids, mask), got in zip(feeds, results):
+        assert got is not None, "a request was not answered"
+        want = models.reference.run(model, {"input_ids": ids, "attention_mask": mask})
+        close(got[0], want["last_hidden_state"], f"hidden, length {ids.shape[1]}")
+        close(got[1], want["pooled"], f"pooled, length {ids.shape[1]}")
+    after = bucket_fill(server, "16")
+    assert after["count"] - before["count"] == 1, "the four lengths did not run as one padded batch"
+    assert after["sum"] - before["sum"] == pytest.approx(sum(lengths) / (4 * 16), abs=1e-9)
+
+
+def test_shape_buckets_under_concurrent_mixed_lengths(server, models, close):
+    """12 clients, lengths drawn from 1..40 (40 is above the last edge: its own bucket), a mask
+    with padding of the client's own on some requests: every answer equals onnxruntime."""
+    model = attention_model()
+    failures = []
+
+    def client(i):
+        rng = np.random.default_rng(200 + i)
+        c = tritonclient_http.InferenceServerClient(url=server.url)
+        try:
+            for _ in range(8):
+                ids, mask = text_request(rng, int(rng.integers(1, 41)))
+                if i % 3 == 0 and ids.shape[1] > 2:
+                    mask[0, -1] = 0  # the client's own padding, masked out
+                got = infer_text(c, ids, mask, "bucketed_fast")
+                want = models.reference.run(model, {"input_ids": ids, "attention_mask": mask})
+                close(got[0], want["last_hidden_state"], f"client {i} hidden {ids.shape}")
+                close(got[1], want["pooled"], f"client {i} pooled {ids.shape}")
+        except Exception as e:  # noqa: BLE001 - reported below
+            failures.append(f"client {i}: {e}")
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert not failures, failures[:3]
 
 
 # ---------------------------------------------------------------------------------------------
