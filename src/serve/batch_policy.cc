@@ -113,7 +113,7 @@ BatchPolicy::Decision BatchPolicy::next_batch(SchedClock::time_point now, SchedC
       oldest = std::min(oldest, m->arrival);
       if (!m->delay_on_timeout) deadline = std::min(deadline, m->deadline);
     }
-    SchedClock::time_point due = oldest + config_.max_queue_delay;
+    SchedClock::time_point due = oldest + (config_.delay_for ? config_.delay_for(rows) : config_.max_queue_delay);
     if (deadline != SchedClock::time_point::max()) due = std::min(due, deadline - run_estimate);
     if (rows < target && now < due) {
       d.wake = std::min(d.wake, due);

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -24,6 +25,8 @@ struct BatchPolicyConfig {
   bool dynamic_batching = false;  // off: every request runs alone, in priority then deadline order
   std::vector<int64_t> preferred_batch_sizes;  // rows; empty: max_batch_size is the only target
   SchedClock::duration max_queue_delay{0};     // how long a request may wait for others to join it
+  // When set, the delay for a batch that has `rows` rows so far (`max_queue_delay: auto`).
+  std::function<SchedClock::duration(int64_t rows)> delay_for;
   // Queued requests allowed per priority level (0: unbounded); levels not listed use the default.
   uint32_t default_max_queue_size = 0;
   std::map<uint32_t, uint32_t> max_queue_size;

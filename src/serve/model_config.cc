@@ -132,7 +132,12 @@ Result<DynamicBatching> parse_dynamic_batching(const TextMessage& m, const std::
       if (v <= 0) return bad_value(f, w, "a positive batch size");
       b.preferred_batch_size.push_back(v);
     } else if (f.name == "max_queue_delay_microseconds") {
-      IGNIS_ASSIGN_OR_RETURN(b.max_queue_delay_us, uint_of(f, w));
+      // ignis also takes `auto`: the delay is learned (see AdaptiveDelay).
+      if (f.kind == TextField::Kind::Scalar && !f.quoted && f.scalar == "auto") {
+        b.auto_delay = true;
+      } else {
+        IGNIS_ASSIGN_OR_RETURN(b.max_queue_delay_us, uint_of(f, w));
+      }
     } else if (f.name == "preserve_ordering") {
       IGNIS_ASSIGN_OR_RETURN(b.preserve_ordering, bool_of(f, w));
     } else if (f.name == "priority_levels") {
@@ -228,6 +233,8 @@ Status parse_parameter(const TextMessage& e, const std::string& where, ModelConf
     IGNIS_RETURN_IF_ERROR(count(&c->max_inflight));
   } else if (key == "ignis.priority_aging_microseconds") {
     IGNIS_RETURN_IF_ERROR(count(&c->priority_aging_us));
+  } else if (key == "ignis.p99_target_microseconds") {
+    IGNIS_RETURN_IF_ERROR(count(&c->p99_target_us));
   } else if (key == "ignis.shape_buckets") {
     c->shape_buckets.clear();
     std::string_view rest = value;

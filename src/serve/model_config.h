@@ -44,6 +44,7 @@ struct QueuePolicy {
 struct DynamicBatching {
   std::vector<int64_t> preferred_batch_size;
   uint64_t max_queue_delay_us = 0;
+  bool auto_delay = false;  // `max_queue_delay_microseconds: auto`
   bool preserve_ordering = false;
   uint32_t priority_levels = 0;
   uint32_t default_priority_level = 0;
@@ -72,6 +73,9 @@ struct ModelConfig {
   // (`ignis.priority_aging_microseconds`, 0: no aging).
   uint32_t max_inflight = 0;
   uint64_t priority_aging_us = 0;
+  // The P99 an `auto` queue delay keeps under (`ignis.p99_target_microseconds`; 0: twice the
+  // time of a one-row run).
+  uint64_t p99_target_us = 0;
   // Shape buckets (`ignis.shape_buckets`: "16,32,64,128"): every variable non-batch extent of
   // a request is padded up to the next edge so that requests of different lengths batch
   // together; `ignis.pad_value.<input>` is what fills the padding (default 0, which is what a

@@ -83,7 +83,13 @@ Result<std::shared_ptr<ModelVersion>> ModelVersion::load(const std::string& path
   v->version_ = version;
   v->session_.emplace(std::move(session));
   v->metrics_ = make_metrics(metrics, v->config_, version);
-  v->policy_.emplace(policy_config(v->config_));
+  BatchPolicyConfig pc = policy_config(v->config_);
+  if (v->config_.dynamic_batching && v->config_.dynamic_batching->auto_delay) {
+    v->adaptive_.emplace(v->config_.max_batch_size, std::chrono::microseconds(v->config_.p99_target_us));
+    // Called by the policy under mu_, which guards adaptive_.
+    pc.delay_for = [p = v.get()](int64_t rows) { return p->adaptive_->delay(rows); };
+  }
+  v->policy_.emplace(std::move(pc));
   v->registry_ = metrics;
   v->set_up_buckets();
   if (v->config_.dynamic_batching && v->config_.dynamic_batching->preserve_ordering) v->ordering_.emplace();
@@ -203,11 +209,13 @@ std::optional<ServeError> ModelVersion::submit(std::unique_ptr<InferJob> job) {
                                                          " requests in flight, its ignis.max_inflight")};
     }
     job->enqueued = Clock::now();
+    if (adaptive_) adaptive_->observe_arrival(job->enqueued);
     if (ordering_) {
       std::lock_guard<std::mutex> order_lock(order_mu_);
       job->seq = ordering_->next();
     }
-    const bool delay = policy_->config().dynamic_batching && policy_->config().max_queue_delay.count() > 0;
+    const BatchPolicyConfig& pc = policy_->config();
+    const bool delay = pc.dynamic_batching && (adaptive_ ? adaptive_->delay(rows).count() > 0 : pc.max_queue_delay.count() > 0);
     if (policy_->empty() && running_ < config_.instance_count && !delay && run_micros_.load() < kInlineRunMicros) {
       run_here = true;
       ++running_;
@@ -566,6 +574,7 @@ void ModelVersion::run_batch(Jobs& jobs) {
   if (jobs.size() > 1)
     for (Tensor& t : *result) owners.push_back(std::make_shared<Tensor>(std::move(t)));
   const auto& declared = session_->outputs();
+  std::vector<Clock::duration> latencies;  // for the adaptive delay
   for (size_t j = 0; j < jobs.size(); ++j) {
     const InferRequest& req = jobs[j]->request;
     InferResponse resp;
@@ -592,7 +601,13 @@ void ModelVersion::run_batch(Jobs& jobs) {
     stats_.success_ns.fetch_add(nanos(end - jobs[j]->received), std::memory_order_relaxed);
     metrics_.success->add();
     metrics_.request->observe(seconds(end - jobs[j]->received));
+    if (adaptive_) latencies.push_back(end - jobs[j]->received);
     answer(std::move(jobs[j]), std::move(resp));
+  }
+  if (adaptive_) {
+    std::lock_guard<std::mutex> lock(mu_);
+    adaptive_->observe_run(total_rows, run_end - run_start);
+    for (auto l : latencies) adaptive_->observe_latency(l);
   }
 }
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "ignis/session.h"
+#include "serve/adaptive_delay.h"
 #include "serve/batch_assembly.h"
 #include "serve/batch_policy.h"
 #include "serve/errors.h"
@@ -140,6 +141,7 @@ class ModelVersion {
   std::condition_variable cv_;        // workers: a batch may be ready
   std::condition_variable timer_cv_;  // the timer: the earliest deadline changed
   std::optional<BatchPolicy> policy_;
+  std::optional<AdaptiveDelay> adaptive_;  // `max_queue_delay_microseconds: auto`; guarded by mu_
   std::map<uint64_t, std::unique_ptr<InferJob>> queued_jobs_;  // by policy id
   uint64_t next_id_ = 0;
   int running_ = 0;             // engine runs in progress, on workers or inline; at most instance_count

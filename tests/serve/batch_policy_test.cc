@@ -60,6 +60,23 @@ TEST(BatchPolicy, WaitsForTheQueueDelayThenRunsWhatItHas) {
   EXPECT_EQ(d.batch, (Ids{1, 2}));
 }
 
+TEST(BatchPolicy, AnAdaptiveDelayIsAskedWithTheRowsSoFar) {
+  BatchPolicyConfig c = batching(8, 1'000'000);
+  std::vector<int64_t> asked;
+  c.delay_for = [&](int64_t rows) {
+    asked.push_back(rows);
+    return microseconds(rows == 1 ? 300 : 0);
+  };
+  BatchPolicy p(c);
+  p.push(req(1, 0));
+  auto d = p.next_batch(at(10));
+  EXPECT_TRUE(d.batch.empty());
+  EXPECT_EQ(d.wake, at(300));  // the function's delay, not the config's 1 s
+  p.push(req(2, 20));
+  EXPECT_EQ(p.next_batch(at(30)).batch, (Ids{1, 2}));
+  EXPECT_EQ(asked, (std::vector<int64_t>{1, 2}));
+}
+
 TEST(BatchPolicy, ZeroDelayRunsAtOnce) {
   BatchPolicy p(batching(8, 0));
   p.push(req(1, 0));

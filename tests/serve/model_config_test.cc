@@ -82,11 +82,38 @@ TEST(ParseModelConfig, RejectsWhatItCannotServe) {
                         Case{"dynamic_batching { priority_levels: 2 default_priority_level: 3 }", "default_priority_level"},
                         Case{"default_model_filename: \"../x.onnx\"", "file name"},
                         Case{"parameters { key: \"intra_op_thread_count\" value { string_value: \"many\" } }", "intra_op"},
-                        Case{"instance_group { count: 0 }", "count"}}) {
+                        Case{"instance_group { count: 0 }", "count"},
+                        Case{"dynamic_batching { max_queue_delay_microseconds: soon }", "max_queue_delay_microseconds"},
+                        Case{"dynamic_batching { max_queue_delay_microseconds: \"auto\" }", "max_queue_delay_microseconds"},
+                        Case{"parameters { key: \"ignis.shape_buckets\" value { string_value: \"16,,32\" } }", "shape_buckets"},
+                        Case{"parameters { key: \"ignis.shape_buckets\" value { string_value: \"0\" } }", "shape_buckets"},
+                        Case{"parameters { key: \"ignis.pad_value.ids\" value { string_value: \"x\" } }", "pad_value"},
+                        Case{"parameters { key: \"ignis.max_inflight\" value { string_value: \"-1\" } }", "max_inflight"}}) {
     auto r = parse_model_config(c.text, nullptr);
     ASSERT_FALSE(r) << c.text;
     EXPECT_NE(r.error().message().find(c.message), std::string::npos) << c.text << ": " << r.error().message();
   }
+}
+
+TEST(ParseModelConfig, ReadsTheSchedulingExtensions) {
+  auto c = parse_model_config(R"(
+max_batch_size: 8
+dynamic_batching { max_queue_delay_microseconds: auto }
+parameters { key: "ignis.p99_target_microseconds" value { string_value: "5000" } }
+parameters { key: "ignis.shape_buckets" value { string_value: " 64, 16,32 ,16" } }
+parameters { key: "ignis.pad_value.input_ids" value { string_value: "-1.5" } }
+parameters { key: "ignis.max_inflight" value { string_value: "100" } }
+parameters { key: "ignis.priority_aging_microseconds" value { string_value: "2000" } }
+)",
+                              nullptr);
+  ASSERT_TRUE(c) << c.error().message();
+  ASSERT_TRUE(c->dynamic_batching);
+  EXPECT_TRUE(c->dynamic_batching->auto_delay);
+  EXPECT_EQ(c->p99_target_us, 5000u);
+  EXPECT_EQ(c->shape_buckets, (std::vector<int64_t>{16, 32, 64}));
+  EXPECT_EQ(c->pad_values.at("input_ids"), -1.5);
+  EXPECT_EQ(c->max_inflight, 100u);
+  EXPECT_EQ(c->priority_aging_us, 2000u);
 }
 
 TEST(VersionPolicy, SelectsLatestAllAndSpecific) {

@@ -30,6 +30,14 @@ dynamic_batching { max_queue_delay_microseconds: 2000 preserve_ordering: true }
 instance_group { count: 2 }
 """
 
+# The queue delay learned from measured run times and arrivals, under a P99 target.
+AUTO_CONFIG = """
+name: "auto"
+max_batch_size: 8
+dynamic_batching { max_queue_delay_microseconds: auto }
+parameters { key: "ignis.p99_target_microseconds" value { string_value: "50000" } }
+"""
+
 # A long queue delay with a preferred size of 4: four requests must run as one batch long
 # before the delay ends.
 PREFERRED_CONFIG = """
@@ -174,6 +182,7 @@ def slow(models):
 def repo(make_repo, models, slow):
     r = make_repo("batching")
     r.add("batched", models.digits, config=BATCHED_CONFIG)
+    r.add("auto", models.digits, config=AUTO_CONFIG)
     r.add("preferred", models.add_const(1.5), config=PREFERRED_CONFIG)
     r.add("seq", seq_model(), config=SEQ_CONFIG)
     r.add("busy", slow, config=BUSY_CONFIG)
@@ -273,10 +282,11 @@ def busy_seconds(server):
 # Batching.
 
 
-def test_concurrent_clients_get_their_own_results(server, models, close):
+@pytest.mark.parametrize("model", ["batched", "auto"])
+def test_concurrent_clients_get_their_own_results(server, models, close, model):
     """16 clients over HTTP and gRPC, 1 to 3 rows each: every answer equals onnxruntime on that
     request's own images, and the server ran fewer engine runs than requests."""
-    runs_before = metric(server, "ignis_batch_size_count", "batched")
+    runs_before = metric(server, "ignis_batch_size_count", model)
     clients, per_client = 16, 12
     failures, answered = [], [0]
     lock = threading.Lock()
@@ -291,7 +301,7 @@ def test_concurrent_clients_get_their_own_results(server, models, close):
                 x = rng.random((int(rng.integers(1, 4)), 1, 8, 8), dtype=np.float32)
                 inp = mod.InferInput("input", list(x.shape), "FP32")
                 inp.set_data_from_numpy(x) if grpc else inp.set_data_from_numpy(x, binary_data=True)
-                got = c.infer("batched", [inp]).as_numpy("logits")
+                got = c.infer(model, [inp]).as_numpy("logits")
                 expected = models.reference.run(models.digits, {"input": x})["logits"]
                 close(got, expected, f"client {i}")
                 with lock:
@@ -308,7 +318,7 @@ def test_concurrent_clients_get_their_own_results(server, models, close):
         t.join(300)
     assert not failures, failures[:3]
     assert answered[0] == clients * per_client
-    runs = metric(server, "ignis_batch_size_count", "batched") - runs_before
+    runs = metric(server, "ignis_batch_size_count", model) - runs_before
     assert 0 < runs < clients * per_client, f"{runs} engine runs for {clients * per_client} requests"
 
 
