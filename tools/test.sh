@@ -77,9 +77,11 @@ summary+=("python: $(grep -E '[0-9]+ passed' build/python_tests.txt | tail -n 1)
 echo "== 6. the server"
 IGNIS_BIN=build/ignis python3 -m pytest -q tests/serve 2>&1 | tee build/serve_tests.txt | tail -n 15
 summary+=("server: $(grep -E '[0-9]+ (passed|failed)' build/serve_tests.txt | tail -n 1)")
-# Hostile traffic and shutdown again against the sanitizer build of step 2: a memory error in
-# the connection or request handling aborts the server and fails these tests.
+# Hostile traffic, shutdown and the batcher again against the sanitizer build of step 2: a
+# memory error in the connection or request handling, or in batch assembly and splitting,
+# aborts the server and fails these tests.
 IGNIS_BIN=build-asan/ignis python3 -m pytest -q tests/serve/test_http_errors.py tests/serve/test_shutdown.py \
+  tests/serve/test_batching.py \
   2>&1 | tee build/serve_tests_asan.txt | tail -n 3
 summary+=("server under ASan+UBSan: $(grep -E '[0-9]+ (passed|failed)' build/serve_tests_asan.txt | tail -n 1)")
 

@@ -44,6 +44,12 @@ VersionMetrics make_metrics(MetricsRegistry* r, const ModelConfig& c, int64_t ve
     fl.emplace_back("reason", reason);
     m.failure[reason] = r->counter("ignis_inference_failure_total", "Inference requests that failed, by reason.", fl);
   }
+  for (auto [slot, cause] : {std::pair{&m.rejected_queue_full, "queue_full"}, std::pair{&m.rejected_inflight, "max_inflight"}}) {
+    Labels rl = l;
+    rl.emplace_back("cause", cause);
+    *slot = r->counter("ignis_rejected_total",
+                       "Requests refused at once by backpressure (HTTP 429 / RESOURCE_EXHAUSTED), by cause.", rl);
+  }
   m.inflight = r->gauge("ignis_inflight_requests", "Requests accepted and not yet answered (queued or running).", l);
   m.queued = r->gauge("ignis_queued_requests", "Requests waiting in the model's queue.", l);
   m.ready = r->gauge("ignis_model_ready", "1 when the model version serves requests, else 0.", l);
@@ -201,10 +207,12 @@ std::optional<ServeError> ModelVersion::submit(std::unique_ptr<InferJob> job) {
     switch (policy_->admit(job->priority, running_jobs_)) {
       case Admission::Accepted: break;
       case Admission::QueueFull:
+        metrics_.rejected_queue_full->add();
         return ServeError{ErrorKind::Overloaded,
                           str_cat("model '", config_.name, "' has ", policy_->size(job->priority),
                                   " requests queued at priority level ", job->priority, ", its max_queue_size")};
       case Admission::TooManyInflight:
+        metrics_.rejected_inflight->add();
         return ServeError{ErrorKind::Overloaded, str_cat("model '", config_.name, "' has ", config_.max_inflight,
                                                          " requests in flight, its ignis.max_inflight")};
     }
@@ -592,7 +600,7 @@ void ModelVersion::run_batch(Jobs& jobs) {
       }
       o.tensor = jobs.size() == 1 ? std::move((*result)[i])
                                   : request_output(*static_cast<Tensor*>(owners[i].get()), owners[i], layout, j,
-                                                   links(first, i), req);
+                                                   links(req, i), req);
       resp.outputs.push_back(std::move(o));
     }
     const auto end = Clock::now();

@@ -64,6 +64,8 @@ struct VersionMetrics {
   Histogram* batch_fill = nullptr;  // null when max_batch_size is 0
   Counter* success = nullptr;
   std::map<std::string, Counter*> failure;  // by reason
+  Counter* rejected_queue_full = nullptr;    // backpressure, by its cause
+  Counter* rejected_inflight = nullptr;
   Gauge* inflight = nullptr;
   Gauge* queued = nullptr;
   Gauge* ready = nullptr;
