@@ -67,8 +67,8 @@ class ResponseCache {
   bool should_try(const std::string& model);
 
   // A copy of the stored response: `model` and `version` from the arguments, `id` empty and
-  // every output's `binary` false (the caller applies its own request's). A missing or expired entry (then
-  // removed) is a miss; both count toward the model's hit rate.
+  // every output's `binary` false (the caller applies its own request's). A missing or expired
+  // entry (then removed) is a miss; hits and misses both count toward the model's hit rate.
   std::optional<InferResponse> lookup(const std::string& model, int64_t version, const CacheKey& key);
 
   // Stores a copy of `response`'s outputs, replacing any entry under `key`, and evicts least
