@@ -80,6 +80,8 @@ struct ServeCliOptions {
   int max_connections = 1024;
   double read_timeout = 30;
   double memory_limit_mb = 0;
+  double response_cache_mb = 128;
+  double response_cache_ttl = 0;
 };
 int run_serve(const ServeCliOptions& opts);
 

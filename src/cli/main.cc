@@ -134,6 +134,15 @@ int main(int argc, char** argv) {
                       "seconds a client has to send a whole request (slow clients are disconnected)")
       ->default_val(30)
       ->check(CLI::PositiveNumber);
+  c_serve->add_option("--response-cache-mb", serve.response_cache_mb,
+                      "memory for cached responses of the models whose config enables response_cache "
+                      "(0: no cache)")
+      ->default_val(128)
+      ->check(CLI::NonNegativeNumber);
+  c_serve->add_option("--response-cache-ttl", serve.response_cache_ttl,
+                      "seconds a cached response stays valid (0: until evicted or its model version is unloaded)")
+      ->default_val(0)
+      ->check(CLI::NonNegativeNumber);
   c_serve->add_option("--memory-limit-mb", serve.memory_limit_mb,
                       "memory one inference may use for activations and outputs; a request needing more gets "
                       "an error (0 = the machine's physical memory)")

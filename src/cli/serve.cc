@@ -49,6 +49,8 @@ int run_serve(const ServeCliOptions& opts) {
   so.max_connections = opts.max_connections;
   so.read_timeout_s = opts.read_timeout;
   so.memory_limit_bytes = static_cast<size_t>(opts.memory_limit_mb * 1024 * 1024);
+  so.response_cache_bytes = static_cast<size_t>(opts.response_cache_mb * 1024 * 1024);
+  so.response_cache_ttl_s = opts.response_cache_ttl;
   InferenceServer server(so);
 
   HttpServerOptions ho;

@@ -87,6 +87,8 @@ Result<std::shared_ptr<ModelVersion>> ModelVersion::load(const std::string& path
   std::shared_ptr<ModelVersion> v(new ModelVersion());
   v->config_ = std::move(config);
   v->version_ = version;
+  static std::atomic<uint64_t> next_load_id{1};
+  v->load_id_ = next_load_id.fetch_add(1);
   v->session_.emplace(std::move(session));
   v->metrics_ = make_metrics(metrics, v->config_, version);
   BatchPolicyConfig pc = policy_config(v->config_);
@@ -391,6 +393,34 @@ void ModelVersion::finish_run(size_t jobs) {
   if (waiting) cv_.notify_one();  // a job queued meanwhile takes the freed instance
 }
 
+void ModelVersion::record_cache_hit(Clock::duration elapsed) {
+  stats_.success_count.fetch_add(1, std::memory_order_relaxed);
+  stats_.success_ns.fetch_add(nanos(elapsed), std::memory_order_relaxed);
+  stats_.cache_hit_count.fetch_add(1, std::memory_order_relaxed);
+  stats_.cache_hit_ns.fetch_add(nanos(elapsed), std::memory_order_relaxed);
+  metrics_.success->add();
+  metrics_.request->observe(seconds(elapsed));
+}
+
+void ModelVersion::record_cache_miss(Clock::duration lookup) {
+  stats_.cache_miss_count.fetch_add(1, std::memory_order_relaxed);
+  stats_.cache_miss_ns.fetch_add(nanos(lookup), std::memory_order_relaxed);
+}
+
+void VersionStats::record_execution(int64_t rows, uint64_t input_ns, uint64_t infer_ns, uint64_t output_ns) {
+  std::lock_guard<std::mutex> lock(batch_mu_);
+  BatchSizeStats& s = by_batch_size_[rows];
+  ++s.count;
+  s.input_ns += input_ns;
+  s.infer_ns += infer_ns;
+  s.output_ns += output_ns;
+}
+
+std::map<int64_t, VersionStats::BatchSizeStats> VersionStats::by_batch_size() const {
+  std::lock_guard<std::mutex> lock(batch_mu_);
+  return by_batch_size_;
+}
+
 void ModelVersion::record_failure(ErrorKind kind, Clock::duration elapsed) {
   stats_.fail_count.fetch_add(1, std::memory_order_relaxed);
   stats_.fail_ns.fetch_add(nanos(elapsed), std::memory_order_relaxed);
@@ -612,6 +642,8 @@ void ModelVersion::run_batch(Jobs& jobs) {
     if (adaptive_) latencies.push_back(end - jobs[j]->received);
     answer(std::move(jobs[j]), std::move(resp));
   }
+  stats_.record_execution(total_rows, nanos(run_start - start), nanos(run_end - run_start),
+                          nanos(Clock::now() - run_end));
   if (adaptive_) {
     std::lock_guard<std::mutex> lock(mu_);
     adaptive_->observe_run(total_rows, run_end - run_start);

@@ -53,7 +53,19 @@ struct VersionStats {
   std::atomic<uint64_t> queue_count{0}, queue_ns{0};
   std::atomic<uint64_t> compute_input_ns{0}, compute_infer_ns{0}, compute_output_ns{0}, compute_count{0};
   std::atomic<uint64_t> inference_count{0}, execution_count{0};
+  std::atomic<uint64_t> cache_hit_count{0}, cache_hit_ns{0}, cache_miss_count{0}, cache_miss_ns{0};
   std::atomic<uint64_t> last_inference_ms{0};  // since the Unix epoch
+
+  // Executions by batch size (rows), for Triton's batch_stats.
+  struct BatchSizeStats {
+    uint64_t count = 0, input_ns = 0, infer_ns = 0, output_ns = 0;
+  };
+  void record_execution(int64_t rows, uint64_t input_ns, uint64_t infer_ns, uint64_t output_ns);
+  std::map<int64_t, BatchSizeStats> by_batch_size() const;
+
+ private:
+  mutable std::mutex batch_mu_;
+  std::map<int64_t, BatchSizeStats> by_batch_size_;
 };
 
 struct VersionMetrics {
@@ -83,6 +95,9 @@ class ModelVersion {
 
   const std::string& name() const { return config_.name; }
   int64_t version() const { return version_; }
+  // Unique to this load in the process: a reloaded version of the same number gets a new one,
+  // so nothing cached for the old load (keyed by it) can answer for the new.
+  uint64_t load_id() const { return load_id_; }
   const ModelConfig& config() const { return config_; }
   const Session& session() const { return *session_; }
   VersionStats& stats() { return stats_; }
@@ -109,6 +124,9 @@ class ModelVersion {
 
   // Records a request that failed before reaching the queue.
   void record_failure(ErrorKind kind, Clock::duration elapsed);
+  // Records a request answered from the response cache, and the cost of a lookup that missed.
+  void record_cache_hit(Clock::duration elapsed);
+  void record_cache_miss(Clock::duration lookup);
 
  private:
   using Jobs = std::vector<std::unique_ptr<InferJob>>;
@@ -135,6 +153,7 @@ class ModelVersion {
 
   ModelConfig config_;
   int64_t version_ = 0;
+  uint64_t load_id_ = 0;
   std::optional<Session> session_;
   VersionStats stats_;
   VersionMetrics metrics_;

@@ -64,15 +64,15 @@ void write_stats(JsonWriter& w, ModelVersion& v) {
   write_duration(w, "compute_input", ld(s.compute_count), ld(s.compute_input_ns));
   write_duration(w, "compute_infer", ld(s.compute_count), ld(s.compute_infer_ns));
   write_duration(w, "compute_output", ld(s.compute_count), ld(s.compute_output_ns));
-  write_duration(w, "cache_hit", 0, 0);
-  write_duration(w, "cache_miss", 0, 0);
+  write_duration(w, "cache_hit", ld(s.cache_hit_count), ld(s.cache_hit_ns));
+  write_duration(w, "cache_miss", ld(s.cache_miss_count), ld(s.cache_miss_ns));
   w.end_object();
   w.key("batch_stats").begin_array();
-  if (ld(s.compute_count) > 0) {
-    w.begin_object().member("batch_size", 1);
-    write_duration(w, "compute_input", ld(s.compute_count), ld(s.compute_input_ns));
-    write_duration(w, "compute_infer", ld(s.compute_count), ld(s.compute_infer_ns));
-    write_duration(w, "compute_output", ld(s.compute_count), ld(s.compute_output_ns));
+  for (const auto& [rows, b] : s.by_batch_size()) {
+    w.begin_object().member("batch_size", static_cast<uint64_t>(rows));
+    write_duration(w, "compute_input", b.count, b.input_ns);
+    write_duration(w, "compute_infer", b.count, b.infer_ns);
+    write_duration(w, "compute_output", b.count, b.output_ns);
     w.end_object();
   }
   w.end_array();

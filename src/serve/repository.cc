@@ -52,11 +52,12 @@ Result<std::string> read_file(const fs::path& p) {
   return ss.str();
 }
 
-void retire(std::vector<std::shared_ptr<ModelVersion>>& old) {
+void retire(std::vector<std::shared_ptr<ModelVersion>>& old, const RepositoryOptions& options) {
   for (auto& v : old) {
     log_info(str_cat("model '", v->name(), "' version ", v->version(), ": draining ", v->pending(),
                      " requests and unloading"));
     v->drain_and_stop();
+    if (options.on_retired) options.on_retired(*v);
   }
   old.clear();
 }
@@ -216,7 +217,7 @@ std::optional<ServeError> ModelRepository::load_locked(const std::string& name) 
       result = ServeError{ErrorKind::BadRequest, str_cat("model '", name, "' failed to load: ", e.reason)};
     }
   }
-  retire(old);
+  retire(old, options_);
   return result;
 }
 
@@ -233,7 +234,7 @@ std::optional<ServeError> ModelRepository::unload(const std::string& name) {
     it->second.unloaded = true;
     it->second.reason = "unloaded";
   }
-  retire(old);
+  retire(old, options_);
   log_info(str_cat("model '", name, "' unloaded"));
   return std::nullopt;
 }
@@ -275,7 +276,7 @@ void ModelRepository::poll() {
       models_.erase(it);
     }
     log_info(str_cat("repository poll: model folder '", n, "' removed; unloading"));
-    retire(old);
+    retire(old, options_);
   }
 }
 

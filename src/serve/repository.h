@@ -25,6 +25,8 @@ struct RepositoryOptions {
   std::string root;
   SessionOptions session;            // threads: the engine's share of the budget
   int64_t default_max_batch_size = 32;  // for models without config.pbtxt that can batch
+  // Called for each version after it is drained and unloaded (e.g. to drop its cached responses).
+  std::function<void(const ModelVersion&)> on_retired;
 };
 
 struct ModelIndexEntry {

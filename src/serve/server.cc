@@ -4,6 +4,7 @@
 #include "core/strings.h"
 #include "core/thread_pool.h"
 #include "serve/log.h"
+#include "serve/response_cache.h"
 
 namespace ignis::serve {
 
@@ -20,6 +21,11 @@ InferenceServer::InferenceServer(ServerOptions options) : options_(std::move(opt
   ro.session.threads = engine_threads(options_.threads, options_.io_threads);
   ro.session.memory_limit_bytes = options_.memory_limit_bytes;
   ro.default_max_batch_size = options_.default_max_batch_size;
+  ResponseCache::Options co;
+  co.max_bytes = options_.response_cache_bytes;
+  co.ttl = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(options_.response_cache_ttl_s));
+  cache_ = std::make_unique<ResponseCache>(co, &metrics_);
+  ro.on_retired = [cache = cache_.get()](const ModelVersion& v) { cache->drop_version(v.name(), static_cast<int64_t>(v.load_id())); };
   repository_ = std::make_unique<ModelRepository>(ro, &metrics_);
 }
 
@@ -75,9 +81,28 @@ std::optional<ServeError> InferenceServer::infer(InferRequest&& req, Clock::time
     version->record_failure(e->kind, Clock::now() - received);
     return e;
   }
+  // The response cache, for models that enable it: keyed by the version's load, so a reloaded
+  // version never answers from what an earlier load computed.
+  std::optional<CacheKey> cache_key;
+  const ModelConfig& c = version->config();
+  if (c.response_cache && cache_->enabled() && cache_->should_try(version->name())) {
+    const auto lookup_start = Clock::now();
+    const int64_t load = static_cast<int64_t>(version->load_id());
+    cache_key = response_cache_key(version->name(), load, req);
+    if (std::optional<InferResponse> hit = cache_->lookup(version->name(), load, *cache_key)) {
+      hit->version = std::to_string(version->version());
+      hit->id = req.id;
+      for (size_t i = 0; i < hit->outputs.size(); ++i)
+        hit->outputs[i].binary = req.outputs.empty() ? req.binary_output
+                                                     : req.outputs[i].binary.value_or(req.binary_output);
+      version->record_cache_hit(Clock::now() - received);
+      done(std::move(*hit));
+      return std::nullopt;
+    }
+    version->record_cache_miss(Clock::now() - lookup_start);
+  }
   auto job = std::make_unique<InferJob>();
   job->received = received;
-  const ModelConfig& c = version->config();
   const QueuePolicy* policy = nullptr;
   if (c.dynamic_batching) {
     const DynamicBatching& b = *c.dynamic_batching;
@@ -107,7 +132,12 @@ std::optional<ServeError> InferenceServer::infer(InferRequest&& req, Clock::time
   if (timeout_us > 0) job->deadline = received + std::chrono::microseconds(timeout_us);
   job->delay_on_timeout = policy && policy->delay_on_timeout;
   job->request = std::move(req);
-  job->done = [version, done = std::move(done)](InferResult r) { done(std::move(r)); };
+  job->done = [version, done = std::move(done), cache = cache_.get(), cache_key](InferResult r) {
+    if (cache_key)
+      if (const auto* resp = std::get_if<InferResponse>(&r))
+        cache->insert(version->name(), static_cast<int64_t>(version->load_id()), *cache_key, *resp);
+    done(std::move(r));
+  };
   if (auto e = version->submit(std::move(job))) {
     version->record_failure(e->kind, Clock::now() - received);
     return e;

@@ -33,8 +33,12 @@ struct ServerOptions {
   int max_connections = 1024;
   double read_timeout_s = 30;  // headers and body must arrive within this
   size_t memory_limit_bytes = 0;
+  size_t response_cache_bytes = size_t{128} << 20;  // shared by the models that enable response_cache
+  double response_cache_ttl_s = 0;                  // 0: no expiry by age
   DecodeLimits decode;
 };
+
+class ResponseCache;
 
 class InferenceServer {
  public:
@@ -72,6 +76,7 @@ class InferenceServer {
 
   ServerOptions options_;
   MetricsRegistry metrics_;
+  std::unique_ptr<ResponseCache> cache_;  // before the repository, which uses it until destroyed
   std::unique_ptr<ModelRepository> repository_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> draining_{false};

@@ -79,14 +79,14 @@ void fill_statistics(ModelVersion& v, inference::ModelStatistics* out) {
   fill_duration(ld(s.compute_count), ld(s.compute_input_ns), is->mutable_compute_input());
   fill_duration(ld(s.compute_count), ld(s.compute_infer_ns), is->mutable_compute_infer());
   fill_duration(ld(s.compute_count), ld(s.compute_output_ns), is->mutable_compute_output());
-  fill_duration(0, 0, is->mutable_cache_hit());
-  fill_duration(0, 0, is->mutable_cache_miss());
-  if (ld(s.compute_count) > 0) {
+  fill_duration(ld(s.cache_hit_count), ld(s.cache_hit_ns), is->mutable_cache_hit());
+  fill_duration(ld(s.cache_miss_count), ld(s.cache_miss_ns), is->mutable_cache_miss());
+  for (const auto& [rows, e] : s.by_batch_size()) {
     inference::InferBatchStatistics* b = out->add_batch_stats();
-    b->set_batch_size(1);
-    fill_duration(ld(s.compute_count), ld(s.compute_input_ns), b->mutable_compute_input());
-    fill_duration(ld(s.compute_count), ld(s.compute_infer_ns), b->mutable_compute_infer());
-    fill_duration(ld(s.compute_count), ld(s.compute_output_ns), b->mutable_compute_output());
+    b->set_batch_size(static_cast<uint64_t>(rows));
+    fill_duration(e.count, e.input_ns, b->mutable_compute_input());
+    fill_duration(e.count, e.infer_ns, b->mutable_compute_infer());
+    fill_duration(e.count, e.output_ns, b->mutable_compute_output());
   }
 }
 
