@@ -9,7 +9,8 @@
 The server gets a temporary repository with two batching models: the digits CNN
 (assets/digits_cnn.onnx) and a small encoder built here (token embedding, a dense ReLU layer,
 masked mean pooling over a variable sequence length), both with max_batch_size 8 and
-dynamic_batching with two priority levels. Each client thread then sends requests until the
+dynamic_batching with two priority levels; the encoder batches lengths by shape buckets
+(padded, the mask padded with 0). Each client thread then sends requests until the
 time is up, each one choosing its model, its protocol (HTTP with JSON or binary tensors, or
 gRPC), a priority, a batch of 1 or 2 rows and, for the encoder, a sequence length of 16 to
 128; one request in ten carries a generous `timeout`. A fraction (--malformed) is malformed
@@ -83,7 +84,9 @@ input [
   {{ name: "attention_mask" data_type: TYPE_INT64 dims: [ -1 ] }}
 ]
 output [ {{ name: "pooled" data_type: TYPE_FP32 dims: [ {WIDTH} ] }} ]
-{DYNAMIC_BATCHING}"""
+{DYNAMIC_BATCHING}
+parameters {{ key: "ignis.shape_buckets" value {{ string_value: "32,64,96,128" }} }}
+"""
 
 OUTPUT_NAME = {"digits": "logits", "encoder": "pooled"}
 CATEGORIES = ["ok", "wrong", "lost", "rejected", "timed_out", "malformed_ok", "malformed_wrong"]
