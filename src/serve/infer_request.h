@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +38,9 @@ struct InferRequest {
   std::optional<uint64_t> timeout_us;    // `parameters.timeout` (microseconds)
   // Keeps alive the buffer that input tensors view (the request body), if any.
   std::shared_ptr<const void> storage;
+  // When set, tells whether the client has gone (cancelled, or its own deadline passed); a
+  // queued request whose client has gone is answered without running.
+  std::function<bool()> cancelled;
 };
 
 struct InferOutput {

@@ -357,10 +357,36 @@ void ModelVersion::worker() {
     }
     for (auto& job : expired) answer_timeout(std::move(job), now);
     if (batch.empty()) continue;
+    drop_cancelled(batch);
+    if (batch.empty()) {
+      finish_run(0);
+      continue;
+    }
     metrics_.queued->add(-static_cast<double>(batch.size()));
     run_batch(batch);
     finish_run(batch.size());
   }
+}
+
+void ModelVersion::drop_cancelled(Jobs& batch) {
+  size_t kept = 0;
+  for (auto& job : batch) {
+    if (job->request.cancelled && job->request.cancelled()) {
+      metrics_.queued->add(-1);
+      metrics_.inflight->add(-1);
+      record_failure(ErrorKind::Timeout, Clock::now() - job->received);
+      answer(std::move(job), ServeError{ErrorKind::Timeout, "the client cancelled the request (or its deadline "
+                                                            "passed) before it ran"});
+      continue;
+    }
+    batch[kept++] = std::move(job);
+  }
+  if (kept == batch.size()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_jobs_ -= batch.size() - kept;
+  }
+  batch.resize(kept);
 }
 
 void ModelVersion::timer() {

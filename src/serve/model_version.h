@@ -139,6 +139,8 @@ class ModelVersion {
   void run_each(Jobs& jobs);
   void answer(std::unique_ptr<InferJob> job, InferResult result);
   void answer_timeout(std::unique_ptr<InferJob> job, Clock::time_point now);
+  // Answers, without running them, the jobs of a batch whose clients have gone.
+  void drop_cancelled(Jobs& batch);
   // Moves the jobs of expired requests out of the queue (mu_ held).
   void take_expired(Clock::time_point now, Jobs* out);
   // Releases the instance a finished run held and wakes a worker if jobs wait for one.

@@ -216,6 +216,7 @@ class Service final : public inference::GRPCInferenceService::CallbackService {
       return finish(ctx, ServeError{kind, st.message()});
     }
     grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+    r.cancelled = [ctx] { return ctx->IsCancelled(); };  // ctx lives until the reactor finishes
     s_->request_started();
     auto err = s_->infer(std::move(r), received, [this, reactor, resp](InferResult result) {
       if (auto* e = std::get_if<ServeError>(&result)) {
