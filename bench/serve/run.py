@@ -172,11 +172,17 @@ def write_grpc_request(path, model, feeds):
         f.write(req.SerializeToString())
 
 
+def run_grpc_driver(cpp_driver, port, requests, conns, seconds, extra=()):
+    """build/ignis_grpc_load on `requests` (a serialized ModelInferRequest, or a folder of them);
+    `extra`: its options (--rate R, --seed N). Returns its JSON line as a dict."""
+    out = subprocess.run([cpp_driver, f"127.0.0.1:{port}", requests, str(conns), str(seconds), *extra],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def run_grpc(port, model, feeds_path, conns, seconds, cpp_driver=None):
     if cpp_driver:
-        out = subprocess.run([cpp_driver, f"127.0.0.1:{port}", feeds_path[:-4] + ".grpc.bin", str(conns), str(seconds)],
-                             capture_output=True, text=True, check=True).stdout
-        return json.loads(out.strip().splitlines()[-1])
+        return run_grpc_driver(cpp_driver, port, feeds_path[:-4] + ".grpc.bin", conns, seconds)
     out = subprocess.run([sys.executable, os.path.join(HERE, "grpc_load.py"), "--url", f"127.0.0.1:{port}",
                           "--model", model, "--inputs", feeds_path, "--concurrency", str(conns),
                           "--seconds", str(seconds)], capture_output=True, text=True, check=True).stdout
