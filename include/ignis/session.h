@@ -33,6 +33,10 @@ struct SessionOptions {
   // whose every input shape is fixed). Each run counts on its own: concurrent runs each hold
   // their own activations.
   size_t memory_limit_bytes = 0;
+  // Execution plans kept, one per input signature (dtypes and shapes) seen; beyond this the
+  // least recently used is dropped with its activation buffers and planned again if its
+  // signature comes back. 0 = keep every plan.
+  size_t max_cached_plans = 64;
 };
 
 // One graph input or output as the model declares it. A dim < 0 is symbolic; its name (if the
@@ -102,6 +106,8 @@ class Session {
   // The memory limit in force: SessionOptions::memory_limit_bytes, or the physical memory when
   // that is 0 (SIZE_MAX if the physical memory is unknown).
   size_t memory_limit_bytes() const;
+  // Execution plans held now (at most SessionOptions::max_cached_plans when that is set).
+  size_t cached_plans() const;
 
   struct Impl;
 

@@ -2,6 +2,7 @@
 // The public Session: owns the indexed model, the thread pool and a cache of plans keyed by
 // input-shape signature. run() validates inputs against the model's declarations first.
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -69,28 +70,35 @@ struct Session::Impl {
 
   struct PlanEntry {
     std::vector<ir::ValueType> signature;
-    std::unique_ptr<const runtime::Plan> plan;
+    std::shared_ptr<const runtime::Plan> plan;
+    std::atomic<uint64_t> last_used{0};  // a tick of `clock`
   };
   std::mutex planning_mu;             // plans are created one at a time
   mutable std::shared_mutex plans_mu;  // guards `plans`; runs take it shared
-  std::unordered_multimap<uint64_t, PlanEntry> plans;  // by signature hash; never erased
+  // By signature hash. Beyond options.max_cached_plans the least recently used is dropped (its
+  // activation buffers with it); runs in progress keep their plan alive.
+  std::unordered_multimap<uint64_t, std::unique_ptr<PlanEntry>> plans;
+  std::atomic<uint64_t> clock{0};
 
-  // The plan for a signature, created on first use. The pointer stays valid for the session's
-  // lifetime. `on_unused` is passed to the plan (see PlanOptions).
+  // The plan for a signature, created on first use. `on_unused` is passed to the plan (see
+  // PlanOptions).
   template <class TypeAt>
-  Result<const runtime::Plan*> plan_for(size_t n, const TypeAt& type_at,
-                                        std::function<void(int)> on_unused = nullptr) {
+  Result<std::shared_ptr<const runtime::Plan>> plan_for(size_t n, const TypeAt& type_at,
+                                                        std::function<void(int)> on_unused = nullptr) {
     const uint64_t h = signature_hash(n, type_at);
-    auto find = [&]() -> const runtime::Plan* {
+    auto find = [&]() -> std::shared_ptr<const runtime::Plan> {
       std::shared_lock<std::shared_mutex> lock(plans_mu);
       auto [b, e] = plans.equal_range(h);
       for (auto it = b; it != e; ++it)
-        if (signature_equals(it->second.signature, n, type_at)) return it->second.plan.get();
+        if (signature_equals(it->second->signature, n, type_at)) {
+          it->second->last_used.store(clock.fetch_add(1, std::memory_order_relaxed), std::memory_order_relaxed);
+          return it->second->plan;
+        }
       return nullptr;
     };
-    if (const runtime::Plan* p = find()) return p;
+    if (auto p = find()) return p;
     std::lock_guard<std::mutex> planning(planning_mu);
-    if (const runtime::Plan* p = find()) return p;  // planned while this call waited
+    if (auto p = find()) return p;  // planned while this call waited
     std::vector<ir::ValueType> sig;
     for (size_t i = 0; i < n; ++i) {
       const auto [dtype, shape] = type_at(i);
@@ -100,14 +108,26 @@ struct Session::Impl {
     po.kernels = &kernels;
     po.on_initializer_unused = std::move(on_unused);
     po.memory_limit_bytes = memory_limit == SIZE_MAX ? 0 : memory_limit;
-    IGNIS_ASSIGN_OR_RETURN(auto plan, runtime::Plan::create(model, sig, po));
-    const runtime::Plan* p = plan.get();
+    IGNIS_ASSIGN_OR_RETURN(auto created, runtime::Plan::create(model, sig, po));
+    std::shared_ptr<const runtime::Plan> plan = std::move(created);
+    auto entry = std::make_unique<PlanEntry>();
+    entry->signature = std::move(sig);
+    entry->plan = plan;
+    entry->last_used = clock.fetch_add(1, std::memory_order_relaxed);
     std::unique_lock<std::shared_mutex> lock(plans_mu);
-    plans.emplace(h, PlanEntry{std::move(sig), std::move(plan)});
-    return p;
+    plans.emplace(h, std::move(entry));
+    if (options.max_cached_plans > 0 && plans.size() > options.max_cached_plans) {
+      auto oldest = plans.end();
+      for (auto it = plans.begin(); it != plans.end(); ++it)
+        if (it->second->plan != plan &&
+            (oldest == plans.end() || it->second->last_used.load() < oldest->second->last_used.load()))
+          oldest = it;
+      if (oldest != plans.end()) plans.erase(oldest);
+    }
+    return plan;
   }
 
-  Result<const runtime::Plan*> plan_for(const std::vector<ir::ValueType>& types,
+  Result<std::shared_ptr<const runtime::Plan>> plan_for(const std::vector<ir::ValueType>& types,
                                         std::function<void(int)> on_unused = nullptr) {
     return plan_for(
         types.size(), [&](size_t i) { return std::pair{types[i].dtype, &types[i].shape}; }, std::move(on_unused));
@@ -225,6 +245,11 @@ Result<std::vector<Tensor>> Session::run_profiled(const NamedTensors& inputs, st
   return result;
 }
 
+size_t Session::cached_plans() const {
+  std::shared_lock<std::shared_mutex> lock(impl_->plans_mu);
+  return impl_->plans.size();
+}
+
 Result<size_t> Session::arena_bytes(const NamedTensors& inputs) const {
   std::vector<ir::ValueType> types;
   for (const auto& in : impl_->model->graph.inputs) {
@@ -292,7 +317,7 @@ Result<std::vector<Tensor>> run_session(Session::Impl& session, const NamedTenso
   const std::span<const int> output_ids = output_names.empty() ? std::span<const int>(model.graph_outputs)
                                                                 : std::span<const int>(named_ids);
 
-  IGNIS_ASSIGN_OR_RETURN(const Plan* plan, session.plan_for(ordered.size(), [&](size_t i) {
+  IGNIS_ASSIGN_OR_RETURN(std::shared_ptr<const Plan> plan, session.plan_for(ordered.size(), [&](size_t i) {
     return std::pair{ordered[i]->dtype(), &ordered[i]->shape()};
   }));
   return plan->run(ordered, output_ids, session.pool.get(), timings);

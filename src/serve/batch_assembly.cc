@@ -27,7 +27,7 @@ int input_index(const InferRequest& request, const std::string& name) {
 
 NamedTensors assemble_batch(const std::vector<const InferRequest*>& requests,
                             const std::map<std::string, double>& pad_values, BatchBuffers* buffers,
-                            BatchLayout* layout) {
+                            BatchLayout* layout, const PaddedExtent& padded_extent) {
   const InferRequest& first = *requests.front();
   *layout = BatchLayout{};
   for (const InferRequest* r : requests) {
@@ -44,6 +44,8 @@ NamedTensors assemble_batch(const std::vector<const InferRequest*>& requests,
     dims[0] = layout->total_rows;
     for (const InferRequest* r : requests)
       for (size_t d = 1; d < dims.size(); ++d) dims[d] = std::max(dims[d], r->inputs[i].shape[d]);
+    if (padded_extent)
+      for (size_t d = 1; d < dims.size(); ++d) dims[d] = padded_extent(in0.name, d, dims[d]);
     const size_t elem = dtype_size(in0.dtype);
     const size_t row_elems = product(dims, 1);
     std::vector<std::byte>& buf = (*buffers)[i];

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,11 +29,15 @@ struct BatchLayout {
 // Buffers one thread reuses from batch to batch.
 using BatchBuffers = std::vector<std::vector<std::byte>>;
 
+// The extent a batch uses on dimension `dim` of input `input`, given its requests' largest
+// there: that extent, or a shape bucket's edge above it.
+using PaddedExtent = std::function<int64_t(const std::string& input, size_t dim, int64_t largest)>;
+
 // The batch inputs of `requests`, which share input names, dtypes and ranks, in the same order
 // (numeric dtypes only). Padding takes `pad_values[name]`, else 0. The tensors view `buffers`.
 NamedTensors assemble_batch(const std::vector<const InferRequest*>& requests,
                             const std::map<std::string, double>& pad_values, BatchBuffers* buffers,
-                            BatchLayout* layout);
+                            BatchLayout* layout, const PaddedExtent& padded_extent = nullptr);
 
 // An output dimension that follows an input's dimension (the model names both alike, e.g.
 // "seq"): a padded batch's output is cut back to the request's own extent there.

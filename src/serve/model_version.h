@@ -150,6 +150,8 @@ class ModelVersion {
   // dimension names); off, with a warning, when some variable output dim follows none.
   void set_up_buckets();
   const std::vector<DimLink>& links(const InferRequest& request, size_t output) const;
+  // Whether some variable extent of the request is not a bucket edge (it needs padding).
+  bool off_edge(const InferRequest& request) const;
   void observe_fill(const InferRequest& first, const BatchLayout& layout);
   void warm_up();
 
@@ -176,7 +178,7 @@ class ModelVersion {
   std::vector<std::thread> workers_;
   std::thread timer_;
 
-  bool buckets_ = false;
+  std::atomic<bool> buckets_{false};  // set at load; off for good if an output cannot be cut back
   std::map<std::string, std::vector<size_t>> variable_dims_;   // by input name
   std::map<std::string, std::vector<DimLink>> output_links_;   // by output name
   MetricsRegistry* registry_ = nullptr;

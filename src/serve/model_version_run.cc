@@ -55,6 +55,16 @@ void ModelVersion::set_up_buckets() {
   buckets_ = true;
 }
 
+bool ModelVersion::off_edge(const InferRequest& request) const {
+  for (const auto& in : request.inputs) {
+    auto it = variable_dims_.find(in.name);
+    if (it == variable_dims_.end()) continue;
+    for (size_t d : it->second)
+      if (d < in.shape.size() && bucket_extent(config_.shape_buckets, in.shape[d]) != in.shape[d]) return true;
+  }
+  return false;
+}
+
 const std::vector<DimLink>& ModelVersion::links(const InferRequest& request, size_t output) const {
   static const std::vector<DimLink> none;
   if (!buckets_) return none;
@@ -101,18 +111,29 @@ void ModelVersion::run_batch(Jobs& jobs) {
   }
   const InferRequest& first = jobs.front()->request;
   // Inputs: a single request's as they are; several requests' concatenated along the batch
-  // dimension (padded to a common extent in a shape bucket) into buffers this thread keeps.
+  // dimension into buffers this thread keeps. In a shape bucket every run, a single request's
+  // too, is padded to the bucket's edge, not to its longest request: a few shapes (edges x
+  // batch sizes) recur, so their plans are reused and memory stays bounded.
   thread_local BatchBuffers buffers;
   BatchLayout layout;
   NamedTensors inputs;
-  if (jobs.size() == 1) {
+  const bool assembled = jobs.size() > 1 || (buckets_ && off_edge(first));
+  if (!assembled) {
     for (const auto& in : first.inputs) inputs.emplace_back(in.name, in.tensor);
     layout.rows.push_back(config_.max_batch_size > 0 && !first.inputs.empty() ? first.inputs[0].shape[0] : 1);
     layout.total_rows = layout.rows[0];
   } else {
     std::vector<const InferRequest*> requests;
     for (const auto& job : jobs) requests.push_back(&job->request);
-    inputs = assemble_batch(requests, config_.pad_values, &buffers, &layout);
+    PaddedExtent to_edge;
+    if (buckets_)
+      to_edge = [this](const std::string& input, size_t dim, int64_t largest) {
+        auto it = variable_dims_.find(input);
+        const bool variable = it != variable_dims_.end() &&
+                              std::find(it->second.begin(), it->second.end(), dim) != it->second.end();
+        return variable ? bucket_extent(config_.shape_buckets, largest) : largest;
+      };
+    inputs = assemble_batch(requests, config_.pad_values, &buffers, &layout, to_edge);
   }
   const int64_t total_rows = layout.total_rows;
   std::vector<std::string> names;
@@ -120,16 +141,18 @@ void ModelVersion::run_batch(Jobs& jobs) {
   const auto run_start = Clock::now();
   auto result = session_->run(inputs, names);
   const auto run_end = Clock::now();
-  if (jobs.size() > 1) {
+  if (assembled) {
     // One request's bad data fails the whole run; run them alone so only that one fails. An
-    // output without the batch dimension cannot be split: the model stops batching.
+    // output without the batch dimension, or that does not follow the padded extents, cannot
+    // be split: the model stops batching and padding.
     bool split_ok = true;
     if (result)
       for (size_t i = 0; i < result->size(); ++i)
         split_ok = split_ok && splittable((*result)[i], layout, links(first, i), first);
-    if (!result || !split_ok) {
+    if ((!result && jobs.size() > 1) || (result && !split_ok)) {
       if (result) {
         batchable_ = false;
+        buckets_ = false;
         log_warning(str_cat("model '", config_.name, "': an output's first dimension is not the batch of ",
                             total_rows, " rows (or a dimension that follows an input's is not the batch's extent); "
                             "requests are no longer batched"));
@@ -166,7 +189,7 @@ void ModelVersion::run_batch(Jobs& jobs) {
   // Outputs: moved to a single request; split by rows for several, each slice viewing the
   // batch's output, which lives until the last slice is released.
   std::vector<std::shared_ptr<void>> owners;
-  if (jobs.size() > 1)
+  if (assembled)
     for (Tensor& t : *result) owners.push_back(std::make_shared<Tensor>(std::move(t)));
   const auto& declared = session_->outputs();
   std::vector<Clock::duration> latencies;  // for the adaptive delay
@@ -185,7 +208,7 @@ void ModelVersion::run_batch(Jobs& jobs) {
         o.name = req.outputs[i].name;
         o.binary = req.outputs[i].binary.value_or(req.binary_output);
       }
-      o.tensor = jobs.size() == 1 ? std::move((*result)[i])
+      o.tensor = !assembled ? std::move((*result)[i])
                                   : request_output(*static_cast<Tensor*>(owners[i].get()), owners[i], layout, j,
                                                    links(req, i), req);
       resp.outputs.push_back(std::move(o));

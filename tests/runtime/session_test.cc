@@ -26,9 +26,9 @@ Tensor f32(const Shape& shape, std::vector<float> v) {
   return t;
 }
 
-Result<Session> open(const ModelBuilder& b) {
+Result<Session> open(const ModelBuilder& b, const SessionOptions& options = {}) {
   const std::string bytes = b.bytes();
-  return Session::open_bytes(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())));
+  return Session::open_bytes(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), options);
 }
 
 // y = relu(x + bias)
@@ -122,8 +122,14 @@ TEST(Session, ConcurrentRunsGiveTheSameAnswers) {
   EXPECT_EQ(mismatches.load(), 0);
 }
 
-TEST(Session, PlansNewShapesWhileOtherThreadsRun) {
-  auto s = open(add_relu_model());
+// Plans are dropped (least recently used) beyond max_cached_plans while other threads run
+// with them: answers stay right and the count stays bounded.
+class PlanCacheSizes : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(PlanCacheSizes, NewShapesWhileOtherThreadsRun) {
+  SessionOptions options;
+  options.max_cached_plans = GetParam();
+  auto s = open(add_relu_model(), options);
   ASSERT_TRUE(s);
   std::atomic<int> mismatches{0};
   auto worker = [&](int id) {
@@ -140,7 +146,11 @@ TEST(Session, PlansNewShapesWhileOtherThreadsRun) {
   for (int t = 0; t < 4; ++t) threads.emplace_back(worker, t);
   for (auto& t : threads) t.join();
   EXPECT_EQ(mismatches.load(), 0);
+  if (GetParam() > 0) EXPECT_LE(s->cached_plans(), GetParam());
+  else EXPECT_EQ(s->cached_plans(), 7u);  // every batch size 1..7 kept
 }
+
+INSTANTIATE_TEST_SUITE_P(Session, PlanCacheSizes, ::testing::Values(size_t{0}, size_t{1}, size_t{2}, size_t{64}));
 
 TEST(Session, AnOutputRequestedTwiceComesBackTwice) {
   auto s = open(add_relu_model());

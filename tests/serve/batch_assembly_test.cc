@@ -124,6 +124,25 @@ TEST(AssembleBatch, PadsEachRequestToTheLongestWithThePadValue) {
   EXPECT_EQ(layout.batch_elements, 2u * 20);
 }
 
+TEST(AssembleBatch, PadsToTheExtentTheCallerChooses) {
+  std::vector<std::vector<int64_t>> storage;
+  storage.reserve(4);
+  const InferRequest a = ids_request({{1, 2}}, &storage);
+  const InferRequest b = ids_request({{3, 4, 5}}, &storage);
+  BatchBuffers buffers;
+  BatchLayout layout;
+  // "ids" padded to a bucket edge of 4; "mask" to its longest, 3.
+  NamedTensors in = assemble_batch({&a, &b}, {}, &buffers, &layout,
+                                   [](const std::string& input, size_t dim, int64_t largest) {
+                                     return input == "ids" && dim == 1 ? int64_t{4} : largest;
+                                   });
+  EXPECT_EQ(in[0].second.shape(), Shape({2, 4}));
+  EXPECT_EQ(in[1].second.shape(), Shape({2, 3}));
+  const int64_t* ids = static_cast<const int64_t*>(in[0].second.data());
+  EXPECT_EQ(std::vector<int64_t>(ids, ids + 8), (std::vector<int64_t>{1, 2, 0, 0, 3, 4, 5, 0}));
+  EXPECT_EQ(layout.batch_elements, 8u + 6u);
+}
+
 TEST(AssembleBatch, EqualShapesAreConcatenatedWithoutPadding) {
   Batch batch({{{1, 2}}, {{3, 4}}});
   const NamedTensors& in = batch.inputs;
