@@ -450,7 +450,8 @@ Status complete_model_config(ModelConfig* c, const Session& session, bool derive
   }
   IGNIS_RETURN_IF_ERROR(complete_tensors(&c->inputs, session.inputs(), c->max_batch_size, "input"));
   IGNIS_RETURN_IF_ERROR(complete_tensors(&c->outputs, session.outputs(), c->max_batch_size, "output"));
-  for (const auto& [name, value] : c->pad_values) {
+  for (const auto& pad : c->pad_values) {
+    const std::string& name = pad.first;
     if (std::none_of(c->inputs.begin(), c->inputs.end(), [&](const TensorConfig& t) { return t.name == name; }))
       return invalid_argument(str_cat("parameter 'ignis.pad_value.", name, "' names no input of the model"));
   }
