@@ -17,12 +17,40 @@ AdaptiveDelay::Duration from_micros(double us) {
 AdaptiveDelay::AdaptiveDelay(int64_t max_batch_size, Duration p99_target)
     : max_batch_size_(std::max<int64_t>(1, max_batch_size)),
       p99_target_(p99_target),
-      run_us_(static_cast<size_t>(max_batch_size_) + 1, 0.0) {}
+      run_us_(static_cast<size_t>(max_batch_size_) + 1, 0.0),
+      samples_(static_cast<size_t>(max_batch_size_) + 1, 0) {}
 
 void AdaptiveDelay::observe_run(int64_t rows, Duration run) {
   if (rows < 1 || rows > max_batch_size_) return;
   double& t = run_us_[static_cast<size_t>(rows)];
   t = t == 0 ? micros(run) : 0.8 * t + 0.2 * micros(run);
+  ++samples_[static_cast<size_t>(rows)];
+  ++runs_;
+}
+
+int64_t AdaptiveDelay::best_rows() const {
+  double best = 0;
+  for (size_t b = 1; b < run_us_.size(); ++b)
+    if (samples_[b] >= kMinSamples) {
+      const double per_row = run_us_[b] / static_cast<double>(b);
+      if (best == 0 || per_row < best) best = per_row;
+    }
+  if (best == 0) return max_batch_size_;  // nothing measured enough yet: no cap
+  for (size_t b = 1; b < run_us_.size(); ++b)
+    if (samples_[b] >= kMinSamples && run_us_[b] / static_cast<double>(b) <= 1.05 * best)
+      return static_cast<int64_t>(b);
+  return max_batch_size_;
+}
+
+int64_t AdaptiveDelay::max_rows() const {
+  if (runs_ % kExploreEvery == kExploreEvery - 1) {
+    // Sizes 1, 2, 4, ... and max in turn.
+    std::vector<int64_t> sizes;
+    for (int64_t b = 1; b < max_batch_size_; b *= 2) sizes.push_back(b);
+    sizes.push_back(max_batch_size_);
+    return sizes[(runs_ / kExploreEvery) % sizes.size()];
+  }
+  return best_rows();
 }
 
 void AdaptiveDelay::observe_arrival(TimePoint at) {
@@ -75,13 +103,14 @@ AdaptiveDelay::Duration AdaptiveDelay::run_time(int64_t rows) const {
 }
 
 AdaptiveDelay::Duration AdaptiveDelay::delay(int64_t queued_rows) const {
-  if (queued_rows >= max_batch_size_ || rate_ <= 0 || run_us_[1] <= 0) return Duration::zero();
+  const int64_t cap = max_rows();
+  if (queued_rows >= cap || rate_ <= 0 || run_us_[1] <= 0) return Duration::zero();
   // Half the target for this batch's wait and run; the rest is left for waiting behind the
   // batch before it.
   const double budget = micros(p99_target()) / 2;
   const double gap_us = 1e6 / rate_;
   double best_wait = 0, best_score = 0;
-  for (int64_t extra = 0; queued_rows + extra <= max_batch_size_; ++extra) {
+  for (int64_t extra = 0; queued_rows + extra <= cap; ++extra) {
     const double wait = static_cast<double>(extra) * gap_us;  // time for `extra` more arrivals, on average
     const int64_t rows = queued_rows + extra;
     const double run = micros(run_time(rows));

@@ -4,8 +4,11 @@
 // arrival rate, and for the rows already queued picks the wait that maximizes the batch's
 // completion rate, rows / (wait + run time), among waits whose wait + run time fits a share of
 // the P99 target. The P99 of recent requests is the feedback: above the target the waits
-// shrink (halved each time), under it they recover. No threads, no clock: callers pass times,
-// so tests drive it deterministically.
+// shrink (halved each time), under it they recover. It also caps the rows of a batch at the
+// smallest size whose measured time per row is within 5% of the best: where bigger batches
+// run no faster per row (or slower, once their activations outgrow the caches), requests run
+// alone. Every 16th run explores one size of 1, 2, 4, ... max so that each stays measured.
+// No threads, no clock: callers pass times, so tests drive it deterministically.
 #pragma once
 
 #include <chrono>
@@ -29,6 +32,14 @@ class AdaptiveDelay {
 
   // The wait for a batch that has `queued_rows` rows now.
   Duration delay(int64_t queued_rows) const;
+  // The most rows the next batch may take.
+  int64_t max_rows() const;
+
+  static constexpr int kExploreEvery = 16;  // runs between two explored sizes
+  static constexpr int kMinSamples = 3;     // runs of a size before its time counts
+
+  // The cap from measurements alone (no exploration).
+  int64_t best_rows() const;
 
   // What it has learned, for metrics and tests.
   Duration run_time(int64_t rows) const;      // estimated engine time of a batch of `rows`
@@ -42,6 +53,8 @@ class AdaptiveDelay {
   int64_t max_batch_size_;
   Duration p99_target_;
   std::vector<double> run_us_;     // by rows (index 0 unused); 0 = not measured
+  std::vector<int> samples_;       // runs measured, by rows
+  uint64_t runs_ = 0;
   double rate_ = 0;                // arrivals per second, moving average
   TimePoint last_arrival_{};
   bool seen_arrival_ = false;

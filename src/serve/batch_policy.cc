@@ -91,7 +91,9 @@ BatchPolicy::Decision BatchPolicy::next_batch(SchedClock::time_point now, SchedC
     return d;
   }
   const auto& preferred = config_.preferred_batch_sizes;
-  const int64_t target = preferred.empty() ? config_.max_batch_size : std::min(preferred.back(), config_.max_batch_size);
+  const int64_t max_rows =
+      config_.max_rows ? std::clamp<int64_t>(config_.max_rows(), 1, config_.max_batch_size) : config_.max_batch_size;
+  const int64_t target = preferred.empty() ? max_rows : std::min(preferred.back(), max_rows);
   // One candidate batch per signature, headed by its most urgent request, considered in the
   // urgency order of those heads: the first that is due runs. A batch still waiting for its
   // delay does not hold back another signature's batch that is due (the wait is voluntary).
@@ -104,7 +106,7 @@ BatchPolicy::Decision BatchPolicy::next_batch(SchedClock::time_point now, SchedC
     for (size_t i = h; i < order.size(); ++i) {
       if (used[i] || order[i]->signature != signature) continue;
       used[i] = true;  // a request of this signature left out (no room) waits for a later batch
-      if (rows + order[i]->rows > config_.max_batch_size && !members.empty()) continue;
+      if (rows + order[i]->rows > max_rows && !members.empty()) continue;
       members.push_back(order[i]);
       rows += order[i]->rows;
     }

@@ -27,6 +27,9 @@ struct BatchPolicyConfig {
   SchedClock::duration max_queue_delay{0};     // how long a request may wait for others to join it
   // When set, the delay for a batch that has `rows` rows so far (`max_queue_delay: auto`).
   std::function<SchedClock::duration(int64_t rows)> delay_for;
+  // When set, the most rows the next batch may take (at most max_batch_size); a request with
+  // more rows still runs, alone.
+  std::function<int64_t()> max_rows;
   // Queued requests allowed per priority level (0: unbounded); levels not listed use the default.
   uint32_t default_max_queue_size = 0;
   std::map<uint32_t, uint32_t> max_queue_size;

@@ -91,6 +91,7 @@ Result<std::shared_ptr<ModelVersion>> ModelVersion::load(const std::string& path
     v->adaptive_.emplace(v->config_.max_batch_size, std::chrono::microseconds(v->config_.p99_target_us));
     // Called by the policy under mu_, which guards adaptive_.
     pc.delay_for = [p = v.get()](int64_t rows) { return p->adaptive_->delay(rows); };
+    pc.max_rows = [p = v.get()] { return p->adaptive_->max_rows(); };
   }
   v->policy_.emplace(std::move(pc));
   v->registry_ = metrics;

@@ -88,5 +88,51 @@ TEST(AdaptiveDelay, WaitsShrinkWhileTheObservedP99IsOverTarget) {
   EXPECT_NEAR(us(a.delay(1)), full, 1e-3);
 }
 
+// Three runs of each size with the given times (us).
+void runs(AdaptiveDelay& a, const std::vector<std::pair<int64_t, int64_t>>& rows_us) {
+  for (int i = 0; i < AdaptiveDelay::kMinSamples; ++i)
+    for (auto [rows, t] : rows_us) a.observe_run(rows, microseconds(t));
+}
+
+TEST(AdaptiveDelay, DoesNotCapBeforeSizesAreMeasuredEnough) {
+  AdaptiveDelay a(8, microseconds(50'000));
+  a.observe_run(1, microseconds(2000));
+  a.observe_run(8, microseconds(30'000));
+  EXPECT_EQ(a.best_rows(), 8);
+}
+
+TEST(AdaptiveDelay, CapsBatchesWhereBiggerOnesRunSlowerPerRow) {
+  AdaptiveDelay a(8, microseconds(50'000));
+  runs(a, {{1, 2000}, {4, 9000}, {8, 18'800}});  // 2000, 2250 and 2350 us per row
+  EXPECT_EQ(a.best_rows(), 1);
+}
+
+TEST(AdaptiveDelay, KeepsBatchesThatRunFasterPerRow) {
+  AdaptiveDelay a(8, microseconds(50'000));
+  runs(a, {{1, 1000}, {2, 1200}, {4, 1600}, {8, 2400}});  // 1000, 600, 400 and 300 us per row
+  EXPECT_EQ(a.best_rows(), 8);
+}
+
+TEST(AdaptiveDelay, TakesTheSmallestSizeWithinFivePercentOfTheBest) {
+  AdaptiveDelay a(16, microseconds(50'000));
+  runs(a, {{1, 1000}, {4, 1240}, {16, 4800}});  // 1000, 310 and 300 us per row
+  EXPECT_EQ(a.best_rows(), 4);
+}
+
+TEST(AdaptiveDelay, ExploresOneSizeEverySixteenthRun) {
+  AdaptiveDelay a(8, microseconds(50'000));
+  for (int i = 0; i < 15; ++i) a.observe_run(1, microseconds(1000));  // 15 runs: the cap is 1
+  EXPECT_EQ(a.max_rows(), 1);  // the 16th run explores size 1 (the first of 1, 2, 4, 8)
+  a.observe_run(1, microseconds(1000));
+  EXPECT_EQ(a.max_rows(), 1);
+  std::vector<int64_t> caps;  // after runs 17, 18, ...: the cap is 1 except at runs 31, 47, 63 and 79
+  for (int run = 17; run <= 80; ++run) {
+    a.observe_run(1, microseconds(1000));
+    if (a.max_rows() != 1 || run % AdaptiveDelay::kExploreEvery == AdaptiveDelay::kExploreEvery - 1)
+      caps.push_back(a.max_rows());
+  }
+  EXPECT_EQ(caps, (std::vector<int64_t>{2, 4, 8, 1}));
+}
+
 }  // namespace
 }  // namespace ignis::serve

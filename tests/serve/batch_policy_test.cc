@@ -77,6 +77,23 @@ TEST(BatchPolicy, AnAdaptiveDelayIsAskedWithTheRowsSoFar) {
   EXPECT_EQ(asked, (std::vector<int64_t>{1, 2}));
 }
 
+TEST(BatchPolicy, ARowCapLimitsTheBatchButNotALargerRequest) {
+  BatchPolicyConfig c = batching(8, 0);
+  int64_t cap = 2;
+  c.max_rows = [&] { return cap; };
+  BatchPolicy p(c);
+  p.push(req(1, 0, 1, 0, 3));  // over the cap: runs alone
+  p.push(req(2, 1));
+  p.push(req(3, 2));
+  p.push(req(4, 3));
+  auto d = p.next_batch(at(5));
+  EXPECT_EQ(d.batch, Ids{1});
+  p.take(d.batch);
+  EXPECT_EQ(p.next_batch(at(5)).batch, (Ids{2, 3}));
+  cap = 100;  // clamped to max_batch_size
+  EXPECT_EQ(p.next_batch(at(5)).batch, (Ids{2, 3, 4}));
+}
+
 TEST(BatchPolicy, ZeroDelayRunsAtOnce) {
   BatchPolicy p(batching(8, 0));
   p.push(req(1, 0));
