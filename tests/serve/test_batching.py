@@ -491,28 +491,35 @@ def test_higher_priority_overtakes_queued_lower_priority(server):
     assert high.finished < low.finished, "the level-1 request did not overtake the level-2 one"
 
 
-def test_grpc_request_whose_client_gave_up_is_not_run(server):
-    """A gRPC client whose own deadline passes while its request is queued behind a long run:
-    the server answers it without running it (one execution, the busy one)."""
+def test_grpc_request_whose_client_gave_up_is_not_run(server, busy_seconds):
+    """A gRPC client whose own deadline passes while its request waits behind two long runs:
+    the server answers it without running it (two executions, the long ones)."""
     rng = np.random.default_rng(13)
     stats = lambda: server.get("/v2/models/busy/stats").json()["model_stats"][0]  # noqa: E731
     before = stats()
     busy = Call(server, "busy", random_rows(rng, BUSY_ROWS))
     wait_inflight(server, "busy", 1, busy)
+    queued = Call(server, "busy", random_rows(rng, BUSY_ROWS))
+    wait_inflight(server, "busy", 2, busy)
     c = tritonclient_grpc.InferenceServerClient(url=server.grpc_url)
     inp = tritonclient_grpc.InferInput("x", [1, SLOW_SIZE], "FP32")
     inp.set_data_from_numpy(random_rows(rng, 1))
-    with pytest.raises(InferenceServerException) as e:
-        c.infer("busy", [inp], client_timeout=0.02)
-    assert "Deadline" in str(e.value) or "DEADLINE" in str(e.value.status())
-    c.close()
-    assert busy.wait()[0] == 200
-    deadline = time.monotonic() + 10
+    answered = threading.Event()
+    outcome = []
+    # Queued third, it runs no sooner than the two long runs end (about 2x busy_seconds away);
+    # its client gives up well before that.
+    c.async_infer("busy", [inp], lambda result, error: (outcome.append(error), answered.set()),
+                  client_timeout=0.8 * busy_seconds)
+    wait_inflight(server, "busy", 3, busy)
+    assert answered.wait(60)
+    assert outcome[0] is not None and "DEADLINE" in str(outcome[0].status()), outcome
+    assert busy.wait()[0] == 200 and queued.wait()[0] == 200
+    deadline = time.monotonic() + 30
     while stats()["inference_stats"]["fail"]["count"] == before["inference_stats"]["fail"]["count"]:
         assert time.monotonic() < deadline, "the abandoned request was never answered"
         time.sleep(0.01)
-    after = stats()
-    assert after["execution_count"] - before["execution_count"] == 1
+    c.close()
+    assert stats()["execution_count"] - before["execution_count"] == 2
 
 
 # ---------------------------------------------------------------------------------------------
