@@ -176,13 +176,8 @@ uint64_t ModelVersion::signature(const InferRequest& req) const {
   for (const auto& in : req.inputs) {
     h = mix(mix(h, in.name), static_cast<uint64_t>(in.dtype));
     // In a shape bucket, a variable extent counts as its bucket's edge.
-    const std::vector<size_t>* variable = nullptr;
-    if (buckets_)
-      if (auto it = variable_dims_.find(in.name); it != variable_dims_.end()) variable = &it->second;
-    for (size_t d = 1; d < in.shape.size(); ++d) {
-      const bool bucketed = variable && std::find(variable->begin(), variable->end(), d) != variable->end();
-      h = mix(h, static_cast<uint64_t>(bucketed ? bucket_extent(config_.shape_buckets, in.shape[d]) : in.shape[d]));
-    }
+    for (size_t d = 1; d < in.shape.size(); ++d)
+      h = mix(h, static_cast<uint64_t>(bucketed_extent(in.name, d, in.shape[d])));
     h = mix(h, ~0ull);
   }
   for (const auto& o : req.outputs) h = mix(h, o.name);
@@ -194,7 +189,7 @@ std::optional<ServeError> ModelVersion::submit(std::unique_ptr<InferJob> job) {
   bool batchable = config_.max_batch_size > 1 && batchable_.load(std::memory_order_relaxed);
   for (const auto& in : req.inputs) batchable = batchable && in.dtype != DType::String && in.shape.size() >= 1;
   const uint64_t sig = batchable ? signature(req) : 0;
-  const int64_t rows = config_.max_batch_size > 0 && !req.inputs.empty() ? req.inputs[0].shape[0] : 1;
+  const int64_t rows = rows_of(req);
   bool run_here = false;
   bool wake_timer = false;
   {

@@ -150,8 +150,13 @@ class ModelVersion {
   // dimension names); off, with a warning, when some variable output dim follows none.
   void set_up_buckets();
   const std::vector<DimLink>& links(const InferRequest& request, size_t output) const;
+  // `extent` on dimension `dim` of `input`: rounded up to its bucket's edge when shape buckets
+  // are on and the dimension varies, else as it is.
+  int64_t bucketed_extent(const std::string& input, size_t dim, int64_t extent) const;
   // Whether some variable extent of the request is not a bucket edge (it needs padding).
   bool off_edge(const InferRequest& request) const;
+  // The batch rows a request brings (1 for models without a batch dimension).
+  int64_t rows_of(const InferRequest& request) const;
   void observe_fill(const InferRequest& first, const BatchLayout& layout);
   void warm_up();
 

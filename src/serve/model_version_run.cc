@@ -55,14 +55,22 @@ void ModelVersion::set_up_buckets() {
   buckets_ = true;
 }
 
+int64_t ModelVersion::bucketed_extent(const std::string& input, size_t dim, int64_t extent) const {
+  if (!buckets_) return extent;
+  auto it = variable_dims_.find(input);
+  const bool variable = it != variable_dims_.end() && std::find(it->second.begin(), it->second.end(), dim) != it->second.end();
+  return variable ? bucket_extent(config_.shape_buckets, extent) : extent;
+}
+
 bool ModelVersion::off_edge(const InferRequest& request) const {
-  for (const auto& in : request.inputs) {
-    auto it = variable_dims_.find(in.name);
-    if (it == variable_dims_.end()) continue;
-    for (size_t d : it->second)
-      if (d < in.shape.size() && bucket_extent(config_.shape_buckets, in.shape[d]) != in.shape[d]) return true;
-  }
+  for (const auto& in : request.inputs)
+    for (size_t d = 1; d < in.shape.size(); ++d)
+      if (bucketed_extent(in.name, d, in.shape[d]) != in.shape[d]) return true;
   return false;
+}
+
+int64_t ModelVersion::rows_of(const InferRequest& request) const {
+  return config_.max_batch_size > 0 && !request.inputs.empty() ? request.inputs[0].shape[0] : 1;
 }
 
 const std::vector<DimLink>& ModelVersion::links(const InferRequest& request, size_t output) const {
@@ -120,7 +128,7 @@ void ModelVersion::run_batch(Jobs& jobs) {
   const bool assembled = jobs.size() > 1 || (buckets_ && off_edge(first));
   if (!assembled) {
     for (const auto& in : first.inputs) inputs.emplace_back(in.name, in.tensor);
-    layout.rows.push_back(config_.max_batch_size > 0 && !first.inputs.empty() ? first.inputs[0].shape[0] : 1);
+    layout.rows.push_back(rows_of(first));
     layout.total_rows = layout.rows[0];
   } else {
     std::vector<const InferRequest*> requests;
@@ -128,10 +136,7 @@ void ModelVersion::run_batch(Jobs& jobs) {
     PaddedExtent to_edge;
     if (buckets_)
       to_edge = [this](const std::string& input, size_t dim, int64_t largest) {
-        auto it = variable_dims_.find(input);
-        const bool variable = it != variable_dims_.end() &&
-                              std::find(it->second.begin(), it->second.end(), dim) != it->second.end();
-        return variable ? bucket_extent(config_.shape_buckets, largest) : largest;
+        return bucketed_extent(input, dim, largest);
       };
     inputs = assemble_batch(requests, config_.pad_values, &buffers, &layout, to_edge);
   }
