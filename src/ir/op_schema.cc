@@ -3,6 +3,7 @@
 
 #include "core/broadcast.h"
 #include "core/dtype_dispatch.h"
+#include "core/onnx_op_versions.h"
 
 namespace ignis::ir {
 
@@ -101,6 +102,7 @@ Status infer_broadcast(InferContext& ctx, DType out) {
 void OpSchemaRegistry::add(const OpSchema& schema) { schemas_.push_back(schema); }
 
 const OpSchema* OpSchemaRegistry::find(std::string_view domain, std::string_view op_type, int64_t opset) const {
+  opset = onnx_op_version(domain, op_type, opset);
   for (const auto& s : schemas_)
     if (s.domain == domain && s.op_type == op_type && opset >= s.since_opset && opset <= s.until_opset) return &s;
   return nullptr;
@@ -120,6 +122,10 @@ const OpSchemaRegistry& OpSchemaRegistry::global() {
     register_nn_schemas(r);
     register_reduce_schemas(r);
     register_quantize_schemas(r);
+    register_recurrent_schemas(r);
+    register_transformer_schemas(r);
+    register_vision_schemas(r);
+    register_signal_schemas(r);
     register_fused_schemas(r);
     register_blocked_schemas(r);
     return r;

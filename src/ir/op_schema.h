@@ -83,8 +83,10 @@ using InferFn = Status (*)(InferContext&);
 struct OpSchema {
   std::string_view domain;  // "" = ai.onnx
   std::string_view op_type;
-  int since_opset = 1;   // oldest opset whose semantics `infer` implements
-  int until_opset = 21;  // newest
+  // The op versions `infer` implements: a node's opset is resolved to the op's version
+  // (core/onnx_op_versions.h) before it is compared with this range.
+  int since_opset = 1;
+  int until_opset = 21;
   InferFn infer = nullptr;
 };
 
@@ -108,6 +110,10 @@ void register_tensor_schemas(OpSchemaRegistry& r);
 void register_nn_schemas(OpSchemaRegistry& r);
 void register_reduce_schemas(OpSchemaRegistry& r);
 void register_quantize_schemas(OpSchemaRegistry& r);  // QuantizeLinear, DequantizeLinear...
+void register_recurrent_schemas(OpSchemaRegistry& r);    // LSTM, GRU, RNN
+void register_transformer_schemas(OpSchemaRegistry& r);  // Attention, RMSNormalization, RotaryEmbedding
+void register_vision_schemas(OpSchemaRegistry& r);       // GridSample, RoiAlign, NonMaxSuppression...
+void register_signal_schemas(OpSchemaRegistry& r);       // DFT, STFT, windows, MelWeightMatrix...
 void register_fused_schemas(OpSchemaRegistry& r);  // ai.ignis fused ops
 void register_blocked_schemas(OpSchemaRegistry& r);  // ai.ignis blocked channel layout
 

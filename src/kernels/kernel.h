@@ -92,11 +92,16 @@ using KernelFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelInit& init
 enum class Backend { Cpu, Cuda };
 enum class Isa { None, Avx2, Avx512 };
 
+inline constexpr int kAnyOpVersion = 1 << 20;
+
 struct KernelDef {
   std::string_view domain;  // "" = ai.onnx
   std::string_view op_type;
+  // Op versions, as for OpSchema: the node's opset is resolved to the op's version first.
+  // The op's schema decides which versions a model may use; a kernel states an upper bound
+  // only when it implements a subset of the versions the schema admits (Upsample 7-9).
   int since_opset = 1;
-  int until_opset = 21;
+  int until_opset = kAnyOpVersion;
   // The dtype of input `type_input` must be in `types` (the op's main type constraint).
   DTypeSet types = DTypeSet::numeric();
   int type_input = 0;
@@ -107,6 +112,10 @@ struct KernelDef {
   // Exactly one of these is set: a stateless function or a factory for prepacking kernels.
   KernelFn fn = nullptr;
   KernelFactory factory = nullptr;
+
+  // True when this kernel implements (domain, op) as a node at `opset` selects it (the opset
+  // resolved to the op's version).
+  bool implements(std::string_view node_domain, std::string_view node_op, int64_t opset) const;
 };
 
 }  // namespace ignis::kernels

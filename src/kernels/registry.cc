@@ -6,6 +6,7 @@
 
 #include "core/aligned_alloc.h"
 #include "core/cpu_features.h"
+#include "core/onnx_op_versions.h"
 
 namespace ignis::kernels {
 
@@ -18,6 +19,12 @@ void* Scratch::get(size_t bytes) {
 }
 
 void KernelRegistry::add(const KernelDef& def) { defs_.push_back(def); }
+
+bool KernelDef::implements(std::string_view node_domain, std::string_view node_op, int64_t opset) const {
+  if (domain != node_domain || op_type != node_op) return false;
+  const int64_t version = onnx_op_version(node_domain, node_op, opset);
+  return version >= since_opset && version <= until_opset;
+}
 
 namespace {
 
@@ -73,7 +80,7 @@ const KernelDef* KernelRegistry::find(std::string_view domain, std::string_view 
                                       std::span<const DType> input_dtypes) const {
   const KernelDef* best = nullptr;
   for (const auto& d : defs_) {
-    if (d.domain != domain || d.op_type != op_type || opset < d.since_opset || opset > d.until_opset) continue;
+    if (!d.implements(domain, op_type, opset)) continue;
     if (d.type_input >= static_cast<int>(input_dtypes.size())) continue;
     if (!d.types.contains(input_dtypes[d.type_input])) continue;
     if (!kernel_usable(d)) continue;
@@ -90,7 +97,7 @@ const KernelDef* KernelRegistry::find_by_id(std::string_view id) const {
 
 bool KernelRegistry::has_op(std::string_view domain, std::string_view op_type, int64_t opset) const {
   for (const auto& d : defs_)
-    if (d.domain == domain && d.op_type == op_type && opset >= d.since_opset && opset <= d.until_opset) return true;
+    if (d.implements(domain, op_type, opset)) return true;
   return false;
 }
 
@@ -118,6 +125,10 @@ const KernelRegistry& KernelRegistry::global() {
     ref::register_nn(r);
     ref::register_reduce(r);
     ref::register_quantize(r);
+    ref::register_recurrent(r);
+    ref::register_transformer(r);
+    ref::register_vision(r);
+    ref::register_signal(r);
     ref::register_fused(r);
     ref::register_blocked(r);
 #ifdef IGNIS_HAVE_X86_KERNELS

@@ -54,6 +54,10 @@ void register_tensor(KernelRegistry& r);
 void register_nn(KernelRegistry& r);
 void register_reduce(KernelRegistry& r);
 void register_quantize(KernelRegistry& r);  // QuantizeLinear, DequantizeLinear...
+void register_recurrent(KernelRegistry& r);    // LSTM, GRU, RNN
+void register_transformer(KernelRegistry& r);  // Attention, RMSNormalization, RotaryEmbedding
+void register_vision(KernelRegistry& r);       // GridSample, RoiAlign, NonMaxSuppression...
+void register_signal(KernelRegistry& r);       // DFT, STFT, windows, MelWeightMatrix...
 void register_fused(KernelRegistry& r);  // ai.ignis fused ops
 void register_blocked(KernelRegistry& r);  // ai.ignis blocked channel layout
 }  // namespace ref

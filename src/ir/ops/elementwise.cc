@@ -168,6 +168,15 @@ Status infer_binary_plain(InferContext& ctx) {
   return infer_binary(ctx, T, BoolOut, Legacy);
 }
 
+// SwiGLU-28: gate A and value B of one shape (no broadcasting).
+Status infer_swiglu(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(check_attrs(ctx, {{"alpha", Kind::Float}}));
+  IGNIS_RETURN_IF_ERROR(infer_binary(ctx, Types::Float, false, false));
+  if (!(ctx.input_shape(0) == ctx.input_shape(1)))
+    return ctx.fail("inputs A ", ctx.input_shape(0).str(), " and B ", ctx.input_shape(1).str(), " must have one shape");
+  return Status::ok();
+}
+
 // Pow: from opset 12 the exponent may have its own numeric dtype.
 Status infer_pow(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 2));
@@ -184,7 +193,7 @@ Status infer_mod(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(infer_binary(ctx, Types::Numeric, false, false));
   const int64_t fmod = ctx.attrs().get_int("fmod", 0);
   if (fmod != 0 && fmod != 1) return ctx.fail("attribute 'fmod' must be 0 or 1, got ", fmod);
-  if (fmod == 0 && dtype_is_float(ctx.input_dtype(0)))
+  if (fmod == 0 && dtype_is_float(ctx.input_dtype(0)) && ctx.opset() < 28)
     return ctx.fail("attribute 'fmod' must be 1 for floating-point inputs, got 0 with ",
                     dtype_name(ctx.input_dtype(0)));
   return Status::ok();
@@ -196,7 +205,8 @@ Status infer_bitshift(InferContext& ctx) {
   const std::string dir = ctx.attrs().get_string("direction");
   if (dir != "LEFT" && dir != "RIGHT")
     return ctx.fail("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"", dir, "\"");
-  return infer_binary(ctx, Types::UInt, false, false);
+  // BitShift-28 adds the signed integer types.
+  return infer_binary(ctx, ctx.opset() >= 28 ? Types::Int : Types::UInt, false, false);
 }
 
 // PRelu: slope broadcasts unidirectionally to X. Before opset 7 a 1-D slope of X's channel count
@@ -287,6 +297,22 @@ Status infer_cast(InferContext& ctx) {
   return Status::ok();
 }
 
+// BitCast-26: the same bits read as `to`, a type of the same width.
+Status infer_bitcast(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
+  IGNIS_ASSIGN_OR_RETURN(DType to, cast_target(ctx));
+  IGNIS_RETURN_IF_ERROR(check_cast_source(ctx));
+  const DType from = ctx.input_dtype(0);
+  if (dtype_size(from) != dtype_size(to))
+    return ctx.fail("cannot reinterpret ", dtype_name(from), " (", 8 * dtype_size(from), " bits) as ", dtype_name(to),
+                    " (", 8 * dtype_size(to), " bits)");
+  // A bool holds 0 or 1; other bit patterns have no bool value.
+  if (to == DType::Bool && from != DType::Bool)
+    return ctx.unsupported(str_cat("reinterpreting ", dtype_name(from), " as bool is not supported"));
+  ctx.set_output(0, to, ctx.input_shape(0));
+  return Status::ok();
+}
+
 Status infer_castlike(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 2));
   IGNIS_RETURN_IF_ERROR(check_attrs(ctx, {{"saturate", Kind::Int}, {"round_mode", Kind::String}}));
@@ -362,10 +388,10 @@ void register_elementwise_schemas(OpSchemaRegistry& r) {
   r.add({"", "Sign", 9, 21, infer_unary_plain<N>});
   for (std::string_view op : {"Reciprocal", "Floor", "Ceil", "Sqrt", "Exp", "Log", "Sigmoid", "Tanh", "Softsign",
                               "Softplus"})
-    r.add({"", op, 1, 21, infer_unary_plain<F>});
-  r.add({"", "Round", 11, 21, infer_unary_plain<F>});
-  for (std::string_view op : {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan"}) r.add({"", op, 7, 21, infer_unary_plain<F>});
-  for (std::string_view op : {"Sinh", "Cosh", "Asinh", "Acosh", "Atanh"}) r.add({"", op, 9, 21, infer_unary_plain<F>});
+    r.add({"", op, 1, 22, infer_unary_plain<F>});  // Softsign-22, Softplus-22 add bfloat16
+  r.add({"", "Round", 11, 22, infer_unary_plain<F>});
+  for (std::string_view op : {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan"}) r.add({"", op, 7, 22, infer_unary_plain<F>});
+  for (std::string_view op : {"Sinh", "Cosh", "Asinh", "Acosh", "Atanh"}) r.add({"", op, 9, 22, infer_unary_plain<F>});
   r.add({"", "Erf", 9, 21, infer_unary_plain<N>});
   r.add({"", "IsNaN", 9, 21, [](InferContext& c) { return infer_unary(c, Types::Float, {}, true); }});
   r.add({"", "IsInf", 10, 21, infer_isinf});
@@ -376,25 +402,27 @@ void register_elementwise_schemas(OpSchemaRegistry& r) {
   r.add({"", "Relu", 1, 21, infer_unary_plain<Types::SignedNumeric>});
   r.add({"", "LeakyRelu", 1, 21, [](InferContext& c) { return infer_unary(c, F, {{"alpha", Kind::Float}}); }});
   r.add({"", "PRelu", 1, 21, infer_prelu});
-  r.add({"", "HardSigmoid", 1, 21,
+  r.add({"", "HardSigmoid", 1, 22,
          [](InferContext& c) { return infer_unary(c, F, {{"alpha", Kind::Float}, {"beta", Kind::Float}}); }});
-  r.add({"", "HardSwish", 14, 21, infer_unary_plain<F>});
-  r.add({"", "Elu", 1, 21, [](InferContext& c) { return infer_unary(c, F, {{"alpha", Kind::Float}}); }});
-  r.add({"", "Selu", 1, 21,
+  r.add({"", "HardSwish", 14, 22, infer_unary_plain<F>});
+  r.add({"", "Elu", 1, 22, [](InferContext& c) { return infer_unary(c, F, {{"alpha", Kind::Float}}); }});
+  r.add({"", "Selu", 1, 22,
          [](InferContext& c) { return infer_unary(c, F, {{"alpha", Kind::Float}, {"gamma", Kind::Float}}); }});
-  r.add({"", "Celu", 12, 21, [](InferContext& c) { return infer_unary(c, F, {{"alpha", Kind::Float}}); }});
-  r.add({"", "ThresholdedRelu", 10, 21,
+  r.add({"", "Celu", 12, 28, [](InferContext& c) { return infer_unary(c, F, {{"alpha", Kind::Float}}); }});
+  r.add({"", "ThresholdedRelu", 10, 22,
          [](InferContext& c) { return infer_unary(c, F, {{"alpha", Kind::Float}}); }});
   r.add({"", "Shrink", 9, 21, infer_shrink});
-  r.add({"", "Mish", 18, 21, infer_unary_plain<F>});
+  r.add({"", "Mish", 18, 22, infer_unary_plain<F>});
+  r.add({"", "Swish", 24, 24, [](InferContext& c) { return infer_unary(c, F, {{"alpha", Kind::Float}}); }});
   r.add({"", "Gelu", 20, 21, infer_gelu});
   r.add({"", "Clip", 1, 21, infer_clip});
 
   // Binary.
   for (std::string_view op : {"Add", "Sub", "Mul", "Div"}) r.add({"", op, 1, 21, infer_binary_plain<N, false, true>});
   r.add({"", "Pow", 1, 21, infer_pow});
-  r.add({"", "Mod", 10, 21, infer_mod});
-  r.add({"", "BitShift", 11, 21, infer_bitshift});
+  r.add({"", "SwiGLU", 28, 28, infer_swiglu});
+  r.add({"", "Mod", 10, 28, infer_mod});
+  r.add({"", "BitShift", 11, 28, infer_bitshift});
   for (std::string_view op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"})
     r.add({"", op, 18, 21, infer_binary_plain<Types::Int, false, false>});
   for (std::string_view op : {"And", "Or", "Xor"}) r.add({"", op, 1, 21, infer_binary_plain<Types::Bool, true, true>});
@@ -409,10 +437,11 @@ void register_elementwise_schemas(OpSchemaRegistry& r) {
   r.add({"", "Where", 9, 21, infer_where});
 
   // Type conversion and pass-through.
-  r.add({"", "Cast", 1, 21, infer_cast});
-  r.add({"", "CastLike", 15, 21, infer_castlike});
-  r.add({"", "Identity", 1, 21, infer_identity});
-  r.add({"", "Dropout", 1, 21, infer_dropout});
+  r.add({"", "Cast", 1, 28, infer_cast});
+  r.add({"", "CastLike", 15, 25, infer_castlike});
+  r.add({"", "BitCast", 26, 26, infer_bitcast});
+  r.add({"", "Identity", 1, 25, infer_identity});
+  r.add({"", "Dropout", 1, 22, infer_dropout});
 }
 
 }  // namespace ignis::ir

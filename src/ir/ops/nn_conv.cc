@@ -72,8 +72,8 @@ Status infer_conv_transpose(InferContext& ctx) {
 }  // namespace
 
 void register_conv_schemas(OpSchemaRegistry& r) {
-  r.add({"", "Conv", 1, 21, infer_conv});
-  r.add({"", "ConvTranspose", 1, 21, infer_conv_transpose});
+  r.add({"", "Conv", 1, 22, infer_conv});
+  r.add({"", "ConvTranspose", 1, 22, infer_conv_transpose});
 }
 
 }  // namespace ignis::ir::nn_ops

@@ -92,7 +92,7 @@ Status infer_einsum(InferContext& ctx) {
 void register_matmul_schemas(OpSchemaRegistry& r) {
   r.add({"", "MatMul", 1, 21, infer_matmul});
   r.add({"", "Gemm", 1, 21, infer_gemm});
-  r.add({"", "Einsum", 12, 21, infer_einsum});
+  r.add({"", "Einsum", 12, 28, infer_einsum});
 }
 
 }  // namespace ignis::ir::nn_ops

@@ -137,15 +137,29 @@ Status infer_mvn(InferContext& ctx) {
   return Status::ok();
 }
 
+// LpNormalization: X / ||X||_p along `axis`, p 1 or 2.
+Status infer_lp_normalization(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
+  IGNIS_RETURN_IF_ERROR(expect_float_input(ctx, 0, "input"));
+  const Shape& x = ctx.input_shape(0);
+  const int64_t axis = ctx.attrs().get_int("axis", -1);
+  if (!normalize_axis(axis, x.rank())) return ctx.fail("attribute 'axis' ", axis, " is out of range for input ", x.str());
+  const int64_t p = ctx.attrs().get_int("p", 2);
+  if (p != 1 && p != 2) return ctx.fail("attribute 'p' must be 1 or 2, got ", p);
+  ctx.set_output(0, ctx.input_dtype(0), x);
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_norm_schemas(OpSchemaRegistry& r) {
   r.add({"", "BatchNormalization", 1, 21, infer_batch_norm});
-  r.add({"", "InstanceNormalization", 1, 21, infer_instance_norm});
+  r.add({"", "InstanceNormalization", 1, 22, infer_instance_norm});
   r.add({"", "LayerNormalization", 17, 21, infer_layer_norm});
   r.add({"", "GroupNormalization", 18, 21, infer_group_norm});
   r.add({"", "LRN", 1, 21, infer_lrn});
   r.add({"", "MeanVarianceNormalization", 9, 21, infer_mvn});
+  r.add({"", "LpNormalization", 1, 22, infer_lp_normalization});
 }
 
 }  // namespace ignis::ir::nn_ops

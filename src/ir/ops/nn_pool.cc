@@ -117,13 +117,13 @@ Status infer_max_unpool(InferContext& ctx) {
 }  // namespace
 
 void register_pool_schemas(OpSchemaRegistry& r) {
-  r.add({"", "MaxPool", 1, 21, infer_max_pool});
-  r.add({"", "AveragePool", 1, 21, infer_average_pool});
-  r.add({"", "LpPool", 1, 21, infer_lp_pool});
-  r.add({"", "GlobalAveragePool", 1, 21, infer_global_pool});
-  r.add({"", "GlobalMaxPool", 1, 21, infer_global_pool});
-  r.add({"", "GlobalLpPool", 1, 21, infer_global_pool});
-  r.add({"", "MaxUnpool", 9, 21, infer_max_unpool});
+  r.add({"", "MaxPool", 1, 22, infer_max_pool});
+  r.add({"", "AveragePool", 1, 22, infer_average_pool});
+  r.add({"", "LpPool", 1, 22, infer_lp_pool});
+  r.add({"", "GlobalAveragePool", 1, 22, infer_global_pool});
+  r.add({"", "GlobalMaxPool", 1, 22, infer_global_pool});
+  r.add({"", "GlobalLpPool", 1, 22, infer_global_pool});
+  r.add({"", "MaxUnpool", 9, 22, infer_max_unpool});
 }
 
 }  // namespace ignis::ir::nn_ops

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Schemas and shape inference for the linear quantization ops: QuantizeLinear,
-// DequantizeLinear (per-tensor and per-axis scales; the blocked form of opset 21 is refused) and
-// DynamicQuantizeLinear.
+// DequantizeLinear (per-tensor and per-axis scales; the blocked form of opset 21 is refused),
+// DynamicQuantizeLinear, and the integer ops MatMulInteger, ConvInteger, QLinearMatMul and
+// QLinearConv.
+#include <initializer_list>
 #include <string_view>
+#include <vector>
 
 #include "core/broadcast.h"
 #include "ir/op_schema.h"
@@ -37,6 +40,16 @@ Status check_scale_and_zero_point(const InferContext& ctx, std::string_view scal
   return Status::ok();
 }
 
+// A type attribute (an ONNX TensorProto element type) that is absent, 0, or names `dtype`.
+Status expect_type_attr_or(const InferContext& ctx, std::string_view name, DType dtype) {
+  const Attribute* a = ctx.attrs().find(name);
+  if (a == nullptr || a->i == 0) return Status::ok();
+  auto t = dtype_from_onnx(static_cast<int32_t>(a->i));
+  if (!t || *t != dtype)
+    return ctx.unsupported(str_cat("attribute '", name, "' ", a->i, " differs from the scale's type ", dtype_name(dtype)));
+  return Status::ok();
+}
+
 Status infer_quantize_linear(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 3));
   IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(0, DTypeSet{DType::F32, DType::F16, DType::BF16, DType::I32}));
@@ -55,6 +68,8 @@ Status infer_quantize_linear(InferContext& ctx) {
     out = *t;
   }
   IGNIS_RETURN_IF_ERROR(check_scale_and_zero_point(ctx, "y_scale"));
+  // QuantizeLinear-23: the division runs at `precision`; the kernels divide at y_scale's type.
+  IGNIS_RETURN_IF_ERROR(expect_type_attr_or(ctx, "precision", ctx.input_dtype(1)));
   ctx.set_output(0, out, ctx.input_shape(0));
   return Status::ok();
 }
@@ -67,6 +82,8 @@ Status infer_dequantize_linear(InferContext& ctx) {
     return ctx.fail("input 2 (zero point) must have input 0's dtype ", dtype_name(ctx.input_dtype(0)), ", got ",
                     dtype_name(ctx.input_dtype(2)));
   IGNIS_RETURN_IF_ERROR(check_scale_and_zero_point(ctx, "x_scale"));
+  // DequantizeLinear-23 may name the output type; the kernels write x_scale's type.
+  IGNIS_RETURN_IF_ERROR(expect_type_attr_or(ctx, "output_dtype", ctx.input_dtype(1)));
   ctx.set_output(0, ctx.input_dtype(1), ctx.input_shape(0));
   return Status::ok();
 }
@@ -81,11 +98,108 @@ Status infer_dynamic_quantize_linear(InferContext& ctx) {
   return Status::ok();
 }
 
+// The integer ops' output shape is their float op's: run that op's inference on float32
+// stand-ins of the data inputs (`data` lists them: {input index, role}), with the node's
+// attributes, and give the result `out`'s dtype.
+Status infer_like_float_op(InferContext& ctx, std::string_view float_op, std::initializer_list<int> data, DType out) {
+  std::vector<ValueType> stand_ins;
+  for (int i : data) stand_ins.push_back({DType::F32, ctx.input_shape(i)});
+  std::vector<const ValueType*> inputs;
+  for (const auto& v : stand_ins) inputs.push_back(&v);
+  std::vector<const Tensor*> values(inputs.size(), nullptr);
+  const OpSchema* schema = OpSchemaRegistry::global().find("", float_op, 13);
+  if (schema == nullptr) return ctx.error(str_cat("no schema for ", float_op));
+  InferContext inner("", float_op, 13, ctx.attrs(), inputs, values, 1);
+  Status s = schema->infer(inner);
+  if (!s.is_ok()) return Status(s.code(), str_cat(ctx.error("").message(), "as ", float_op, ": ", s.message()));
+  ctx.set_output(0, out, inner.outputs()[0].shape);
+  return Status::ok();
+}
+
+constexpr DTypeSet kIntegerTypes{DType::U8, DType::I8};
+
+// A zero point or scale that is a scalar, or a vector of `n` entries when `n` > 0.
+Status expect_scalar_or_vector(const InferContext& ctx, int i, std::string_view name, int64_t n) {
+  if (!ctx.has_input(i)) return Status::ok();
+  const Shape& s = ctx.input_shape(i);
+  if (s.numel() == 1 && s.rank() <= 1) return Status::ok();
+  if (n > 0 && s.rank() == 1 && s[0] == n) return Status::ok();
+  return ctx.unsupported(str_cat("input ", i, " (", name, ") of shape ", s.str(), " (supported: a scalar",
+                                 n > 0 ? str_cat(" or ", n, " entries") : std::string(), ")"));
+}
+
+// MatMulInteger(A, B, a_zero_point?, b_zero_point?) -> int32.
+Status infer_matmul_integer(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 4));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(0, kIntegerTypes));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(1, kIntegerTypes));
+  const Shape& a = ctx.input_shape(0);
+  const Shape& b = ctx.input_shape(1);
+  IGNIS_RETURN_IF_ERROR(expect_scalar_or_vector(ctx, 2, "a_zero_point", a.rank() >= 2 ? a[a.rank() - 2] : 0));
+  IGNIS_RETURN_IF_ERROR(expect_scalar_or_vector(ctx, 3, "b_zero_point", b.rank() >= 1 ? b[b.rank() - 1] : 0));
+  return infer_like_float_op(ctx, "MatMul", {0, 1}, DType::I32);
+}
+
+// ConvInteger(x, w, x_zero_point?, w_zero_point?) -> int32.
+Status infer_conv_integer(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 4));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(0, kIntegerTypes));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(1, kIntegerTypes));
+  IGNIS_RETURN_IF_ERROR(expect_scalar_or_vector(ctx, 2, "x_zero_point", 0));
+  const Shape& w = ctx.input_shape(1);
+  IGNIS_RETURN_IF_ERROR(expect_scalar_or_vector(ctx, 3, "w_zero_point", w.rank() >= 1 ? w[0] : 0));
+  return infer_like_float_op(ctx, "Conv", {0, 1}, DType::I32);
+}
+
+// The output dtype of QLinearMatMul/QLinearConv: y_zero_point's (input 7).
+Result<DType> qlinear_output(const InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(0, kIntegerTypes));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(3, kIntegerTypes));
+  for (int i : {1, 4, 6}) IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(i, kScaleTypes));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(7, kIntegerTypes));
+  for (int i : {1, 2, 6, 7}) IGNIS_RETURN_IF_ERROR(expect_scalar_or_vector(ctx, i, "scale or zero point", 0));
+  return ctx.input_dtype(7);
+}
+
+// QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp): per-column b scales.
+Status infer_qlinear_matmul(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(8, 8));
+  IGNIS_ASSIGN_OR_RETURN(DType out, qlinear_output(ctx));
+  const Shape& b = ctx.input_shape(3);
+  const int64_t cols = b.rank() >= 1 ? b[b.rank() - 1] : 0;
+  IGNIS_RETURN_IF_ERROR(expect_scalar_or_vector(ctx, 4, "b_scale", cols));
+  IGNIS_RETURN_IF_ERROR(expect_scalar_or_vector(ctx, 5, "b_zero_point", cols));
+  return infer_like_float_op(ctx, "MatMul", {0, 3}, out);
+}
+
+// QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B?): per-output-channel w
+// scales and zero points, int32 bias.
+Status infer_qlinear_conv(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(8, 9));
+  IGNIS_ASSIGN_OR_RETURN(DType out, qlinear_output(ctx));
+  const Shape& w = ctx.input_shape(3);
+  const int64_t channels = w.rank() >= 1 ? w[0] : 0;
+  IGNIS_RETURN_IF_ERROR(expect_scalar_or_vector(ctx, 4, "w_scale", channels));
+  IGNIS_RETURN_IF_ERROR(expect_scalar_or_vector(ctx, 5, "w_zero_point", channels));
+  if (ctx.has_input(8)) {
+    IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(8, DTypeSet{DType::I32}));
+    if (!(ctx.input_shape(8) == Shape{channels}))
+      return ctx.fail("input 8 (B) must have ", channels, " entries, got ", ctx.input_shape(8).str());
+  }
+  return infer_like_float_op(ctx, "Conv", {0, 3}, out);
+}
+
 }  // namespace
 
 void register_quantize_schemas(OpSchemaRegistry& r) {
-  r.add({"", "QuantizeLinear", 10, 21, infer_quantize_linear});
-  r.add({"", "DequantizeLinear", 10, 21, infer_dequantize_linear});
+  r.add({"", "MatMulInteger", 10, 10, infer_matmul_integer});
+  r.add({"", "ConvInteger", 10, 10, infer_conv_integer});
+  // QLinearMatMul-21 adds float8 types and float16/bfloat16 scales.
+  r.add({"", "QLinearMatMul", 10, 21, infer_qlinear_matmul});
+  r.add({"", "QLinearConv", 10, 10, infer_qlinear_conv});
+  // Versions 24-28 add element types ignis does not load (float8e8m0, int2, float6).
+  r.add({"", "QuantizeLinear", 10, 28, infer_quantize_linear});
+  r.add({"", "DequantizeLinear", 10, 28, infer_dequantize_linear});
   r.add({"", "DynamicQuantizeLinear", 11, 21, infer_dynamic_quantize_linear});
 }
 

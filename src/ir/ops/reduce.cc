@@ -188,14 +188,14 @@ Status infer_negative_log_likelihood_loss(InferContext& ctx) {
 void register_reduce_schemas(OpSchemaRegistry& r) {
   for (std::string_view op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
                               "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
-    r.add({"", op, 1, 21, infer_reduce});
+    r.add({"", op, 1, 28, infer_reduce});  // LogSum/LogSumExp-28 drop the integer types
   r.add({"", "ArgMax", 1, 21, infer_arg_reduce});
   r.add({"", "ArgMin", 1, 21, infer_arg_reduce});
   r.add({"", "Softmax", 1, 21, infer_softmax_like});
   r.add({"", "LogSoftmax", 1, 21, infer_softmax_like});
   r.add({"", "Hardmax", 1, 21, infer_softmax_like});
   r.add({"", "SoftmaxCrossEntropyLoss", 12, 21, infer_softmax_cross_entropy_loss});
-  r.add({"", "NegativeLogLikelihoodLoss", 12, 21, infer_negative_log_likelihood_loss});
+  r.add({"", "NegativeLogLikelihoodLoss", 12, 22, infer_negative_log_likelihood_loss});
 }
 
 }  // namespace ignis::ir

@@ -616,6 +616,9 @@ Status infer_space_to_depth(InferContext& ctx) {
   if (!ctx.attrs().has("blocksize")) return ctx.error("attribute 'blocksize' is required");
   const int64_t b = ctx.attrs().get_int("blocksize");
   if (b <= 0 || b > (int64_t{1} << 20)) return ctx.fail("attribute 'blocksize' must be positive, got ", b);
+  const std::string mode = ctx.attrs().get_string("mode", "DCR");
+  if (mode != "DCR" && (mode != "CRD" || ctx.opset() < 28))
+    return ctx.fail("attribute 'mode' '", mode, "' must be DCR", ctx.opset() >= 28 ? " or CRD" : "");
   if (in[2] % b != 0 || in[3] % b != 0)
     return ctx.fail("spatial dims of input ", in.str(), " are not divisible by blocksize ", b);
   std::vector<int64_t> dims = {in[0], 0, in[2] / b, in[3] / b};
@@ -628,24 +631,24 @@ Status infer_space_to_depth(InferContext& ctx) {
 }  // namespace
 
 void register_tensor_schemas(OpSchemaRegistry& r) {
-  r.add({"", "Shape", 1, 21, infer_shape_op});
-  r.add({"", "Size", 1, 21, infer_size});
-  r.add({"", "Reshape", 1, 21, infer_reshape});
-  r.add({"", "Flatten", 1, 21, infer_flatten});
-  r.add({"", "Squeeze", 1, 21, infer_squeeze});
-  r.add({"", "Unsqueeze", 1, 21, infer_unsqueeze});
-  r.add({"", "Transpose", 1, 21, infer_transpose});
+  r.add({"", "Shape", 1, 25, infer_shape_op});
+  r.add({"", "Size", 1, 25, infer_size});
+  r.add({"", "Reshape", 1, 25, infer_reshape});
+  r.add({"", "Flatten", 1, 25, infer_flatten});
+  r.add({"", "Squeeze", 1, 25, infer_squeeze});
+  r.add({"", "Unsqueeze", 1, 25, infer_unsqueeze});
+  r.add({"", "Transpose", 1, 25, infer_transpose});
   r.add({"", "Concat", 1, 21, infer_concat});
   r.add({"", "Split", 1, 21, infer_split});
   r.add({"", "Slice", 1, 21, infer_slice});
   r.add({"", "Expand", 8, 21, infer_expand});
   r.add({"", "Tile", 1, 21, infer_tile});
-  r.add({"", "Pad", 1, 21, infer_pad});
-  r.add({"", "ConstantOfShape", 9, 21, infer_constant_of_shape});
-  r.add({"", "Range", 11, 21, infer_range});
-  r.add({"", "EyeLike", 9, 21, infer_eye_like});
-  r.add({"", "DepthToSpace", 1, 21, infer_depth_to_space});
-  r.add({"", "SpaceToDepth", 1, 21, infer_space_to_depth});
+  r.add({"", "Pad", 1, 25, infer_pad});  // 21-25 add float8, int4, float4, int2 types
+  r.add({"", "ConstantOfShape", 9, 25, infer_constant_of_shape});
+  r.add({"", "Range", 11, 27, infer_range});  // Range-27's stash_type concerns float16 only
+  r.add({"", "EyeLike", 9, 22, infer_eye_like});
+  r.add({"", "DepthToSpace", 1, 28, infer_depth_to_space});
+  r.add({"", "SpaceToDepth", 1, 28, infer_space_to_depth});
   tensor_ops::register_tensor_index_schemas(r);
 }
 

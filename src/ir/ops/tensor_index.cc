@@ -231,6 +231,34 @@ Status infer_reverse_sequence(InferContext& ctx) {
   return Status::ok();
 }
 
+// TensorScatter-24(past_cache, update, write_indices?): the cache with `update` written along
+// `axis` (not the batch axis) from each batch entry's write index.
+Status infer_tensor_scatter(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 3));
+  IGNIS_RETURN_IF_ERROR(expect_data_input(ctx, 0));
+  const Shape& cache = ctx.input_shape(0);
+  const Shape& update = ctx.input_shape(1);
+  if (ctx.input_dtype(1) != ctx.input_dtype(0))
+    return ctx.fail("input 'update' must have the cache's dtype ", dtype_name(ctx.input_dtype(0)), ", got ",
+                    dtype_name(ctx.input_dtype(1)));
+  if (cache.rank() < 2 || update.rank() != cache.rank())
+    return ctx.fail("inputs 'past_cache' ", cache.str(), " and 'update' ", update.str(), " must have one rank >= 2");
+  IGNIS_ASSIGN_OR_RETURN(int axis, resolve_axis(ctx, ctx.attrs().get_int("axis", -2), cache.rank(), "attribute 'axis'"));
+  if (axis == 0) return ctx.error("attribute 'axis' must not be the batch axis 0");
+  for (int d = 0; d < cache.rank(); ++d)
+    if (d != axis ? update[d] != cache[d] : update[d] > cache[d])
+      return ctx.fail("input 'update' ", update.str(), " does not fit the cache ", cache.str(), " along axis ", axis);
+  const std::string mode = ctx.attrs().get_string("mode", "linear");
+  if (mode != "linear" && mode != "circular") return ctx.fail("attribute 'mode' \"", mode, "\" is not linear or circular");
+  if (ctx.has_input(2)) {
+    IGNIS_RETURN_IF_ERROR(expect_index_input(ctx, 2, "write_indices"));
+    if (!(ctx.input_shape(2) == Shape{cache[0]}))
+      return ctx.fail("input 'write_indices' ", ctx.input_shape(2).str(), " must be [", cache[0], "]");
+  }
+  ctx.set_output(0, ctx.input_dtype(0), cache);
+  return Status::ok();
+}
+
 Status infer_cum_sum(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 2));
   if (!DTypeSet::numeric().contains(ctx.input_dtype(0)))
@@ -340,14 +368,15 @@ void register_tensor_index_schemas(OpSchemaRegistry& r) {
   r.add({"", "ScatterElements", 11, 21, infer_scatter_elements});
   r.add({"", "Scatter", 9, 10, infer_scatter_elements});
   r.add({"", "ScatterND", 11, 21, infer_scatter_nd});
-  r.add({"", "OneHot", 9, 21, infer_one_hot});
+  r.add({"", "OneHot", 9, 28, infer_one_hot});
   r.add({"", "NonZero", 9, 21, infer_non_zero});
-  r.add({"", "Compress", 9, 21, infer_compress});
+  r.add({"", "Compress", 9, 28, infer_compress});
   r.add({"", "Trilu", 14, 21, infer_trilu});
-  r.add({"", "ReverseSequence", 10, 21, infer_reverse_sequence});
+  r.add({"", "ReverseSequence", 10, 28, infer_reverse_sequence});
   r.add({"", "CumSum", 11, 21, infer_cum_sum});
-  r.add({"", "TopK", 1, 21, infer_top_k});
-  r.add({"", "Unique", 11, 21, infer_unique});
+  r.add({"", "TensorScatter", 24, 24, infer_tensor_scatter});
+  r.add({"", "TopK", 1, 24, infer_top_k});
+  r.add({"", "Unique", 11, 28, infer_unique});
 }
 
 }  // namespace ignis::ir::tensor_ops

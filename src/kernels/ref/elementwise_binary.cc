@@ -91,6 +91,8 @@ Status run_binary(KernelContext& ctx, std::string_view name, const Op& op) {
 template <class T>
 struct NumericP : std::bool_constant<kIsNumeric<T>> {};
 template <class T>
+struct FloatP : std::bool_constant<kIsFloat<T>> {};
+template <class T>
 struct IntP : std::bool_constant<kIsInt<T>> {};
 template <class T>
 struct UIntP : std::bool_constant<kIsInt<T> && std::is_unsigned_v<T>> {};
@@ -123,6 +125,16 @@ struct MulOp {
     else return wrap_mul(a, b);
   }
 };
+// SwiGLU-28: a * sigmoid(alpha * a) * b, the gate a through Swish times the value b.
+struct SwiGluOp {
+  float alpha;
+  template <class C>
+  C operator()(C a, C b) const {
+    const C z = C(alpha) * a;
+    const C sig = z >= C(0) ? C(1) / (C(1) + std::exp(-z)) : std::exp(z) / (C(1) + std::exp(z));
+    return a * sig * b;
+  }
+};
 // Integer division truncates toward zero (C semantics, as the ONNX reference does).
 struct DivOp {
   template <class C>
@@ -144,14 +156,19 @@ Status sub_kernel(KernelContext& ctx) { return run_binary<NumericP, false, true>
 Status mul_kernel(KernelContext& ctx) { return run_binary<NumericP, false, true>(ctx, "Mul", MulOp{}); }
 Status div_kernel(KernelContext& ctx) { return run_binary<NumericP, false, true>(ctx, "Div", DivOp{}); }
 
-// Mod: fmod=1 is the C remainder (sign of the dividend); fmod=0 (integers only) takes the
-// sign of the divisor, like Python's %.
+// Mod: fmod=1 is the C remainder (sign of the dividend); fmod=0 takes the sign of the divisor,
+// like Python's % (integers only before Mod-28; Mod-28 defines it for floats too, with a zero
+// result signed like the divisor and x % +-inf = x when the signs agree, else the divisor).
 struct ModOp {
   bool fmod;
   template <class C>
   C operator()(C a, C b) const {
     if constexpr (std::is_floating_point_v<C>) {
-      return std::fmod(a, b);
+      C r = std::fmod(a, b);
+      if (fmod || std::isnan(r)) return r;
+      if (r == 0) return std::copysign(C(0), b);
+      if (std::signbit(r) != std::signbit(b)) r = std::isinf(b) ? b : r + b;
+      return r;
     } else {
       if (b == 0) return C(0);
       if constexpr (std::is_signed_v<C>) {
@@ -165,6 +182,10 @@ struct ModOp {
     }
   }
 };
+
+Status swiglu_kernel(KernelContext& ctx) {
+  return run_binary<FloatP, false, false>(ctx, "SwiGLU", SwiGluOp{ctx.attrs().get_float("alpha", 1.0f)});
+}
 
 Status mod_kernel(KernelContext& ctx) {
   const bool fmod = ctx.attrs().get_int("fmod", 0) != 0;
@@ -235,18 +256,30 @@ Status pow_kernel(KernelContext& ctx) {
 // ---------------------------------------------------------------------------------------------
 // Bits and logic
 
+// BitShift: logical shifts for unsigned types; for signed ones (BitShift-28) the right shift
+// is arithmetic and a left shift drops the bits pushed past the sign bit. A shift count that
+// is negative or not below the bit width leaves only the sign fill: -1 for a right shift of a
+// negative value, else 0.
 struct BitShiftOp {
   bool left;
   template <class C>
   C operator()(C a, C b) const {
-    if (b >= static_cast<C>(sizeof(C) * 8)) return C(0);
-    return left ? static_cast<C>(a << b) : static_cast<C>(a >> b);
+    constexpr int kBits = static_cast<int>(sizeof(C) * 8);
+    using U = std::make_unsigned_t<C>;
+    bool out_of_range = b >= static_cast<C>(kBits);
+    if constexpr (std::is_signed_v<C>) out_of_range = out_of_range || b < 0;
+    if (out_of_range) return !left && a < 0 ? C(-1) : C(0);
+    if (left) return static_cast<C>(static_cast<U>(static_cast<U>(a) << b));
+    if constexpr (std::is_signed_v<C>) {
+      if (a < 0) return static_cast<C>(~static_cast<U>(static_cast<U>(~static_cast<U>(a)) >> b));
+    }
+    return static_cast<C>(static_cast<U>(a) >> b);
   }
 };
 
 Status bitshift_kernel(KernelContext& ctx) {
   const bool left = ctx.attrs().get_string("direction") == "LEFT";
-  return run_binary<UIntP, false, false>(ctx, "BitShift", BitShiftOp{left});
+  return run_binary<IntP, false, false>(ctx, "BitShift", BitShiftOp{left});
 }
 
 Status bitwise_and_kernel(KernelContext& ctx) {
@@ -365,8 +398,6 @@ Status run_variadic(KernelContext& ctx, std::string_view name, const Op& op, boo
   });
 }
 
-template <class T>
-struct FloatP : std::bool_constant<kIsFloat<T>> {};
 
 Status sum_kernel(KernelContext& ctx) { return run_variadic<FloatP>(ctx, "Sum", AddOp{}, false); }
 Status mean_kernel(KernelContext& ctx) { return run_variadic<FloatP>(ctx, "Mean", AddOp{}, true); }
@@ -430,7 +461,8 @@ void register_elementwise_binary(KernelRegistry& r) {
       {"Div", 1, n, "ref/div", div_kernel},
       {"Pow", 1, f | DTypeSet{DType::I32, DType::I64}, "ref/pow", pow_kernel},
       {"Mod", 10, n, "ref/mod", mod_kernel},
-      {"BitShift", 11, DTypeSet::unsigned_ints(), "ref/bitshift", bitshift_kernel},
+      {"SwiGLU", 28, f, "ref/swiglu", swiglu_kernel},
+      {"BitShift", 11, DTypeSet::ints(), "ref/bitshift", bitshift_kernel},
       {"BitwiseAnd", 18, DTypeSet::ints(), "ref/bitwiseand", bitwise_and_kernel},
       {"BitwiseOr", 18, DTypeSet::ints(), "ref/bitwiseor", bitwise_or_kernel},
       {"BitwiseXor", 18, DTypeSet::ints(), "ref/bitwisexor", bitwise_xor_kernel},
@@ -453,7 +485,6 @@ void register_elementwise_binary(KernelRegistry& r) {
     KernelDef def;
     def.op_type = e.op;
     def.since_opset = e.since;
-    def.until_opset = 21;
     def.types = e.types;
     def.type_input = e.type_input;
     def.id = e.id;

@@ -108,6 +108,13 @@ void register_elementwise_misc(KernelRegistry& r) {
   identity.fn = identity_kernel;
   r.add(identity);
 
+  // BitCast copies the bytes; the output already has the target dtype.
+  KernelDef bitcast = identity;
+  bitcast.op_type = "BitCast";
+  bitcast.since_opset = 26;
+  bitcast.id = "ref/bitcast";
+  r.add(bitcast);
+
   KernelDef dropout;
   dropout.op_type = "Dropout";
   dropout.types = DTypeSet::floats();

@@ -204,13 +204,22 @@ Status leaky_relu_kernel(KernelContext& ctx) {
   });
 }
 
+// 1 / (1 + e^-x) without overflow of e^-x for large negative x.
+template <class C>
+C sigmoid(C x) {
+  if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
+  const C e = std::exp(x);
+  return e / (C(1) + e);
+}
+
 Status sigmoid_kernel(KernelContext& ctx) {
-  return run_float(ctx, "Sigmoid", [](auto x) {
-    using C = decltype(x);
-    if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
-    const C e = std::exp(x);
-    return e / (C(1) + e);
-  });
+  return run_float(ctx, "Sigmoid", [](auto x) { return sigmoid(x); });
+}
+
+// Swish-24: x * sigmoid(alpha * x).
+Status swish_kernel(KernelContext& ctx) {
+  const float alpha = ctx.attrs().get_float("alpha", 1.0f);
+  return run_float(ctx, "Swish", [alpha](auto x) { return x * sigmoid(decltype(x)(alpha) * x); });
 }
 
 Status hard_sigmoid_kernel(KernelContext& ctx) {
@@ -407,6 +416,7 @@ void register_elementwise_unary(KernelRegistry& r) {
       {"ThresholdedRelu", 10, f, "ref/thresholdedrelu", thresholded_relu_kernel},
       {"Shrink", 9, n, "ref/shrink", shrink_kernel},
       {"Mish", 18, f, "ref/mish", mish_kernel},
+      {"Swish", 24, f, "ref/swish", swish_kernel},
       {"Gelu", 20, f, "ref/gelu", gelu_kernel},
       {"Clip", 1, n, "ref/clip", clip_kernel},
   };
@@ -414,7 +424,6 @@ void register_elementwise_unary(KernelRegistry& r) {
     KernelDef def;
     def.op_type = e.op;
     def.since_opset = e.since;
-    def.until_opset = 21;
     def.types = e.types;
     def.id = e.id;
     def.fn = e.fn;

@@ -105,8 +105,8 @@ void apply_activation(const Activation& a, float* v, int64_t n) {
 // The reference (ISA-less) float32 kernel of an ai.onnx op, found once.
 KernelFn find_reference(std::string_view op_type) {
   for (const auto& d : KernelRegistry::global().all())
-    if (d.domain.empty() && d.op_type == op_type && d.isa == Isa::None && d.backend == Backend::Cpu && d.fn &&
-        d.types.contains(DType::F32) && d.since_opset <= 13 && d.until_opset >= 13)
+    if (d.implements("", op_type, 13) && d.isa == Isa::None && d.backend == Backend::Cpu && d.fn &&
+        d.types.contains(DType::F32))
       return d.fn;
   return nullptr;
 }

@@ -379,9 +379,9 @@ constexpr DTypeSet kConvTypes{DType::F32, DType::F64, DType::F16};
 }  // namespace
 
 void register_nn_conv(KernelRegistry& r) {
-  r.add({.domain = "", .op_type = "Conv", .since_opset = 1, .until_opset = 21, .types = kConvTypes,
+  r.add({.domain = "", .op_type = "Conv", .since_opset = 1, .types = kConvTypes,
          .id = "ref/conv", .fn = conv_kernel});
-  r.add({.domain = "", .op_type = "ConvTranspose", .since_opset = 1, .until_opset = 21, .types = kConvTypes,
+  r.add({.domain = "", .op_type = "ConvTranspose", .since_opset = 1, .types = kConvTypes,
          .id = "ref/convtranspose", .fn = conv_transpose_kernel});
 }
 

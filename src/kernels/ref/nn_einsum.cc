@@ -214,7 +214,7 @@ Status einsum_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_nn_einsum(KernelRegistry& r) {
-  r.add({.domain = "", .op_type = "Einsum", .since_opset = 12, .until_opset = 21, .types = DTypeSet::numeric(),
+  r.add({.domain = "", .op_type = "Einsum", .since_opset = 12, .types = DTypeSet::numeric(),
          .id = "ref/einsum", .fn = einsum_kernel});
 }
 

@@ -501,9 +501,9 @@ constexpr DTypeSet kMatMulTypes{DType::F32, DType::F64, DType::F16, DType::BF16,
 }  // namespace
 
 void register_nn_gemm(KernelRegistry& r) {
-  r.add({.domain = "", .op_type = "MatMul", .since_opset = 1, .until_opset = 21, .types = kMatMulTypes,
+  r.add({.domain = "", .op_type = "MatMul", .since_opset = 1, .types = kMatMulTypes,
          .id = "ref/matmul", .fn = matmul_kernel});
-  r.add({.domain = "", .op_type = "Gemm", .since_opset = 1, .until_opset = 21, .types = kMatMulTypes,
+  r.add({.domain = "", .op_type = "Gemm", .since_opset = 1, .types = kMatMulTypes,
          .id = "ref/gemm", .fn = gemm_kernel});
 }
 

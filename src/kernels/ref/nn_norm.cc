@@ -276,23 +276,58 @@ Status mvn_kernel(KernelContext& ctx) {
   });
 }
 
+// ---- LpNormalization ------------------------------------------------------------------------
+
+// Y = X / ||X||_p over `axis` (p = 1 or 2); a zero norm gives 0, as LpNormalization-22 defines.
+Status lp_normalization_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Shape& shape = x.shape();
+  const int axis = static_cast<int>(*normalize_axis(ctx.attrs().get_int("axis", -1), shape.rank()));
+  const bool l1 = ctx.attrs().get_int("p", 2) == 1;
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i) outer *= shape[i];
+  for (int i = axis + 1; i < shape.rank(); ++i) inner *= shape[i];
+  const int64_t n = shape[axis];
+  return visit_float(x.dtype(), "LpNormalization", [&](auto tag) {
+    using T = decltype(tag);
+    const T* xs = x.data_as<T>();
+    T* ys = ctx.output(0).data_as<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t base = o * n * inner + i;
+        double norm = 0.0;
+        for (int64_t k = 0; k < n; ++k) {
+          const double v = static_cast<double>(to_compute(xs[base + k * inner]));
+          norm += l1 ? std::fabs(v) : v * v;
+        }
+        if (!l1) norm = std::sqrt(norm);
+        for (int64_t k = 0; k < n; ++k) {
+          const double v = static_cast<double>(to_compute(xs[base + k * inner]));
+          ys[base + k * inner] = from_compute<T>(norm == 0.0 ? 0.0 : v / norm);
+        }
+      }
+  });
+}
+
 constexpr DTypeSet kFloats = DTypeSet::floats();
 
 }  // namespace
 
 void register_nn_norm(KernelRegistry& r) {
-  r.add({.domain = "", .op_type = "BatchNormalization", .since_opset = 1, .until_opset = 21, .types = kFloats,
+  r.add({.domain = "", .op_type = "BatchNormalization", .since_opset = 1, .types = kFloats,
          .id = "ref/batchnormalization", .fn = batch_norm_kernel});
-  r.add({.domain = "", .op_type = "InstanceNormalization", .since_opset = 1, .until_opset = 21, .types = kFloats,
+  r.add({.domain = "", .op_type = "InstanceNormalization", .since_opset = 1, .types = kFloats,
          .id = "ref/instancenormalization", .fn = instance_norm_kernel});
-  r.add({.domain = "", .op_type = "LayerNormalization", .since_opset = 17, .until_opset = 21, .types = kFloats,
+  r.add({.domain = "", .op_type = "LayerNormalization", .since_opset = 17, .types = kFloats,
          .id = "ref/layernormalization", .fn = layer_norm_kernel});
-  r.add({.domain = "", .op_type = "GroupNormalization", .since_opset = 18, .until_opset = 21, .types = kFloats,
+  r.add({.domain = "", .op_type = "GroupNormalization", .since_opset = 18, .types = kFloats,
          .id = "ref/groupnormalization", .fn = group_norm_kernel});
-  r.add({.domain = "", .op_type = "LRN", .since_opset = 1, .until_opset = 21, .types = kFloats, .id = "ref/lrn",
+  r.add({.domain = "", .op_type = "LRN", .since_opset = 1, .types = kFloats, .id = "ref/lrn",
          .fn = lrn_kernel});
-  r.add({.domain = "", .op_type = "MeanVarianceNormalization", .since_opset = 9, .until_opset = 21,
+  r.add({.domain = "", .op_type = "MeanVarianceNormalization", .since_opset = 9,
          .types = kFloats, .id = "ref/meanvariancenormalization", .fn = mvn_kernel});
+  r.add({.domain = "", .op_type = "LpNormalization", .since_opset = 1, .types = kFloats, .id = "ref/lpnormalization",
+         .fn = lp_normalization_kernel});
 }
 
 }  // namespace ignis::kernels::ref

@@ -336,19 +336,19 @@ constexpr DTypeSet kPoolTypes{DType::F32, DType::F64, DType::F16};
 }  // namespace
 
 void register_nn_pool(KernelRegistry& r) {
-  r.add({.domain = "", .op_type = "MaxPool", .since_opset = 1, .until_opset = 21,
+  r.add({.domain = "", .op_type = "MaxPool", .since_opset = 1,
          .types = kPoolTypes | DTypeSet{DType::I8, DType::U8}, .id = "ref/maxpool", .fn = max_pool_kernel});
-  r.add({.domain = "", .op_type = "AveragePool", .since_opset = 1, .until_opset = 21, .types = kPoolTypes,
+  r.add({.domain = "", .op_type = "AveragePool", .since_opset = 1, .types = kPoolTypes,
          .id = "ref/averagepool", .fn = average_pool_kernel});
-  r.add({.domain = "", .op_type = "LpPool", .since_opset = 1, .until_opset = 21, .types = kPoolTypes,
+  r.add({.domain = "", .op_type = "LpPool", .since_opset = 1, .types = kPoolTypes,
          .id = "ref/lppool", .fn = lp_pool_kernel});
-  r.add({.domain = "", .op_type = "GlobalAveragePool", .since_opset = 1, .until_opset = 21, .types = kPoolTypes,
+  r.add({.domain = "", .op_type = "GlobalAveragePool", .since_opset = 1, .types = kPoolTypes,
          .id = "ref/globalaveragepool", .fn = global_pool<0>});
-  r.add({.domain = "", .op_type = "GlobalMaxPool", .since_opset = 1, .until_opset = 21, .types = kPoolTypes,
+  r.add({.domain = "", .op_type = "GlobalMaxPool", .since_opset = 1, .types = kPoolTypes,
          .id = "ref/globalmaxpool", .fn = global_pool<1>});
-  r.add({.domain = "", .op_type = "GlobalLpPool", .since_opset = 1, .until_opset = 21, .types = kPoolTypes,
+  r.add({.domain = "", .op_type = "GlobalLpPool", .since_opset = 1, .types = kPoolTypes,
          .id = "ref/globallppool", .fn = global_pool<2>});
-  r.add({.domain = "", .op_type = "MaxUnpool", .since_opset = 9, .until_opset = 21, .types = kPoolTypes,
+  r.add({.domain = "", .op_type = "MaxUnpool", .since_opset = 9, .types = kPoolTypes,
          .id = "ref/maxunpool", .fn = max_unpool_kernel});
 }
 

@@ -283,7 +283,7 @@ Status upsample_kernel(KernelContext& ctx) { return run_resize(ctx, true); }
 }  // namespace
 
 void register_nn_resize(KernelRegistry& r) {
-  r.add({.domain = "", .op_type = "Resize", .since_opset = 10, .until_opset = 21, .types = DTypeSet::all(),
+  r.add({.domain = "", .op_type = "Resize", .since_opset = 10, .types = DTypeSet::all(),
          .id = "ref/resize", .fn = resize_kernel});
   r.add({.domain = "", .op_type = "Upsample", .since_opset = 7, .until_opset = 9, .types = DTypeSet::all(),
          .id = "ref/upsample", .fn = upsample_kernel});

@@ -142,7 +142,10 @@ Status dynamic_quantize_linear_kernel(KernelContext& ctx) {
 
 }  // namespace
 
+void register_quantize_integer(KernelRegistry& r);  // quantize_integer.cc
+
 void register_quantize(KernelRegistry& r) {
+  register_quantize_integer(r);
   KernelDef q;
   q.op_type = "QuantizeLinear";
   q.since_opset = 10;

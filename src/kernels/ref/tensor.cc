@@ -520,8 +520,14 @@ Status space_to_depth_kernel(KernelContext& ctx) {
   Tensor& out = ctx.output(0);
   const int64_t b = ctx.attrs().get_int("blocksize");
   const auto s = dense_strides(in);
+  // Output channel (bh * b + bw) * C + c in DCR order, c * b * b + bh * b + bw in CRD
+  // (SpaceToDepth-28): walk the input in the output's order.
   std::vector<int64_t> dims = {in.dim(0), b, b, in.dim(1), out.dim(2), out.dim(3)};
   std::vector<int64_t> strides = {s[0], s[2], s[3], s[1], b * s[2], b * s[3]};
+  if (ctx.attrs().get_string("mode", "DCR") == "CRD") {
+    dims = {in.dim(0), in.dim(1), b, b, out.dim(2), out.dim(3)};
+    strides = {s[0], s[1], s[2], s[3], b * s[2], b * s[3]};
+  }
   strided_copy(out.data(), in.data(), dims, strides, dtype_size(in.dtype()), ctx.pool());
   return Status::ok();
 }

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/broadcast.h"
 #include "core/dtype_dispatch.h"
 #include "core/strings.h"
 #include "kernels/ref/tensor_internal.h"
@@ -358,6 +359,38 @@ Status reverse_sequence_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
+// TensorScatter: copies the cache, then each [prefix, step] row of `update` to the cache row at
+// write_indices[batch] + step (modulo the cache length in circular mode).
+Status tensor_scatter_kernel(KernelContext& ctx) {
+  const Tensor& cache = ctx.input(0);
+  const Tensor& update = ctx.input(1);
+  Tensor& out = ctx.output(0);
+  const int rank = cache.rank();
+  const int axis = static_cast<int>(*ignis::normalize_axis(ctx.attrs().get_int("axis", -2), rank));
+  const bool circular = ctx.attrs().get_string("mode", "linear") == "circular";
+  if (out.data() != cache.data() && cache.nbytes() > 0) std::memcpy(out.data(), cache.data(), cache.nbytes());
+  const auto esize = static_cast<int64_t>(dtype_size(cache.dtype()));
+  const int64_t row = cache.shape().numel(axis + 1, rank) * esize;  // bytes of one step
+  const int64_t prefix = cache.shape().numel(0, axis), per_batch = prefix / std::max<int64_t>(cache.dim(0), 1);
+  const int64_t max_len = cache.dim(axis), len = update.dim(axis);
+  for (int64_t p = 0; p < prefix; ++p) {
+    const int64_t b = p / std::max<int64_t>(per_batch, 1);
+    int64_t start = 0;
+    if (ctx.has_input(2)) start = load_as_int64(ctx.input(2).dtype(), ctx.input(2).data(), b);
+    for (int64_t t = 0; t < len; ++t) {
+      int64_t dst = start + t;
+      if (circular) dst = ((dst % max_len) + max_len) % max_len;
+      if (dst < 0 || dst >= max_len)
+        return out_of_range(str_cat("TensorScatter: write index ", start, " + ", t, " is outside the cache length ",
+                                    max_len));
+      if (row == 0) continue;
+      std::memcpy(bytes_of(out) + (p * max_len + dst) * row, bytes_of(update) + (p * len + t) * row,
+                  static_cast<size_t>(row));
+    }
+  }
+  return Status::ok();
+}
+
 Status cum_sum_kernel(KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
   Tensor& out = ctx.output(0);
@@ -525,12 +558,13 @@ void register_tensor_index(KernelRegistry& r) {
   add_kernel(r, "ScatterElements", 11, all, "ref/scatterelements", scatter_elements_kernel);
   add_kernel(r, "Scatter", 9, all, "ref/scatter", scatter_elements_kernel, /*until=*/10);
   add_kernel(r, "ScatterND", 11, all, "ref/scatternd", scatter_nd_kernel);
-  add_kernel(r, "OneHot", 9, all, "ref/onehot", one_hot_kernel, 21, /*type_input=*/2);
+  add_kernel(r, "OneHot", 9, all, "ref/onehot", one_hot_kernel, kAnyOpVersion, /*type_input=*/2);
   add_kernel(r, "NonZero", 9, all, "ref/nonzero", non_zero_kernel);
   add_kernel(r, "Compress", 9, all, "ref/compress", compress_kernel);
   add_kernel(r, "Trilu", 14, all, "ref/trilu", trilu_kernel);
   add_kernel(r, "ReverseSequence", 10, all, "ref/reversesequence", reverse_sequence_kernel);
   add_kernel(r, "CumSum", 11, DTypeSet::numeric(), "ref/cumsum", cum_sum_kernel);
+  add_kernel(r, "TensorScatter", 24, all, "ref/tensorscatter", tensor_scatter_kernel);
   add_kernel(r, "TopK", 1, DTypeSet::numeric(), "ref/topk", top_k_kernel);
   add_kernel(r, "Unique", 11, all, "ref/unique", unique_kernel);
 }

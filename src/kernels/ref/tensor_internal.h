@@ -45,7 +45,7 @@ inline std::byte* bytes_of(Tensor& t) { return static_cast<std::byte*>(t.data())
 
 // Adds one reference kernel of this family; `types` constrains input `type_input`.
 inline void add_kernel(KernelRegistry& r, std::string_view op, int since, DTypeSet types, std::string_view id,
-                       KernelFn fn, int until = 21, int type_input = 0) {
+                       KernelFn fn, int until = kAnyOpVersion, int type_input = 0) {
   r.add({.domain = "",
          .op_type = op,
          .since_opset = since,

@@ -9,23 +9,23 @@ namespace ignis::kernels::x86 {
 void register_elementwise(KernelRegistry& r) {
   constexpr DTypeSet kF32{DType::F32};
   // Opset 7 dropped the legacy axis broadcasting; older nodes keep the reference kernels.
-  r.add({.domain = "", .op_type = "Add", .since_opset = 7, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+  r.add({.domain = "", .op_type = "Add", .since_opset = 7, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/add_f32_avx2", .factory = elementwise_f32_create_add});
-  r.add({.domain = "", .op_type = "Sub", .since_opset = 7, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+  r.add({.domain = "", .op_type = "Sub", .since_opset = 7, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/sub_f32_avx2", .factory = elementwise_f32_create_sub});
-  r.add({.domain = "", .op_type = "Mul", .since_opset = 7, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+  r.add({.domain = "", .op_type = "Mul", .since_opset = 7, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/mul_f32_avx2", .factory = elementwise_f32_create_mul});
-  r.add({.domain = "", .op_type = "Div", .since_opset = 7, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+  r.add({.domain = "", .op_type = "Div", .since_opset = 7, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/div_f32_avx2", .factory = elementwise_f32_create_div});
-  r.add({.domain = "", .op_type = "Relu", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+  r.add({.domain = "", .op_type = "Relu", .since_opset = 1, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/relu_f32_avx2", .fn = elementwise_f32_relu});
-  r.add({.domain = "", .op_type = "Sigmoid", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+  r.add({.domain = "", .op_type = "Sigmoid", .since_opset = 1, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/sigmoid_f32_avx2", .fn = elementwise_f32_sigmoid});
-  r.add({.domain = "", .op_type = "Tanh", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+  r.add({.domain = "", .op_type = "Tanh", .since_opset = 1, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/tanh_f32_avx2", .fn = elementwise_f32_tanh});
-  r.add({.domain = "", .op_type = "Exp", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+  r.add({.domain = "", .op_type = "Exp", .since_opset = 1, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/exp_f32_avx2", .fn = elementwise_f32_exp});
-  r.add({.domain = "", .op_type = "Erf", .since_opset = 9, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+  r.add({.domain = "", .op_type = "Erf", .since_opset = 9, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/erf_f32_avx2", .fn = elementwise_f32_erf});
 }
 

@@ -371,12 +371,12 @@ Result<std::unique_ptr<Kernel>> create_fused_conv(const KernelInit& init) {
 
 void register_nn_conv(KernelRegistry& r) {
   // Priority 10: AVX2 4x24 GEMM; 20: AVX-512 8x32, preferred where the CPU has it.
-  r.add({.domain = "", .op_type = "Conv", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+  r.add({.domain = "", .op_type = "Conv", .since_opset = 1, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/conv_f32_4x24", .factory = create_conv<gemm_backend_avx2>});
   r.add({.domain = "ai.ignis", .op_type = "FusedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
          .isa = Isa::Avx2, .priority = 10, .id = "x86/fusedconv_f32_4x24",
          .factory = create_fused_conv<gemm_backend_avx2>});
-  r.add({.domain = "", .op_type = "Conv", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx512,
+  r.add({.domain = "", .op_type = "Conv", .since_opset = 1, .types = kF32, .isa = Isa::Avx512,
          .priority = 20, .id = "x86/conv_f32_8x32", .factory = create_conv<gemm_backend_avx512>});
   r.add({.domain = "ai.ignis", .op_type = "FusedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
          .isa = Isa::Avx512, .priority = 20, .id = "x86/fusedconv_f32_8x32",

@@ -224,16 +224,16 @@ Result<std::unique_ptr<Kernel>> create_gemm(const KernelInit& init) {
 
 void register_nn_gemm(KernelRegistry& r) {
   // Priority 10: AVX2 4x24; 20: AVX-512 8x32, preferred where the CPU has it.
-  r.add({.domain = "", .op_type = "MatMul", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+  r.add({.domain = "", .op_type = "MatMul", .since_opset = 1, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/matmul_f32_4x24", .factory = create_matmul<gemm_backend_avx2>});
-  r.add({.domain = "", .op_type = "Gemm", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+  r.add({.domain = "", .op_type = "Gemm", .since_opset = 1, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/gemm_f32_4x24", .factory = create_gemm<gemm_backend_avx2>});
   r.add({.domain = "ai.ignis", .op_type = "FusedMatMul", .since_opset = 1, .until_opset = 1, .types = kF32,
          .isa = Isa::Avx2, .priority = 10, .id = "x86/fusedmatmul_f32_4x24",
          .factory = create_fused_matmul<gemm_backend_avx2>});
-  r.add({.domain = "", .op_type = "MatMul", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx512,
+  r.add({.domain = "", .op_type = "MatMul", .since_opset = 1, .types = kF32, .isa = Isa::Avx512,
          .priority = 20, .id = "x86/matmul_f32_8x32", .factory = create_matmul<gemm_backend_avx512>});
-  r.add({.domain = "", .op_type = "Gemm", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx512,
+  r.add({.domain = "", .op_type = "Gemm", .since_opset = 1, .types = kF32, .isa = Isa::Avx512,
          .priority = 20, .id = "x86/gemm_f32_8x32", .factory = create_gemm<gemm_backend_avx512>});
   r.add({.domain = "ai.ignis", .op_type = "FusedMatMul", .since_opset = 1, .until_opset = 1, .types = kF32,
          .isa = Isa::Avx512, .priority = 20, .id = "x86/fusedmatmul_f32_8x32",

@@ -8,14 +8,14 @@ namespace ignis::kernels::x86 {
 
 void register_nn_pool(KernelRegistry& r) {
   constexpr DTypeSet kF32{DType::F32};
-  r.add({.domain = "", .op_type = "MaxPool", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+  r.add({.domain = "", .op_type = "MaxPool", .since_opset = 1, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/maxpool_f32_avx2", .factory = pool_f32_create_max});
-  r.add({.domain = "", .op_type = "AveragePool", .since_opset = 1, .until_opset = 21, .types = kF32,
+  r.add({.domain = "", .op_type = "AveragePool", .since_opset = 1, .types = kF32,
          .isa = Isa::Avx2, .priority = 10, .id = "x86/averagepool_f32_avx2", .factory = pool_f32_create_average});
-  r.add({.domain = "", .op_type = "GlobalMaxPool", .since_opset = 1, .until_opset = 21, .types = kF32,
+  r.add({.domain = "", .op_type = "GlobalMaxPool", .since_opset = 1, .types = kF32,
          .isa = Isa::Avx2, .priority = 10, .id = "x86/globalmaxpool_f32_avx2",
          .factory = pool_f32_create_global_max});
-  r.add({.domain = "", .op_type = "GlobalAveragePool", .since_opset = 1, .until_opset = 21, .types = kF32,
+  r.add({.domain = "", .op_type = "GlobalAveragePool", .since_opset = 1, .types = kF32,
          .isa = Isa::Avx2, .priority = 10, .id = "x86/globalaveragepool_f32_avx2",
          .factory = pool_f32_create_global_average});
 }

@@ -292,9 +292,9 @@ void register_nn_transformer(KernelRegistry& r) {
          .isa = Isa::Avx2, .priority = 10, .id = "x86/attention_f32_avx2", .factory = create_attention});
   r.add({.domain = "ai.ignis", .op_type = "SkipLayerNorm", .since_opset = 1, .until_opset = 1, .types = kF32,
          .isa = Isa::Avx2, .priority = 10, .id = "x86/skiplayernorm_f32_avx2", .factory = create_skip_layer_norm});
-  r.add({.domain = "", .op_type = "LayerNormalization", .since_opset = 17, .until_opset = 21, .types = kF32,
+  r.add({.domain = "", .op_type = "LayerNormalization", .since_opset = 17, .types = kF32,
          .isa = Isa::Avx2, .priority = 10, .id = "x86/layernormalization_f32_avx2", .factory = create_layer_norm});
-  r.add({.domain = "", .op_type = "Softmax", .since_opset = 1, .until_opset = 21, .types = kF32, .isa = Isa::Avx2,
+  r.add({.domain = "", .op_type = "Softmax", .since_opset = 1, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/softmax_f32_avx2", .factory = create_softmax});
 }
 

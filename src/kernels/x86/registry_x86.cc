@@ -23,8 +23,8 @@ Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view domain, s
                                                       const KernelInit& init) {
   const KernelDef* best = nullptr;
   for (const KernelDef& d : KernelRegistry::global().all()) {
-    if (d.domain == domain && d.op_type == op_type && d.isa == Isa::None && d.backend == Backend::Cpu &&
-        d.types.contains(DType::F32) && init.opset >= d.since_opset && init.opset <= d.until_opset &&
+    if (d.implements(domain, op_type, init.opset) && d.isa == Isa::None && d.backend == Backend::Cpu &&
+        d.types.contains(DType::F32) &&
         (!best || d.priority < best->priority))
       best = &d;
   }
