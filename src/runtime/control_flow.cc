@@ -208,9 +208,11 @@ class ScanKernel final : public Kernel {
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::make_unique<ScanKernel>();
     IGNIS_ASSIGN_OR_RETURN(k->body_, make_body(init, "body"));
+    k->batched_ = init.opset < 9;
     k->num_scan_inputs_ = static_cast<int>(init.attrs.get_int("num_scan_inputs"));
     k->input_axes_ = init.attrs.get_ints("scan_input_axes");
-    k->input_directions_ = init.attrs.get_ints("scan_input_directions");
+    // Scan-8 names the input directions "directions"; its scan axis is always 0 within a batch.
+    k->input_directions_ = init.attrs.get_ints(k->batched_ ? "directions" : "scan_input_directions");
     k->output_axes_ = init.attrs.get_ints("scan_output_axes");
     k->output_directions_ = init.attrs.get_ints("scan_output_directions");
     return std::unique_ptr<Kernel>(std::move(k));
@@ -219,11 +221,49 @@ class ScanKernel final : public Kernel {
   Status run(KernelContext& ctx) const override {
     const int declared = static_cast<int>(body_.graph->declared_inputs());
     const int states = declared - num_scan_inputs_;
+    if (!batched_) {
+      std::vector<Tensor> ins;
+      for (int i = 0; i < declared; ++i) ins.push_back(ctx.input(i));
+      IGNIS_ASSIGN_OR_RETURN(auto outs, scan(ctx, ins));
+      for (int o = 0; o < ctx.num_outputs(); ++o)
+        if (ctx.has_output(o)) ctx.output(o) = std::move(outs[static_cast<size_t>(o)]);
+      return Status::ok();
+    }
+    // Scan-8: input 0 is sequence_lens; states and scan inputs carry a batch axis 0, scanned
+    // one batch entry at a time.
+    const int64_t batch = ctx.input(1).rank() > 0 ? ctx.input(1).dim(0) : 0;
+    if (ctx.has_input(0)) {
+      const Tensor& lens = ctx.input(0);
+      const int64_t full = ctx.input(1 + states).rank() > 1 ? ctx.input(1 + states).dim(1) : 0;
+      for (int64_t b = 0; b < lens.numel(); ++b)
+        if (load_as_int64(lens.dtype(), lens.data(), b) != full)
+          return unsupported("Scan-8 with sequence_lens shorter than the scan inputs is not supported");
+    }
+    std::vector<Stack> per_output(static_cast<size_t>(ctx.num_outputs()));
+    for (int64_t b = 0; b < batch; ++b) {
+      std::vector<Tensor> ins;
+      for (int i = 0; i < declared; ++i) ins.push_back(slice_along(ctx.input(1 + i), 0, b));
+      IGNIS_ASSIGN_OR_RETURN(auto outs, scan(ctx, ins));
+      for (int o = 0; o < ctx.num_outputs(); ++o)
+        IGNIS_RETURN_IF_ERROR(per_output[static_cast<size_t>(o)].add(std::move(outs[static_cast<size_t>(o)])));
+    }
+    for (int o = 0; o < ctx.num_outputs(); ++o) {
+      if (!ctx.has_output(o)) continue;
+      IGNIS_ASSIGN_OR_RETURN(ctx.output(o), per_output[static_cast<size_t>(o)].join(0, false, ValueInfo{}));
+    }
+    return Status::ok();
+  }
+
+ private:
+  // Scan-9 semantics on `ins` (states, then scan inputs): the final states, then the scan outputs.
+  Result<std::vector<Tensor>> scan(const KernelContext& ctx, const std::vector<Tensor>& ins) const {
+    const int declared = static_cast<int>(ins.size());
+    const int states = declared - num_scan_inputs_;
     const int scan_outputs = static_cast<int>(body_.graph->num_outputs()) - states;
     std::vector<int> axes;
     int64_t length = -1;
     for (int k = 0; k < num_scan_inputs_; ++k) {
-      const Tensor& x = ctx.input(states + k);
+      const Tensor& x = ins[static_cast<size_t>(states + k)];
       IGNIS_ASSIGN_OR_RETURN(int axis, axis_of(input_axes_, static_cast<size_t>(k), x.rank(), "scan_input_axes entry"));
       if (length >= 0 && x.dim(axis) != length)
         return invalid_argument(str_cat("scan input ", states + k, " has ", x.dim(axis), " steps along axis ", axis,
@@ -231,40 +271,37 @@ class ScanKernel final : public Kernel {
       length = x.dim(axis);
       axes.push_back(axis);
     }
-    std::vector<Tensor> state;
-    for (int i = 0; i < states; ++i) state.push_back(ctx.input(i));
+    std::vector<Tensor> state(ins.begin(), ins.begin() + states);
     std::vector<Stack> stacks(static_cast<size_t>(scan_outputs));
     for (int64_t t = 0; t < length; ++t) {
       std::vector<Tensor> slices;
       for (int k = 0; k < num_scan_inputs_; ++k) {
-        const bool reverse = static_cast<size_t>(k) < input_directions_.size() && input_directions_[static_cast<size_t>(k)] == 1;
-        slices.push_back(slice_along(ctx.input(states + k), axes[static_cast<size_t>(k)], reverse ? length - 1 - t : t));
+        const auto kk = static_cast<size_t>(k);
+        const bool reverse = kk < input_directions_.size() && input_directions_[kk] == 1;
+        slices.push_back(slice_along(ins[static_cast<size_t>(states + k)], axes[kk], reverse ? length - 1 - t : t));
       }
-      std::vector<const Tensor*> ins;
-      for (const Tensor& s : state) ins.push_back(&s);
-      for (const Tensor& s : slices) ins.push_back(&s);
-      IGNIS_ASSIGN_OR_RETURN(auto outs, run_body(body_, ctx, std::move(ins)));
+      std::vector<const Tensor*> body_ins;
+      for (const Tensor& s : state) body_ins.push_back(&s);
+      for (const Tensor& s : slices) body_ins.push_back(&s);
+      IGNIS_ASSIGN_OR_RETURN(auto outs, run_body(body_, ctx, std::move(body_ins)));
       for (int s = 0; s < states; ++s) state[static_cast<size_t>(s)] = std::move(outs[static_cast<size_t>(s)]);
       for (int s = 0; s < scan_outputs; ++s)
         IGNIS_RETURN_IF_ERROR(stacks[static_cast<size_t>(s)].add(std::move(outs[static_cast<size_t>(states + s)])));
     }
-    for (int o = 0; o < ctx.num_outputs(); ++o) {
-      if (!ctx.has_output(o)) continue;
-      if (o < states) {
-        ctx.output(o) = std::move(state[static_cast<size_t>(o)]);
-        continue;
-      }
-      const auto k = static_cast<size_t>(o - states);
-      const ValueInfo& decl = body_.graph->graph().outputs[static_cast<size_t>(o)];
-      const bool reverse = k < output_directions_.size() && output_directions_[k] == 1;
-      const int64_t axis = k < output_axes_.size() ? output_axes_[k] : 0;
-      IGNIS_ASSIGN_OR_RETURN(ctx.output(o), stacks[k].join(axis, reverse, decl));
+    std::vector<Tensor> result = std::move(state);
+    for (int k = 0; k < scan_outputs; ++k) {
+      const auto kk = static_cast<size_t>(k);
+      const ValueInfo& decl = body_.graph->graph().outputs[static_cast<size_t>(states + k)];
+      const bool reverse = kk < output_directions_.size() && output_directions_[kk] == 1;
+      const int64_t axis = kk < output_axes_.size() ? output_axes_[kk] : 0;
+      IGNIS_ASSIGN_OR_RETURN(Tensor joined, stacks[kk].join(axis, reverse, decl));
+      result.push_back(std::move(joined));
     }
-    return Status::ok();
+    return result;
   }
 
- private:
   Body body_;
+  bool batched_ = false;  // Scan-8
   int num_scan_inputs_ = 0;
   std::vector<int64_t> input_axes_, input_directions_, output_axes_, output_directions_;
 };
@@ -277,7 +314,7 @@ void register_control_flow_kernels(kernels::KernelRegistry& r) {
          .factory = IfKernel::create});
   r.add({.domain = "", .op_type = "Loop", .since_opset = 1, .types = any, .id = "runtime/loop",
          .factory = LoopKernel::create});
-  r.add({.domain = "", .op_type = "Scan", .since_opset = 9, .types = any, .id = "runtime/scan",
+  r.add({.domain = "", .op_type = "Scan", .since_opset = 8, .types = any, .id = "runtime/scan",
          .factory = ScanKernel::create});
 }
 

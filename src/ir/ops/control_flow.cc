@@ -65,12 +65,14 @@ Status infer_loop(InferContext& ctx) {
   return known_after_run(ctx);
 }
 
-// Scan(initial_state..., scan_input...) (opset 9+): body(state..., slice...) -> (state..., slice...).
+// Scan(initial_state..., scan_input...): body(state..., slice...) -> (state..., slice...).
+// Scan-8 takes sequence_lens (may be empty) first, and a batch axis 0 on every input.
 Status infer_scan(InferContext& ctx) {
   IGNIS_ASSIGN_OR_RETURN(const Graph* g, body(ctx, "body"));
   if (!ctx.attrs().has("num_scan_inputs")) return ctx.error("attribute 'num_scan_inputs' is required");
   const int64_t m = ctx.attrs().get_int("num_scan_inputs");
-  const int declared = declared_inputs(ctx);
+  const bool batched = ctx.opset() < 9;
+  const int declared = declared_inputs(ctx) - (batched ? 1 : 0);
   if (m < 1 || m > declared) return ctx.fail("attribute 'num_scan_inputs' ", m, " must be in [1, ", declared, "]");
   const int states = declared - static_cast<int>(m);
   if (static_cast<int>(g->inputs.size()) != declared)
@@ -78,15 +80,19 @@ Status infer_scan(InferContext& ctx) {
   if (static_cast<int>(g->outputs.size()) < states || ctx.num_outputs() != static_cast<int>(g->outputs.size()))
     return ctx.fail("body has ", g->outputs.size(), " outputs and the node ", ctx.num_outputs(),
                     "; both need the ", states, " states followed by the scan outputs");
-  for (std::string_view list : {"scan_input_axes", "scan_input_directions"})
+  for (std::string_view list : {"scan_input_axes", "scan_input_directions", "directions"})
     if (ctx.attrs().has(list) && static_cast<int64_t>(ctx.attrs().get_ints(list).size()) != m)
       return ctx.fail("attribute '", list, "' must have ", m, " entries");
   const int64_t scan_outputs = static_cast<int64_t>(g->outputs.size()) - states;
   for (std::string_view list : {"scan_output_axes", "scan_output_directions"})
     if (ctx.attrs().has(list) && static_cast<int64_t>(ctx.attrs().get_ints(list).size()) != scan_outputs)
       return ctx.fail("attribute '", list, "' must have ", scan_outputs, " entries");
-  for (int i = states; i < declared; ++i)
-    if (ctx.input_shape(i).rank() < 1) return ctx.fail("scan input ", i, " must have rank >= 1");
+  const int first = batched ? 1 : 0;  // Scan-8: states and scan inputs follow sequence_lens
+  for (int i = first; i < first + declared; ++i) {
+    if (!ctx.has_input(i)) return ctx.fail("input ", i, " is required");
+    if (ctx.input_shape(i).rank() < (i - first >= states ? 1 : 0) + (batched ? 1 : 0))
+      return ctx.fail("input ", i, " has too few dims: ", ctx.input_shape(i).str());
+  }
   return known_after_run(ctx);
 }
 
@@ -96,7 +102,7 @@ void register_control_flow_schemas(OpSchemaRegistry& r) {
   // Versions after the first reviewed here add element types to the bodies' values.
   r.add({"", "If", 1, 25, infer_if, true});
   r.add({"", "Loop", 1, 25, infer_loop, true});
-  r.add({"", "Scan", 9, 25, infer_scan, true});
+  r.add({"", "Scan", 8, 25, infer_scan, true});
 }
 
 }  // namespace ignis::ir
