@@ -81,4 +81,9 @@ const Tensor* AttrMap::get_tensor(std::string_view name) const {
   return (a && a->kind == Attribute::Kind::Tensor) ? &a->t : nullptr;
 }
 
+const ir::Graph* AttrMap::get_graph(std::string_view name) const {
+  const Attribute* a = find(name);
+  return (a && a->kind == Attribute::Kind::Graph) ? a->graph.get() : nullptr;
+}
+
 }  // namespace ignis

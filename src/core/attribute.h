@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -11,6 +12,10 @@
 #include "ignis/tensor.h"
 
 namespace ignis {
+
+namespace ir {
+struct Graph;
+}
 
 struct Attribute {
   enum class Kind { Float, Int, String, Tensor, Floats, Ints, Strings, Graph, Other };
@@ -22,6 +27,9 @@ struct Attribute {
   std::vector<float> floats;
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
+  // Kind::Graph: a control-flow body (If's branches, Loop's and Scan's body). Immutable once
+  // imported, so copies of the node share it.
+  std::shared_ptr<const ir::Graph> graph;
 };
 
 const char* attribute_kind_name(Attribute::Kind kind);
@@ -42,6 +50,8 @@ class AttrMap {
   std::vector<float> get_floats(std::string_view name, std::vector<float> def = {}) const;
   std::vector<std::string> get_strings(std::string_view name) const;
   const Tensor* get_tensor(std::string_view name) const;
+  // Null when absent or not a graph.
+  const ir::Graph* get_graph(std::string_view name) const;
 
   const std::vector<std::pair<std::string, Attribute>>& items() const { return items_; }
   bool empty() const { return items_.empty(); }

@@ -2,6 +2,7 @@
 #include "ir/graph.h"
 
 #include <queue>
+#include <set>
 #include <unordered_set>
 
 #include "core/strings.h"
@@ -19,6 +20,46 @@ int64_t Graph::opset(const std::string& domain) const {
 }
 
 namespace {
+
+// Adds to `out` the names `g` reads without defining them.
+void collect_outer_reads(const Graph& g, std::set<std::string>& out) {
+  std::set<std::string> defined;
+  for (const auto& in : g.inputs) defined.insert(in.name);
+  for (const auto& [name, t] : g.initializers) defined.insert(name);
+  for (const auto& n : g.nodes)
+    for (const auto& o : n.outputs) defined.insert(o);
+  auto read = [&](const std::string& name) {
+    if (!name.empty() && !defined.count(name)) out.insert(name);
+  };
+  for (const auto& n : g.nodes) {
+    for (size_t i = 0; i < declared_input_count(n); ++i) read(n.inputs[i]);
+    for (const auto& name : outer_scope_names(n.attrs)) read(name);
+  }
+  for (const auto& o : g.outputs) read(o.name);
+}
+
+}  // namespace
+
+std::vector<std::string> outer_scope_names(const AttrMap& attrs) {
+  std::set<std::string> names;
+  for (const auto& [name, a] : attrs.items())
+    if (a.kind == Attribute::Kind::Graph && a.graph) collect_outer_reads(*a.graph, names);
+  return {names.begin(), names.end()};
+}
+
+std::vector<std::string> outer_scope_names(const Graph& body) {
+  std::set<std::string> names;
+  collect_outer_reads(body, names);
+  return {names.begin(), names.end()};
+}
+
+size_t declared_input_count(const Node& n) {
+  const size_t captured = outer_scope_names(n.attrs).size();
+  return n.inputs.size() >= captured ? n.inputs.size() - captured : 0;
+}
+
+namespace {
+
 // Values available before any node runs: graph inputs and initializers.
 std::unordered_set<std::string> source_values(const Graph& g) {
   std::unordered_set<std::string> s;

@@ -42,6 +42,18 @@ struct Graph {
   int64_t opset(const std::string& domain) const;
 };
 
+// The names a node's subgraphs (graph attributes, nested ones included) read from enclosing
+// scopes: read by a subgraph node but neither a subgraph input, initializer nor node output.
+// Sorted and unique. The importer appends them to the node's inputs after the declared ones,
+// in this order, so the outer graph's ordering, liveness and renaming see them; inside the
+// subgraphs they keep these names.
+std::vector<std::string> outer_scope_names(const AttrMap& attrs);
+// The same for one body graph.
+std::vector<std::string> outer_scope_names(const Graph& body);
+
+// Inputs of `n` as the ONNX node declares them: all but the trailing outer-scope values.
+size_t declared_input_count(const Node& n);
+
 // Node indices in an order where every node comes after the producers of its inputs.
 // Fails naming the nodes involved when the graph has a cycle or reads an undefined value.
 Result<std::vector<int>> topological_order(const Graph& g);

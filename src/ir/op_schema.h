@@ -88,6 +88,10 @@ struct OpSchema {
   int since_opset = 1;
   int until_opset = 21;
   InferFn infer = nullptr;
+  // Ops whose output shapes are known only by running them (If, Loop, Scan run a body): `infer`
+  // checks what it can and answers ValueRequired; the plan is then dynamic and the kernel
+  // gives each output its dtype and shape.
+  bool kernel_sizes_outputs = false;
 };
 
 class OpSchemaRegistry {
@@ -114,6 +118,7 @@ void register_recurrent_schemas(OpSchemaRegistry& r);    // LSTM, GRU, RNN
 void register_transformer_schemas(OpSchemaRegistry& r);  // Attention, RMSNormalization, RotaryEmbedding
 void register_vision_schemas(OpSchemaRegistry& r);       // GridSample, RoiAlign, NonMaxSuppression...
 void register_signal_schemas(OpSchemaRegistry& r);       // DFT, STFT, windows, MelWeightMatrix...
+void register_control_flow_schemas(OpSchemaRegistry& r);  // If, Loop, Scan
 void register_fused_schemas(OpSchemaRegistry& r);  // ai.ignis fused ops
 void register_blocked_schemas(OpSchemaRegistry& r);  // ai.ignis blocked channel layout
 

@@ -7,6 +7,7 @@
 #include "core/aligned_alloc.h"
 #include "core/cpu_features.h"
 #include "core/onnx_op_versions.h"
+#include "runtime/control_flow.h"
 
 namespace ignis::kernels {
 
@@ -129,6 +130,8 @@ const KernelRegistry& KernelRegistry::global() {
     ref::register_transformer(r);
     ref::register_vision(r);
     ref::register_signal(r);
+    // If, Loop and Scan run their bodies with the runtime (src/runtime/control_flow.cc).
+    runtime::register_control_flow_kernels(r);
     ref::register_fused(r);
     ref::register_blocked(r);
 #ifdef IGNIS_HAVE_X86_KERNELS

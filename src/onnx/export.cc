@@ -31,6 +31,8 @@ void fill_value_info(onnx::ValueInfoProto* vi, const ValueInfo& info) {
   }
 }
 
+Status fill_graph(onnx::GraphProto* gp, const ir::Graph& g);
+
 Status fill_attribute(onnx::AttributeProto* ap, const std::string& name, const Attribute& a, const ir::Node& n) {
   ap->set_name(name);
   switch (a.kind) {
@@ -50,9 +52,48 @@ Status fill_attribute(onnx::AttributeProto* ap, const std::string& name, const A
       ap->set_type(onnx::AttributeProto::STRINGS);
       for (const auto& s : a.strings) ap->add_strings(s);
       break;
+    case Attribute::Kind::Graph:
+      if (!a.graph) break;
+      ap->set_type(onnx::AttributeProto::GRAPH);
+      IGNIS_RETURN_IF_ERROR(fill_graph(ap->mutable_g(), *a.graph));
+      break;
     default:
       return unsupported(str_cat(n.label(), ": attribute '", name, "' of kind ", attribute_kind_name(a.kind),
                                  " cannot be written"));
+  }
+  return Status::ok();
+}
+
+// Writes `g`'s inputs, outputs, initializers and nodes. A node's trailing outer-scope inputs
+// are implicit in ONNX; where a pass renamed the value a body reads, an Identity restores the
+// name the body uses.
+Status fill_graph(onnx::GraphProto* gp, const ir::Graph& g) {
+  gp->set_name(g.name.empty() ? "ignis" : g.name);
+  for (const auto& in : g.inputs) fill_value_info(gp->add_input(), in);
+  for (const auto& out : g.outputs) fill_value_info(gp->add_output(), out);
+  // Sorted so the same graph always serializes to the same bytes.
+  std::vector<const std::pair<const std::string, Tensor>*> inits;
+  for (const auto& kv : g.initializers) inits.push_back(&kv);
+  std::sort(inits.begin(), inits.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  for (const auto* kv : inits) fill_tensor(gp->add_initializer(), kv->first, kv->second);
+  for (const auto& n : g.nodes) {
+    const std::vector<std::string> captured = ir::outer_scope_names(n.attrs);
+    const size_t declared = ir::declared_input_count(n);
+    for (size_t k = 0; k < captured.size() && declared + k < n.inputs.size(); ++k) {
+      if (n.inputs[declared + k] == captured[k]) continue;
+      auto* id = gp->add_node();
+      id->set_name(n.name + "/outer_" + captured[k]);
+      id->set_op_type("Identity");
+      id->add_input(n.inputs[declared + k]);
+      id->add_output(captured[k]);
+    }
+    auto* np = gp->add_node();
+    np->set_name(n.name);
+    np->set_op_type(n.op_type);
+    np->set_domain(n.domain);
+    for (size_t i = 0; i < declared; ++i) np->add_input(n.inputs[i]);
+    for (const auto& o : n.outputs) np->add_output(o);
+    for (const auto& [name, a] : n.attrs.items()) IGNIS_RETURN_IF_ERROR(fill_attribute(np->add_attribute(), name, a, n));
   }
   return Status::ok();
 }
@@ -69,24 +110,7 @@ Result<std::string> export_model(const ir::Graph& g) {
     os->set_domain(domain);
     os->set_version(version);
   }
-  auto* gp = mp.mutable_graph();
-  gp->set_name(g.name.empty() ? "ignis" : g.name);
-  for (const auto& in : g.inputs) fill_value_info(gp->add_input(), in);
-  for (const auto& out : g.outputs) fill_value_info(gp->add_output(), out);
-  // Sorted so the same graph always serializes to the same bytes.
-  std::vector<const std::pair<const std::string, Tensor>*> inits;
-  for (const auto& kv : g.initializers) inits.push_back(&kv);
-  std::sort(inits.begin(), inits.end(), [](auto* a, auto* b) { return a->first < b->first; });
-  for (const auto* kv : inits) fill_tensor(gp->add_initializer(), kv->first, kv->second);
-  for (const auto& n : g.nodes) {
-    auto* np = gp->add_node();
-    np->set_name(n.name);
-    np->set_op_type(n.op_type);
-    np->set_domain(n.domain);
-    for (const auto& i : n.inputs) np->add_input(i);
-    for (const auto& o : n.outputs) np->add_output(o);
-    for (const auto& [name, a] : n.attrs.items()) IGNIS_RETURN_IF_ERROR(fill_attribute(np->add_attribute(), name, a, n));
-  }
+  IGNIS_RETURN_IF_ERROR(fill_graph(mp.mutable_graph(), g));
   std::string bytes;
   if (!mp.SerializeToString(&bytes)) return internal_error("serializing the optimized model failed (over 2 GiB?)");
   return bytes;

@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <memory>
 
 #include "core/strings.h"
 
@@ -177,7 +179,14 @@ Result<ValueInfo> convert_value_info(const onnx::ValueInfoProto& vi) {
   return out;
 }
 
-Result<Attribute> convert_attribute(const onnx::AttributeProto& ap, const std::string& base_dir) {
+Result<ir::Graph> convert_graph(onnx::GraphProto& gp, const std::string& base_dir,
+                                const std::map<std::string, int64_t>& opsets, int depth);
+
+// Control-flow bodies nest; a model nesting them deeper than this is refused, not recursed into.
+constexpr int kMaxGraphDepth = 64;
+
+Result<Attribute> convert_attribute(onnx::AttributeProto& ap, const std::string& base_dir,
+                                    const std::map<std::string, int64_t>& opsets, int depth) {
   Attribute a;
   auto type = ap.type();
   if (type == onnx::AttributeProto::UNDEFINED) {  // very old models omit the type
@@ -208,8 +217,14 @@ Result<Attribute> convert_attribute(const onnx::AttributeProto& ap, const std::s
       a.t = std::move(*t);
       break;
     }
-    case onnx::AttributeProto::GRAPH:
-    case onnx::AttributeProto::GRAPHS: a.kind = Attribute::Kind::Graph; break;
+    case onnx::AttributeProto::GRAPH: {
+      if (depth >= kMaxGraphDepth) return unsupported(str_cat("subgraphs nest deeper than ", kMaxGraphDepth, " levels"));
+      IGNIS_ASSIGN_OR_RETURN(ir::Graph body, convert_graph(*ap.mutable_g(), base_dir, opsets, depth + 1));
+      a.kind = Attribute::Kind::Graph;
+      a.graph = std::make_shared<const ir::Graph>(std::move(body));
+      break;
+    }
+    case onnx::AttributeProto::GRAPHS: a.kind = Attribute::Kind::Other; break;
     default: a.kind = Attribute::Kind::Other; break;
   }
   return a;
@@ -236,18 +251,14 @@ Result<Tensor> constant_value(const ir::Node& n) {
   return invalid_model(str_cat(n.label(), ": Constant without a value attribute"));
 }
 
-// Takes `mp` by mutable reference to move each initializer's raw bytes into its tensor: the
-// model's weights are held once, never copied.
-Result<ir::Graph> convert_model(onnx::ModelProto& mp, const std::string& base_dir) {
+// A graph (the model's, or a control-flow body at `depth` > 0), taken by mutable reference to
+// move each initializer's raw bytes into its tensor: the model's weights are held once, never
+// copied. Bodies share the model's opset imports.
+Result<ir::Graph> convert_graph(onnx::GraphProto& gp, const std::string& base_dir,
+                                const std::map<std::string, int64_t>& opsets, int depth) {
   ir::Graph g;
-  g.ir_version = mp.ir_version();
-  g.producer = mp.producer_name();
-  for (const auto& os : mp.opset_import()) g.opsets[normalize_domain(os.domain())] = os.version();
-  if (!g.opsets.count("")) g.opsets[""] = 1;  // IR 1-2 models predate opset_import
-  if (!mp.has_graph()) return invalid_model("model has no graph");
-  auto& gp = *mp.mutable_graph();
+  g.opsets = opsets;
   g.name = gp.name();
-
   for (auto& init : *gp.mutable_initializer()) {
     IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(init, base_dir, &init));
     g.initializers[init.name()] = std::move(t);
@@ -264,15 +275,15 @@ Result<ir::Graph> convert_model(onnx::ModelProto& mp, const std::string& base_di
   }
 
   int unnamed = 0;
-  for (const auto& np : gp.node()) {
+  for (auto& np : *gp.mutable_node()) {
     ir::Node n;
     n.name = np.name().empty() ? str_cat(np.op_type(), "_", unnamed++) : np.name();
     n.op_type = np.op_type();
     n.domain = normalize_domain(np.domain());
     n.inputs.assign(np.input().begin(), np.input().end());
     n.outputs.assign(np.output().begin(), np.output().end());
-    for (const auto& ap : np.attribute()) {
-      IGNIS_ASSIGN_OR_RETURN(Attribute a, convert_attribute(ap, base_dir));
+    for (auto& ap : *np.mutable_attribute()) {
+      IGNIS_ASSIGN_OR_RETURN(Attribute a, convert_attribute(ap, base_dir, opsets, depth));
       n.attrs.set(ap.name(), std::move(a));
     }
     if (n.op_type == "Constant" && n.domain.empty() && n.outputs.size() == 1) {
@@ -280,8 +291,21 @@ Result<ir::Graph> convert_model(onnx::ModelProto& mp, const std::string& base_di
       g.initializers[n.outputs[0]] = std::move(t);
       continue;
     }
+    // Values the node's bodies read from this or an enclosing scope become inputs of the node.
+    for (auto& name : ir::outer_scope_names(n.attrs)) n.inputs.push_back(std::move(name));
     g.nodes.push_back(std::move(n));
   }
+  return g;
+}
+
+Result<ir::Graph> convert_model(onnx::ModelProto& mp, const std::string& base_dir) {
+  std::map<std::string, int64_t> opsets;
+  for (const auto& os : mp.opset_import()) opsets[normalize_domain(os.domain())] = os.version();
+  if (!opsets.count("")) opsets[""] = 1;  // IR 1-2 models predate opset_import
+  if (!mp.has_graph()) return invalid_model("model has no graph");
+  IGNIS_ASSIGN_OR_RETURN(ir::Graph g, convert_graph(*mp.mutable_graph(), base_dir, opsets, 0));
+  g.ir_version = mp.ir_version();
+  g.producer = mp.producer_name();
   return g;
 }
 

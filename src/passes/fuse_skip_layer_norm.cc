@@ -31,11 +31,12 @@ bool is_row_parameter(const GraphFacts& facts, const std::string& value, const D
 }  // namespace
 
 Result<int> fuse_skip_layer_norm(ir::Graph& g, const PassContext&) {
-  if (g.opset("") < 17) return 0;  // LayerNormalization is an ONNX op from opset 17
   const GraphFacts facts(g);
   return rewrite_all(g, [&](const GraphIndex& index, int li) -> Result<bool> {
     const ir::Node& ln = g.nodes[li];
-    if (!is_onnx(ln, "LayerNormalization") || ln.inputs.size() < 2 || ln.inputs.size() > 3 || ln.outputs.empty())
+    // ONNX LayerNormalization (opset 17+), or the ai.ignis one fuse_layer_norm writes for older opsets.
+    const bool layer_norm = (is_onnx(ln, "LayerNormalization") && g.opset("") >= 17) || is_ignis(ln, "LayerNormalization");
+    if (!layer_norm || ln.inputs.size() < 2 || ln.inputs.size() > 3 || ln.outputs.empty())
       return false;
     for (size_t o = 1; o < ln.outputs.size(); ++o)
       if (!ln.outputs[o].empty() && (!index.consumers(ln.outputs[o]).empty() || ir::is_graph_output(g, ln.outputs[o])))

@@ -58,6 +58,7 @@ Result<int> fuse_conv_bn(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_matmul_add_gemm(ir::Graph& g, const PassContext& ctx);
 // Level All: these emit ai.ignis ops (docs/ops_ai_ignis.md).
 Result<int> fuse_gelu(ir::Graph& g, const PassContext& ctx);
+Result<int> fuse_layer_norm(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_attention(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_conv_activation(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_matmul_activation(ir::Graph& g, const PassContext& ctx);

@@ -18,12 +18,13 @@ const std::vector<Pass>& pipeline() {
         // After folding, so values folded to equal constants merge too.
         {"eliminate_common_subexpressions", Level::Basic, eliminate_common_subexpressions},
         {"eliminate_dead_code", Level::Basic, eliminate_dead_code},
-        {"fuse_conv_bn", Level::Extended, fuse_conv_bn},
+        {"fuse_conv_bn", Level::Basic, fuse_conv_bn},
         {"fuse_matmul_add_gemm", Level::Extended, fuse_matmul_add_gemm},
         // Gelu and attention first: they consume the Erf/Tanh chains and the attention MatMuls
         // before the MatMul fusion could claim them, then the MatMul fusion takes Gelu as its
         // activation.
         {"fuse_gelu", Level::All, fuse_gelu},
+        {"fuse_layer_norm", Level::Extended, fuse_layer_norm},
         {"fuse_attention", Level::All, fuse_attention},
         {"fuse_conv_activation", Level::All, fuse_conv_activation},
         {"fuse_matmul_activation", Level::All, fuse_matmul_activation},

@@ -472,7 +472,12 @@ Result<std::vector<Tensor>> Plan::run_dynamic(std::span<const Tensor* const> inp
   size_t live_bytes = 0;  // held in `owned`: this run's intermediates and outputs so far
   for (int ni = 0; ni < static_cast<int>(m.nodes.size()); ++ni) {
     const NodeInfo& info = m.nodes[ni];
-    IGNIS_ASSIGN_OR_RETURN(auto outs, infer_node(info, types, values));
+    auto inferred = infer_node(info, types, values);
+    // Control flow: only running the node tells its output shapes; its kernel sizes them.
+    const bool kernel_sized = !inferred && inferred.error().code() == StatusCode::ValueRequired &&
+                              info.schema->kernel_sizes_outputs;
+    if (!inferred && !kernel_sized) return inferred.error();
+    std::vector<ir::ValueType> outs = kernel_sized ? std::vector<ir::ValueType>(info.outputs.size()) : *inferred;
     size_t step_bytes = 0;
     for (size_t o = 0; o < outs.size(); ++o) {
       const int v = info.outputs[o];
@@ -512,6 +517,11 @@ Result<std::vector<Tensor>> Plan::run_dynamic(std::span<const Tensor* const> inp
     for (size_t o = 0; o < info.outputs.size(); ++o) {
       const int v = info.outputs[o];
       if (v < 0) continue;
+      if (kernel_sized) {
+        owned[v] = Tensor();
+        out_ptrs[o] = &owned[v];
+        continue;
+      }
       auto t = try_empty(outs[o], str_cat("output '", m.value_names[v], "'"));
       if (!t) return with_node(*info.node, info.opset, t.error());
       owned[v] = std::move(*t);
@@ -521,6 +531,21 @@ Result<std::vector<Tensor>> Plan::run_dynamic(std::span<const Tensor* const> inp
     }
     const auto t0 = timings ? Clock::now() : Clock::time_point{};
     IGNIS_RETURN_IF_ERROR(run_kernel(info, *kernel, in_values, out_ptrs, pool, &scratch));
+    if (kernel_sized) {
+      for (size_t o = 0; o < info.outputs.size(); ++o) {
+        const int v = info.outputs[o];
+        if (v < 0) continue;
+        if (!owned[v].defined())
+          return internal_error(str_cat(info.node->label(), ": the kernel did not produce output ", o));
+        outs[o] = types[v] = {owned[v].dtype(), owned[v].shape()};
+        values[v] = &owned[v];
+        live_bytes += owned[v].nbytes();
+      }
+      if (memory_limit_ != 0 && live_bytes > memory_limit_)
+        return with_node(*info.node, info.opset,
+                         resource_exhausted(str_cat("this run holds ", format_bytes(live_bytes), ", more than ",
+                                                    limit_text(memory_limit_))));
+    }
     if (timings) {
       const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
       std::vector<const ir::ValueType*> in_types;

@@ -47,6 +47,13 @@ const std::map<std::string, std::string> kOnnx112DataDefects = {
     {"test_castlike_FLOAT_to_BFLOAT16_expanded", "input 'like' is [1] while the model declares [3, 4]; output truncates"},
 };
 
+// The same for the suite tools/make_node_suite.py writes from PyPI's onnx.
+const std::map<std::string, std::string> kGeneratedDataDefects = {
+    {"test_dft_inverse", "the exact imaginary part of bin 5 is 0; the stored 1.9e-7 is float32 FFT rounding noise above "
+                         "the case's atol of 1e-7 (onnxruntime fails it too)"},
+    {"test_dft_inverse_opset19", "as test_dft_inverse"},
+};
+
 struct CaseResult {
   Outcome outcome = Outcome::Fail;
   std::string detail;
@@ -83,6 +90,18 @@ std::pair<double, double> case_tolerance(const fs::path& dir) {
   return {rtol, atol};
 }
 
+// float16/bfloat16 outputs of a function's expansion (cases named *_expanded) are compared
+// within 2 epsilons of the type: every node of the expansion rounds to the type, and where
+// ignis accumulates in float32 inside a node (Softmax's sum, MatMul's dot products) the
+// reference rounds after each addition, so the two differ by an ulp or two after a chain of
+// nodes. The single-op cases keep their own tolerance.
+double expanded_half_rtol(const fs::path& dir, DType dtype, double rtol) {
+  if (dir.filename().string().find("_expanded") == std::string::npos) return rtol;
+  if (dtype == DType::F16) return std::max(rtol, 2.0 / 1024);  // 2 * 2^-10
+  if (dtype == DType::BF16) return std::max(rtol, 2.0 / 128);  // 2 * 2^-7
+  return rtol;
+}
+
 CaseResult run_case(const fs::path& dir) {
   const auto [rtol, atol] = case_tolerance(dir);
   auto session = Session::open((dir / "model.onnx").string());
@@ -115,7 +134,7 @@ CaseResult run_case(const fs::path& dir) {
       const auto path = set / str_cat("output_", o, ".pb");
       auto want = read_tensor_proto(path.string());
       if (!want) return {Outcome::Unsupported, "expected output: " + want.error().to_string()};
-      std::string diff = compare((*outputs)[o], *want, rtol, atol);
+      std::string diff = compare((*outputs)[o], *want, expanded_half_rtol(dir, (*outputs)[o].dtype(), rtol), atol);
       if (!diff.empty())
         return {Outcome::Fail, str_cat("output ", o, " ('", session->outputs()[o].name, "'): ", diff)};
     }
@@ -237,7 +256,7 @@ int main(int argc, char** argv) {
   }
   std::sort(cases.begin(), cases.end());
   const bool generated_suite = fs::exists(fs::path(root) / "VERSION");
-  const std::map<std::string, std::string> defects = generated_suite ? std::map<std::string, std::string>{} : kOnnx112DataDefects;
+  const std::map<std::string, std::string>& defects = generated_suite ? kGeneratedDataDefects : kOnnx112DataDefects;
 
   struct OpCount {
     int pass = 0, fail = 0, unsupported = 0;

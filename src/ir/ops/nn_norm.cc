@@ -156,6 +156,8 @@ void register_norm_schemas(OpSchemaRegistry& r) {
   r.add({"", "BatchNormalization", 1, 21, infer_batch_norm});
   r.add({"", "InstanceNormalization", 1, 22, infer_instance_norm});
   r.add({"", "LayerNormalization", 17, 21, infer_layer_norm});
+  // The optimizer's LayerNormalization for models importing opsets below 17 (fuse_layer_norm).
+  r.add({"ai.ignis", "LayerNormalization", 1, 1, infer_layer_norm});
   r.add({"", "GroupNormalization", 18, 21, infer_group_norm});
   r.add({"", "LRN", 1, 21, infer_lrn});
   r.add({"", "MeanVarianceNormalization", 9, 21, infer_mvn});

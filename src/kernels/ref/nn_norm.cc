@@ -320,6 +320,9 @@ void register_nn_norm(KernelRegistry& r) {
          .id = "ref/instancenormalization", .fn = instance_norm_kernel});
   r.add({.domain = "", .op_type = "LayerNormalization", .since_opset = 17, .types = kFloats,
          .id = "ref/layernormalization", .fn = layer_norm_kernel});
+  // ai.ignis.LayerNormalization: the same op for models importing opsets below 17.
+  r.add({.domain = "ai.ignis", .op_type = "LayerNormalization", .since_opset = 1, .until_opset = 1, .types = kFloats,
+         .id = "ref/ignis_layernormalization", .fn = layer_norm_kernel});
   r.add({.domain = "", .op_type = "GroupNormalization", .since_opset = 18, .types = kFloats,
          .id = "ref/groupnormalization", .fn = group_norm_kernel});
   r.add({.domain = "", .op_type = "LRN", .since_opset = 1, .types = kFloats, .id = "ref/lrn",

@@ -235,6 +235,13 @@ class LayerNormKernel final : public Kernel {
 
 Result<std::unique_ptr<Kernel>> create_layer_norm(const KernelInit& init) { return LayerNormKernel::create(init); }
 
+// ai.ignis.LayerNormalization is ONNX LayerNormalization-17 for models importing older opsets.
+Result<std::unique_ptr<Kernel>> create_ignis_layer_norm(const KernelInit& init) {
+  KernelInit onnx = init;
+  onnx.opset = 17;
+  return LayerNormKernel::create(onnx);
+}
+
 class SkipLayerNormKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
@@ -294,6 +301,9 @@ void register_nn_transformer(KernelRegistry& r) {
          .isa = Isa::Avx2, .priority = 10, .id = "x86/skiplayernorm_f32_avx2", .factory = create_skip_layer_norm});
   r.add({.domain = "", .op_type = "LayerNormalization", .since_opset = 17, .types = kF32,
          .isa = Isa::Avx2, .priority = 10, .id = "x86/layernormalization_f32_avx2", .factory = create_layer_norm});
+  r.add({.domain = "ai.ignis", .op_type = "LayerNormalization", .since_opset = 1, .until_opset = 1, .types = kF32,
+         .isa = Isa::Avx2, .priority = 10, .id = "x86/ignis_layernormalization_f32_avx2",
+         .factory = create_ignis_layer_norm});
   r.add({.domain = "", .op_type = "Softmax", .since_opset = 1, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/softmax_f32_avx2", .factory = create_softmax});
 }

@@ -66,6 +66,7 @@ std::vector<KernelCase> erf_cases();                  // elementwise.cc
 std::vector<KernelCase> attention_cases();        // nn_transformer.cc (ai.ignis)
 std::vector<KernelCase> skip_layer_norm_cases();  // nn_transformer.cc (ai.ignis)
 std::vector<KernelCase> layer_norm_cases();       // nn_transformer.cc
+std::vector<KernelCase> ignis_layer_norm_cases();  // nn_transformer.cc (ai.ignis, the same cases)
 std::vector<KernelCase> softmax_cases();          // nn_transformer.cc
 std::vector<KernelCase> blocked_conv_cases();      // blocked.cc (ai.ignis)
 std::vector<KernelCase> block_channels_cases();    // blocked.cc (ai.ignis)
@@ -113,6 +114,7 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"ai.ignis", "Attention", attention_cases},
       {"ai.ignis", "SkipLayerNorm", skip_layer_norm_cases},
       {"", "LayerNormalization", layer_norm_cases},
+      {"ai.ignis", "LayerNormalization", ignis_layer_norm_cases},
       {"", "Softmax", softmax_cases},
       {"ai.ignis", "BlockedConv", blocked_conv_cases},
       {"ai.ignis", "BlockChannels", block_channels_cases},

@@ -147,6 +147,15 @@ std::vector<KernelCase> layer_norm_cases() {
   return cases;
 }
 
+std::vector<KernelCase> ignis_layer_norm_cases() {
+  std::vector<KernelCase> cases = layer_norm_cases();
+  for (auto& c : cases) {
+    c.domain = "ai.ignis";
+    c.opset = 1;
+  }
+  return cases;
+}
+
 namespace {
 
 KernelCase softmax(Shape x, std::optional<int64_t> axis, int64_t opset) {
