@@ -25,6 +25,19 @@ enum class DType : int32_t {
   U32 = 12,
   U64 = 13,
   BF16 = 16,
+  // Low-bit types. In memory each element takes one byte: the float8 and float4 codes as
+  // they are, int4/int2 sign-extended in an int8, uint4/uint2 in a uint8. Only files and
+  // protobufs pack the 4- and 2-bit types (low bits first).
+  F8E4M3FN = 17,
+  F8E4M3FNUZ = 18,
+  F8E5M2 = 19,
+  F8E5M2FNUZ = 20,
+  U4 = 21,
+  I4 = 22,
+  F4E2M1 = 23,
+  F8E8M0 = 24,
+  U2 = 25,
+  I2 = 26,
 };
 
 // Bytes per element; 0 for Undefined and String (strings are not stored as plain buffers).
@@ -39,6 +52,10 @@ std::optional<DType> dtype_from_onnx(int32_t onnx_type);
 bool dtype_is_float(DType t);    // F16, BF16, F32, F64
 bool dtype_is_integer(DType t);  // signed or unsigned integers (not Bool)
 bool dtype_is_signed(DType t);   // signed integers and floats
+bool dtype_is_low_bit(DType t);        // the float8, float4, 4-bit and 2-bit integer types
+bool dtype_is_low_bit_float(DType t);  // the float8 and float4 types
+// Bits per element in the ONNX encoding: 8 * dtype_size for most types, 4 or 2 for the packed ones.
+int dtype_bits(DType t);
 
 // A small set of dtypes, used by kernel registrations and type constraints.
 class DTypeSet {
@@ -57,6 +74,16 @@ class DTypeSet {
   static constexpr DTypeSet ints() { return signed_ints() | unsigned_ints(); }
   static constexpr DTypeSet numeric() { return floats() | ints(); }
   static constexpr DTypeSet all() { return numeric() | DTypeSet{DType::Bool}; }
+  static constexpr DTypeSet float8() {
+    return {DType::F8E4M3FN, DType::F8E4M3FNUZ, DType::F8E5M2, DType::F8E5M2FNUZ};
+  }
+  static constexpr DTypeSet int4() { return {DType::I4, DType::U4}; }
+  static constexpr DTypeSet int2() { return {DType::I2, DType::U2}; }
+  static constexpr DTypeSet low_bit() {
+    return float8() | int4() | int2() | DTypeSet{DType::F4E2M1, DType::F8E8M0};
+  }
+  // Every type a tensor can hold as a plain buffer: what data-movement ops accept.
+  static constexpr DTypeSet storable() { return all() | low_bit(); }
 
  private:
   static constexpr uint32_t bit(DType t) { return uint32_t{1} << static_cast<int>(t); }

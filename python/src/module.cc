@@ -118,7 +118,17 @@ py::dtype numpy_dtype(DType t, const std::string& output) {
                                  "' is bfloat16, which numpy represents only with the ml_dtypes package"));
       }
     case DType::String:
-    case DType::Undefined: break;
+    case DType::Undefined:
+    case DType::F8E4M3FN:
+    case DType::F8E4M3FNUZ:
+    case DType::F8E5M2:
+    case DType::F8E5M2FNUZ:
+    case DType::U4:
+    case DType::I4:
+    case DType::F4E2M1:
+    case DType::F8E8M0:
+    case DType::U2:
+    case DType::I2: break;  // low-bit types are held unpacked; numpy has no matching buffer type
   }
   raise_status(unsupported("output '" + output + "' has type " + std::string(dtype_name(t)) +
                            ", which has no numpy buffer equivalent"));

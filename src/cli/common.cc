@@ -17,6 +17,7 @@
 
 #include "cli/default_model.h"
 #include "core/dtype_dispatch.h"
+#include "core/low_bit.h"
 #include "core/memory_info.h"
 #include "core/strings.h"
 
@@ -42,6 +43,13 @@ Tensor random_tensor(const std::string& name, DType dtype, const Shape& shape, s
   const bool is_mask = lower.find("mask") != std::string::npos;
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::uniform_int_distribution<int64_t> small(0, 99);
+  if (dtype_is_low_bit(dtype)) {  // one byte per element: a code of the type
+    auto* p = static_cast<uint8_t*>(t.data());
+    for (int64_t i = 0; i < t.numel(); ++i)
+      p[i] = dtype_is_low_bit_float(dtype) ? low_bit_float_from_double(dtype, normal(rng))
+                                           : low_bit_int_from_int64(dtype, is_mask ? 1 : small(rng));
+    return t;
+  }
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* p = t.data_as<T>();

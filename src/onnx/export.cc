@@ -4,7 +4,10 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
+#include "core/low_bit.h"
 #include "core/strings.h"
 
 namespace ignis::onnx_io {
@@ -14,6 +17,12 @@ void fill_tensor(onnx::TensorProto* tp, const std::string& name, const Tensor& t
   tp->set_name(name);
   tp->set_data_type(static_cast<int>(t.dtype()));
   for (int64_t d : t.shape()) tp->add_dims(d);
+  if (dtype_bits(t.dtype()) < 8) {  // held one byte per element, stored packed
+    std::string packed(low_bit_packed_bytes(t.dtype(), t.numel()), '\0');
+    low_bit_pack(t.dtype(), static_cast<const uint8_t*>(t.data()), t.numel(), reinterpret_cast<uint8_t*>(packed.data()));
+    tp->set_raw_data(std::move(packed));
+    return;
+  }
   tp->set_raw_data(std::string(static_cast<const char*>(t.data()), t.nbytes()));
 }
 

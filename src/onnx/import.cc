@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 
+#include "core/low_bit.h"
 #include "core/strings.h"
 
 namespace ignis::onnx_io {
@@ -75,6 +76,29 @@ Status check_count(const Field& f, int64_t numel, const std::string& what) {
   return Status::ok();
 }
 
+// The 4- and 2-bit types: raw_data, external data and int32_data (one packed byte per value)
+// all hold the packed stream, low bits first; memory holds one byte per element.
+Result<Tensor> convert_packed_tensor(const onnx::TensorProto& tp, const std::string& base_dir, DType dt,
+                                     const Shape& shape, const std::string& what) {
+  const int64_t numel = shape.numel();
+  const size_t bytes = low_bit_packed_bytes(dt, numel);
+  std::string packed;
+  if (tp.data_location() == onnx::TensorProto::EXTERNAL) {
+    packed.resize(bytes);
+    IGNIS_RETURN_IF_ERROR(read_external(tp, base_dir, what, packed.data(), static_cast<int64_t>(bytes)));
+  } else if (tp.has_raw_data()) {
+    packed = tp.raw_data();
+  } else {
+    for (int32_t v : tp.int32_data()) packed.push_back(static_cast<char>(static_cast<uint8_t>(v)));
+  }
+  if (packed.size() != bytes)
+    return invalid_model(str_cat(what, ": has ", packed.size(), " packed bytes for ", numel, " ", dtype_name(dt),
+                                 " elements, expected ", bytes));
+  Tensor t = Tensor::empty(dt, shape);
+  low_bit_unpack(dt, reinterpret_cast<const uint8_t*>(packed.data()), numel, static_cast<uint8_t*>(t.data()));
+  return t;
+}
+
 // With `owned` (the same proto, mutable), raw_data is moved into the tensor instead of copied:
 // the tensor keeps the string alive. Its data is then 16-byte aligned (malloc), not 64; kernels
 // already accept any alignment of their inputs, which may be views of caller memory.
@@ -89,6 +113,7 @@ Result<Tensor> convert_tensor(const onnx::TensorProto& tp, const std::string& ba
   const int64_t numel = shape.numel();
   const size_t esize = dtype_size(*dt);
   if (numel > (int64_t{1} << 40)) return invalid_model(str_cat(what, ": implausibly large (", numel, " elements)"));
+  if (dtype_bits(*dt) < 8) return convert_packed_tensor(tp, base_dir, *dt, shape, what);
   if (owned && tp.data_location() != onnx::TensorProto::EXTERNAL && tp.has_raw_data() && numel > 0) {
     if (tp.raw_data().size() != numel * esize)
       return invalid_model(str_cat(what, ": raw_data has ", tp.raw_data().size(), " bytes, expected ", numel * esize));

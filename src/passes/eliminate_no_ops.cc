@@ -44,7 +44,7 @@ std::optional<std::vector<int64_t>> const_ints(const ir::Graph& g, const ir::Nod
 bool holds_exactly(DType from, DType to) {
   using D = DType;
   if (from == to) return true;
-  if (from == D::Bool) return to != D::String && to != D::Undefined;
+  if (from == D::Bool) return to != D::String && to != D::Undefined && to != D::F8E8M0;  // e8m0 has no 0
   switch (from) {
     case D::U8:
       return to == D::U16 || to == D::U32 || to == D::U64 || to == D::I16 || to == D::I32 || to == D::I64 ||

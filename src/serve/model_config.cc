@@ -379,7 +379,13 @@ Status check_batch_dim(const ValueInfo& v, int64_t batch, const char* kind) {
 
 Status complete_tensors(std::vector<TensorConfig>* configs, const std::vector<ValueInfo>& declared, int64_t batch,
                         const char* kind) {
-  for (const auto& v : declared) IGNIS_RETURN_IF_ERROR(check_batch_dim(v, batch, kind));
+  for (const auto& v : declared) {
+    // The low-bit types (float8, int4...) have no KServe or Triton datatype to carry them.
+    if (v.dtype != DType::Undefined && kserve_name(v.dtype).empty())
+      return unsupported(str_cat("the model's ", kind, " '", v.name, "' is ", dtype_name(v.dtype),
+                                 ", which KServe and Triton have no datatype for"));
+    IGNIS_RETURN_IF_ERROR(check_batch_dim(v, batch, kind));
+  }
   if (configs->empty()) {
     for (const auto& v : declared) {
       TensorConfig t;

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "ignis/session.h"
+#include "onnx/export.h"
 
 namespace ignis::onnx_io {
 namespace {
@@ -124,6 +125,62 @@ TEST(Import, ConstantNodesBecomeInitializers) {
   ASSERT_TRUE(g) << g.error().to_string();
   EXPECT_EQ(g->nodes.size(), 1u);
   EXPECT_EQ(g->initializers.at("w").shape(), (Shape{3}));
+}
+
+// Low-bit tensors: 4- and 2-bit types arrive packed (raw_data or one packed byte per int32_data
+// entry) and are held one byte per element; export packs them again.
+TEST(Import, UnpacksLowBitTensorsAndExportPacksThem) {
+  onnx::TensorProto tp;
+  tp.set_data_type(22);
+  tp.add_dims(3);
+  tp.set_raw_data(std::string("\xF1\x07", 2));  // 1, -1, 7
+  std::string bytes = tp.SerializeAsString();
+  auto t = import_tensor_proto(as_bytes(bytes), nullptr);
+  ASSERT_TRUE(t) << t.error().to_string();
+  EXPECT_EQ(t->dtype(), DType::I4);
+  EXPECT_EQ(t->nbytes(), 3u);
+  EXPECT_EQ(t->data_as<int8_t>()[0], 1);
+  EXPECT_EQ(t->data_as<int8_t>()[1], -1);
+  EXPECT_EQ(t->data_as<int8_t>()[2], 7);
+
+  tp.clear_raw_data();
+  tp.set_data_type(25);
+  tp.add_int32_data(0x39);  // 1, 2, 3
+  bytes = tp.SerializeAsString();
+  t = import_tensor_proto(as_bytes(bytes), nullptr);
+  ASSERT_TRUE(t) << t.error().to_string();
+  EXPECT_EQ(t->data_as<uint8_t>()[2], 3);
+
+  tp.set_data_type(21);
+  tp.set_raw_data(std::string("\x21\x43\x05", 3));  // 6 elements packed for a 3-element tensor
+  tp.clear_int32_data();
+  bytes = tp.SerializeAsString();
+  EXPECT_FALSE(import_tensor_proto(as_bytes(bytes), nullptr));
+
+  tp.clear_raw_data();
+  tp.set_data_type(17);
+  for (int v : {0x38, 0xB8, 0x7E}) tp.add_int32_data(v);  // 1, -1, 448
+  bytes = tp.SerializeAsString();
+  t = import_tensor_proto(as_bytes(bytes), nullptr);
+  ASSERT_TRUE(t) << t.error().to_string();
+  EXPECT_EQ(t->dtype(), DType::F8E4M3FN);
+  EXPECT_EQ(t->data_as<uint8_t>()[2], 0x7E);
+
+  // An int4 initializer survives export (packed) and import (unpacked).
+  auto m = identity_model();
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(22);
+  w->add_dims(3);
+  w->set_raw_data(std::string("\xF1\x07", 2));
+  auto g = import_model(as_bytes(m.SerializeAsString()), "");
+  ASSERT_TRUE(g) << g.error().to_string();
+  auto out = export_model(*g);
+  ASSERT_TRUE(out) << out.error().to_string();
+  onnx::ModelProto back;
+  ASSERT_TRUE(back.ParseFromString(*out));
+  ASSERT_EQ(back.graph().initializer_size(), 1);
+  EXPECT_EQ(back.graph().initializer(0).raw_data(), std::string("\xF1\x07", 2));
 }
 
 TEST(Import, SequenceInputsAreUnsupported) {

@@ -285,12 +285,21 @@ Result<DType> cast_target(const InferContext& ctx) {
 Status check_cast_source(const InferContext& ctx) {
   const DType t = ctx.input_dtype(0);
   if (t == DType::String) return ctx.unsupported("cast from string is not supported");
-  return check_dtype(ctx, 0, DTypeSet::all());
+  return check_dtype(ctx, 0, DTypeSet::storable());
+}
+
+// Cast-24's round_mode (float8e8m0 targets only): "up", "down" or "nearest".
+Status check_round_mode(const InferContext& ctx) {
+  const Attribute* a = ctx.attrs().find("round_mode");
+  if (a && a->s != "up" && a->s != "down" && a->s != "nearest")
+    return ctx.fail("attribute 'round_mode' must be \"up\", \"down\" or \"nearest\", got \"", a->s, "\"");
+  return Status::ok();
 }
 
 Status infer_cast(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
   IGNIS_RETURN_IF_ERROR(check_attrs(ctx, {{"saturate", Kind::Int}, {"round_mode", Kind::String}}));
+  IGNIS_RETURN_IF_ERROR(check_round_mode(ctx));
   IGNIS_ASSIGN_OR_RETURN(DType to, cast_target(ctx));
   IGNIS_RETURN_IF_ERROR(check_cast_source(ctx));
   ctx.set_output(0, to, ctx.input_shape(0));
@@ -303,6 +312,9 @@ Status infer_bitcast(InferContext& ctx) {
   IGNIS_ASSIGN_OR_RETURN(DType to, cast_target(ctx));
   IGNIS_RETURN_IF_ERROR(check_cast_source(ctx));
   const DType from = ctx.input_dtype(0);
+  // The 4- and 2-bit types are held one byte per element, so their bytes are not their bits.
+  if (dtype_bits(from) < 8 || dtype_bits(to) < 8)
+    return ctx.unsupported(str_cat("reinterpreting ", dtype_name(from), " as ", dtype_name(to), " is not supported"));
   if (dtype_size(from) != dtype_size(to))
     return ctx.fail("cannot reinterpret ", dtype_name(from), " (", 8 * dtype_size(from), " bits) as ", dtype_name(to),
                     " (", 8 * dtype_size(to), " bits)");
@@ -316,17 +328,18 @@ Status infer_bitcast(InferContext& ctx) {
 Status infer_castlike(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 2));
   IGNIS_RETURN_IF_ERROR(check_attrs(ctx, {{"saturate", Kind::Int}, {"round_mode", Kind::String}}));
+  IGNIS_RETURN_IF_ERROR(check_round_mode(ctx));
   IGNIS_RETURN_IF_ERROR(check_cast_source(ctx));
   const DType to = ctx.input_dtype(1);
   if (to == DType::String) return ctx.unsupported("cast to string is not supported");
-  IGNIS_RETURN_IF_ERROR(check_dtype(ctx, 1, DTypeSet::all()));
+  IGNIS_RETURN_IF_ERROR(check_dtype(ctx, 1, DTypeSet::storable()));
   ctx.set_output(0, to, ctx.input_shape(0));
   return Status::ok();
 }
 
 Status infer_identity(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
-  IGNIS_RETURN_IF_ERROR(check_dtype(ctx, 0, DTypeSet::all()));
+  IGNIS_RETURN_IF_ERROR(check_dtype(ctx, 0, DTypeSet::storable()));
   ctx.set_output(0, ctx.input_dtype(0), ctx.input_shape(0));
   return Status::ok();
 }

@@ -13,7 +13,8 @@
 namespace ignis::ir {
 namespace {
 
-constexpr DTypeSet kQuantTypes{DType::U8, DType::I8};
+constexpr DTypeSet kQuantTypes = DTypeSet{DType::U8, DType::I8, DType::U16, DType::I16, DType::F4E2M1} |
+                                 DTypeSet::float8() | DTypeSet::int4() | DTypeSet::int2();
 constexpr DTypeSet kScaleTypes{DType::F32, DType::F16, DType::BF16};
 
 // The scale (input 1) and zero point (input 2, optional) of `data` (input 0): scalars, or 1-D
@@ -34,7 +35,9 @@ Status check_scale_and_zero_point(const InferContext& ctx, std::string_view scal
       return ctx.fail("input 1 (", scale_name, ") has ", scale[0], " entries but input 0 has ", data[*axis],
                       " along axis ", *axis);
   }
-  if (ctx.has_input(2) && !(ctx.input_shape(2) == scale))
+  // A one-entry zero point may be [1] beside a scalar scale, or the other way round.
+  const auto one = [](const Shape& s) { return s.rank() <= 1 && s.numel() == 1; };
+  if (ctx.has_input(2) && !(ctx.input_shape(2) == scale) && !(one(ctx.input_shape(2)) && one(scale)))
     return ctx.fail("input 2 (zero point) must have the shape of input 1 ", scale.str(), ", got ",
                     ctx.input_shape(2).str());
   return Status::ok();
@@ -62,7 +65,7 @@ Status infer_quantize_linear(InferContext& ctx) {
   if (const Attribute* od = ctx.attrs().find("output_dtype"); od != nullptr && od->i != 0) {
     auto t = dtype_from_onnx(static_cast<int32_t>(od->i));
     if (!t || !kQuantTypes.contains(*t))
-      return ctx.unsupported(str_cat("attribute 'output_dtype' ", od->i, " is not uint8 or int8"));
+      return ctx.unsupported(str_cat("attribute 'output_dtype' ", od->i, " is not a supported quantized type"));
     if (ctx.has_input(2) && *t != out)
       return ctx.fail("attribute 'output_dtype' disagrees with input 2 (zero point) of dtype ", dtype_name(out));
     out = *t;
@@ -76,7 +79,7 @@ Status infer_quantize_linear(InferContext& ctx) {
 
 Status infer_dequantize_linear(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 3));
-  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(0, DTypeSet{DType::U8, DType::I8, DType::I32}));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(0, kQuantTypes | DTypeSet{DType::I32}));
   IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(1, kScaleTypes));
   if (ctx.has_input(2) && ctx.input_dtype(2) != ctx.input_dtype(0))
     return ctx.fail("input 2 (zero point) must have input 0's dtype ", dtype_name(ctx.input_dtype(0)), ", got ",

@@ -55,9 +55,11 @@ Result<std::vector<int>> resolve_axes(const InferContext& ctx, std::span<const i
   return out;
 }
 
+// Data inputs may also be low-bit: the registry then finds a kernel only for the ops that
+// move bytes by dtype size (Reshape, Transpose, Gather...).
 Status expect_data_input(const InferContext& ctx, int i) {
   if (!ctx.has_input(i)) return ctx.fail("input ", i, " is required");
-  if (!kAnyType.contains(ctx.input_dtype(i)))
+  if (!(kAnyType | DTypeSet::low_bit()).contains(ctx.input_dtype(i)))
     return ctx.unsupported(str_cat("input ", i, " has unsupported dtype ", dtype_name(ctx.input_dtype(i))));
   return Status::ok();
 }

@@ -155,6 +155,8 @@ Status infer_one_hot(InferContext& ctx) {
 Status infer_non_zero(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
   IGNIS_RETURN_IF_ERROR(expect_data_input(ctx, 0));
+  if (dtype_is_low_bit(ctx.input_dtype(0)))
+    return ctx.unsupported(str_cat("NonZero of ", dtype_name(ctx.input_dtype(0)), " is not supported"));
   const Tensor* v = ctx.input_value(0);
   if (v == nullptr)
     return Status(StatusCode::ValueRequired, str_cat("NonZero: the output shape depends on the value of input 0"));

@@ -2,8 +2,10 @@
 // Reference kernels for type conversion and pass-through ops: Cast, CastLike, Identity and
 // Dropout (inference: a copy plus an all-true mask).
 #include <cstring>
+#include <string>
 #include <type_traits>
 
+#include "core/low_bit.h"
 #include "kernels/ref/elementwise_internal.h"
 
 namespace ignis::kernels::ref {
@@ -35,6 +37,53 @@ inline TO cast_value(TI v) {
   }
 }
 
+// Cast with a low-bit type on either side. Elements go through int64 when both sides are
+// integers or bool (so wrapping keeps every bit), else through double: every source value is
+// exact in double (or, for 64-bit integers, rounded once), and each low-bit float target then
+// rounds once. Float sources into the 4/2-bit integers truncate, then wrap like integers.
+void cast_low_bit(KernelContext& ctx, const Tensor& in, Tensor& out) {
+  const DType from = in.dtype();
+  const DType to = out.dtype();
+  const bool saturate = ctx.attrs().get_int("saturate", 1) != 0;
+  const std::string mode = ctx.attrs().get_string("round_mode", "up");
+  const E8M0Rounding rounding = mode == "down" ? E8M0Rounding::Down
+                                : mode == "nearest" ? E8M0Rounding::Nearest
+                                                    : E8M0Rounding::Up;
+  const bool int_path = (dtype_is_integer(from) || from == DType::Bool || DTypeSet::int4().contains(from) ||
+                         DTypeSet::int2().contains(from)) &&
+                        !dtype_is_float(to) && !dtype_is_low_bit_float(to);
+  const int64_t n = in.numel();
+  // The source as double (or int64), element by element.
+  auto read_double = [&](int64_t i) { return load_as_double(from, in.data(), i); };
+  auto read_int = [&](int64_t i) {
+    if (from == DType::Bool) return static_cast<int64_t>(static_cast<const bool*>(in.data())[i]);
+    if (dtype_is_low_bit(from)) return low_bit_int_to_int64(from, static_cast<const uint8_t*>(in.data())[i]);
+    if (from == DType::U64) return static_cast<int64_t>(static_cast<const uint64_t*>(in.data())[i]);
+    return load_as_int64(from, in.data(), i);
+  };
+  if (dtype_is_low_bit(to)) {
+    auto* y = static_cast<uint8_t*>(out.data());
+    parallel_for(ctx.pool(), n, kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        if (dtype_is_low_bit_float(to)) y[i] = low_bit_float_from_double(to, read_double(i), saturate, rounding);
+        else if (int_path) y[i] = low_bit_int_from_int64(to, read_int(i));
+        else y[i] = low_bit_int_from_int64(to, float_to_int<int64_t>(read_double(i)));
+      }
+    });
+    return;
+  }
+  visit_dtype(to, [&](auto tag) {
+    using TO = decltype(tag);
+    TO* y = out.data_as<TO>();
+    parallel_for(ctx.pool(), n, kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        if (int_path) y[i] = cast_value<TO>(read_int(i));
+        else y[i] = cast_value<TO>(static_cast<float>(read_double(i)));  // low-bit float: exact in float
+      }
+    });
+  });
+}
+
 // Converts input 0 to the dtype output 0 was allocated with (Cast and CastLike).
 Status cast_kernel(KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
@@ -44,6 +93,10 @@ Status cast_kernel(KernelContext& ctx) {
     return Status::ok();
   }
   if (out.dtype() == DType::String || out.dtype() == DType::Undefined) return dtype_unsupported("Cast", out.dtype());
+  if (dtype_is_low_bit(in.dtype()) || dtype_is_low_bit(out.dtype())) {
+    cast_low_bit(ctx, in, out);
+    return Status::ok();
+  }
   visit_dtype(in.dtype(), [&](auto ti) {
     using TI = decltype(ti);
     visit_dtype(out.dtype(), [&](auto to) {
@@ -90,7 +143,7 @@ void register_elementwise_misc(KernelRegistry& r) {
   KernelDef cast;
   cast.op_type = "Cast";
   cast.since_opset = 1;
-  cast.types = DTypeSet::all();
+  cast.types = DTypeSet::storable();
   cast.id = "ref/cast";
   cast.fn = cast_kernel;
   r.add(cast);
@@ -103,7 +156,7 @@ void register_elementwise_misc(KernelRegistry& r) {
 
   KernelDef identity;
   identity.op_type = "Identity";
-  identity.types = DTypeSet::all();
+  identity.types = DTypeSet::storable();
   identity.id = "ref/identity";
   identity.fn = identity_kernel;
   r.add(identity);

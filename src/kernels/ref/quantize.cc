@@ -13,6 +13,7 @@
 #include "core/broadcast.h"
 #include "core/channel_split.h"
 #include "core/dtype_dispatch.h"
+#include "core/low_bit.h"
 #include "core/strings.h"
 #include "kernels/ref/elementwise_internal.h"
 #include "kernels/registry.h"
@@ -41,11 +42,18 @@ std::vector<float> scales_as_float(const Tensor& scale) {
   return out;
 }
 
-// The zero point's entries as int32 (zeros when the input is omitted).
+// The zero point's entries as int32 (zeros when the input is omitted, and for the float8 types,
+// whose zero point the spec fixes at 0).
 std::vector<int32_t> zero_points(const KernelContext& ctx, int input, int64_t n) {
   std::vector<int32_t> out(static_cast<size_t>(n), 0);
   if (!ctx.has_input(input)) return out;
   const Tensor& zp = ctx.input(input);
+  if (dtype_is_low_bit(zp.dtype())) {
+    if (dtype_is_low_bit_float(zp.dtype())) return out;
+    for (int64_t i = 0; i < n && i < zp.numel(); ++i)
+      out[static_cast<size_t>(i)] = static_cast<int32_t>(low_bit_int_to_int64(zp.dtype(), zp.data_as<uint8_t>()[i]));
+    return out;
+  }
   visit_dtype(zp.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_integral_v<T>) {
@@ -64,12 +72,29 @@ Q saturate_round(float v, int32_t zero_point) {
   return static_cast<Q>(std::min(r, hi));
 }
 
+// One quantized low-bit element from v = x / scale: the integer types round half to even,
+// add the zero point and saturate; float8 rounds (saturating unless `saturate` is 0) and has no
+// zero point; float4e2m1 adds its zero point's value, then rounds (always saturating).
+uint8_t quantize_low_bit(DType t, float v, int32_t zero_point, float float_zero_point, bool saturate) {
+  if (DTypeSet::float8().contains(t)) return low_bit_float_from_double(t, v, saturate);
+  if (t == DType::F4E2M1) return low_bit_float_from_double(t, static_cast<double>(v + float_zero_point));
+  const float r = std::nearbyint(v) + static_cast<float>(zero_point);
+  const auto lo = static_cast<float>(low_bit_int_min(t)), hi = static_cast<float>(low_bit_int_max(t));
+  const float c = !(r >= lo) ? lo : std::min(r, hi);  // NaN saturates low, as for int8
+  return low_bit_int_from_int64(t, static_cast<int64_t>(c));
+}
+
 Status quantize_linear_kernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   const std::vector<float> scale = scales_as_float(ctx.input(1));
   const ChannelSplit s = scale_split(x.shape(), ctx.input(1), ctx.attrs().get_int("axis", 1));
   const std::vector<int32_t> zp = zero_points(ctx, 2, s.channels);
+  std::vector<float> float_zp(static_cast<size_t>(s.channels), 0.0f);
+  if (y.dtype() == DType::F4E2M1 && ctx.has_input(2))
+    for (int64_t i = 0; i < s.channels && i < ctx.input(2).numel(); ++i)
+      float_zp[static_cast<size_t>(i)] = static_cast<float>(load_as_double(DType::F4E2M1, ctx.input(2).data(), i));
+  const bool saturate = ctx.attrs().get_int("saturate", 1) != 0;
   Status status = Status::ok();
   visit_dtype(x.dtype(), [&](auto xtag) {
     using TX = decltype(xtag);
@@ -86,7 +111,36 @@ Status quantize_linear_kernel(KernelContext& ctx) {
       };
       if (y.dtype() == DType::U8) run(y.data_as<uint8_t>());
       else if (y.dtype() == DType::I8) run(y.data_as<int8_t>());
-      else status = dtype_unsupported("QuantizeLinear", y.dtype());
+      else if (y.dtype() == DType::U16) run(y.data_as<uint16_t>());
+      else if (y.dtype() == DType::I16) run(y.data_as<int16_t>());
+      else if (dtype_is_low_bit(y.dtype())) {
+        uint8_t* yp = y.data_as<uint8_t>();
+        s.for_each([&](int64_t c, int64_t i) {
+          const auto k = static_cast<size_t>(c);
+          yp[i] = quantize_low_bit(y.dtype(), static_cast<float>(to_compute(xp[i])) / scale[k], zp[k], float_zp[k], saturate);
+        });
+      } else {
+        status = dtype_unsupported("QuantizeLinear", y.dtype());
+      }
+    }
+  });
+  return status;
+}
+
+// y[i] = value(i, channel) * scale[channel], written at y's type (float, fp16 or bf16).
+template <class F>
+Status write_dequantized(Tensor& y, const ChannelSplit& s, const std::vector<float>& scale, F value) {
+  Status status = Status::ok();
+  visit_dtype(y.dtype(), [&](auto ytag) {
+    using TY = decltype(ytag);
+    if constexpr (std::is_same_v<TY, float> || is_half_like_v<TY>) {
+      TY* yp = y.data_as<TY>();
+      s.for_each([&](int64_t c, int64_t i) {
+        const auto k = static_cast<size_t>(c);
+        yp[i] = from_compute<TY>(value(i, k) * scale[k]);
+      });
+    } else {
+      status = dtype_unsupported("DequantizeLinear", y.dtype());
     }
   });
   return status;
@@ -98,6 +152,17 @@ Status dequantize_linear_kernel(KernelContext& ctx) {
   const std::vector<float> scale = scales_as_float(ctx.input(1));
   const ChannelSplit s = scale_split(x.shape(), ctx.input(1), ctx.attrs().get_int("axis", 1));
   const std::vector<int32_t> zp = zero_points(ctx, 2, s.channels);
+  if (dtype_is_low_bit(x.dtype())) {
+    // Low-bit floats decode to their value (no zero point: float8's is 0, float4's is ignored
+    // as in onnx's reference); the 4- and 2-bit integers subtract theirs.
+    const uint8_t* xp = x.data_as<uint8_t>();
+    const DType t = x.dtype();
+    if (dtype_is_low_bit_float(t))
+      return write_dequantized(y, s, scale, [&](int64_t i, size_t) { return low_bit_float_to_float(t, xp[i]); });
+    return write_dequantized(y, s, scale, [&](int64_t i, size_t k) {
+      return static_cast<float>(low_bit_int_to_int64(t, xp[i]) - zp[k]);
+    });
+  }
   Status status = Status::ok();
   visit_dtype(x.dtype(), [&](auto xtag) {
     using TX = decltype(xtag);
@@ -105,17 +170,8 @@ Status dequantize_linear_kernel(KernelContext& ctx) {
       status = dtype_unsupported("DequantizeLinear", x.dtype());
     } else {
       const TX* xp = x.data_as<TX>();
-      visit_dtype(y.dtype(), [&](auto ytag) {
-        using TY = decltype(ytag);
-        if constexpr (std::is_same_v<TY, float> || is_half_like_v<TY>) {
-          TY* yp = y.data_as<TY>();
-          s.for_each([&](int64_t c, int64_t i) {
-            const auto k = static_cast<size_t>(c);
-            yp[i] = from_compute<TY>(static_cast<float>(static_cast<int32_t>(xp[i]) - zp[k]) * scale[k]);
-          });
-        } else {
-          status = dtype_unsupported("DequantizeLinear", y.dtype());
-        }
+      status = write_dequantized(y, s, scale, [&](int64_t i, size_t k) {
+        return static_cast<float>(static_cast<int32_t>(xp[i]) - zp[k]);
       });
     }
   });
@@ -157,7 +213,8 @@ void register_quantize(KernelRegistry& r) {
   KernelDef dq;
   dq.op_type = "DequantizeLinear";
   dq.since_opset = 10;
-  dq.types = DTypeSet{DType::U8, DType::I8, DType::I32};
+  dq.types = DTypeSet{DType::U8, DType::I8, DType::U16, DType::I16, DType::I32} | DTypeSet::float8() |
+             DTypeSet::int4() | DTypeSet::int2() | DTypeSet{DType::F4E2M1};
   dq.id = "ref/dequantizelinear";
   dq.fn = dequantize_linear_kernel;
   r.add(dq);

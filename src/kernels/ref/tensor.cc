@@ -536,24 +536,26 @@ Status space_to_depth_kernel(KernelContext& ctx) {
 
 void register_tensor(KernelRegistry& r) {
   const DTypeSet all = DTypeSet::all();
-  add_kernel(r, "Shape", 1, all, "ref/shape", shape_kernel);
-  add_kernel(r, "Size", 1, all, "ref/size", size_kernel);
-  add_kernel(r, "Reshape", 1, all, "ref/reshape", copy_kernel);
-  add_kernel(r, "Flatten", 1, all, "ref/flatten", copy_kernel);
-  add_kernel(r, "Squeeze", 1, all, "ref/squeeze", copy_kernel);
-  add_kernel(r, "Unsqueeze", 1, all, "ref/unsqueeze", copy_kernel);
-  add_kernel(r, "Transpose", 1, all, "ref/transpose", transpose_kernel);
-  add_kernel(r, "Concat", 1, all, "ref/concat", concat_kernel);
-  add_kernel(r, "Split", 1, all, "ref/split", split_kernel);
-  add_kernel(r, "Slice", 1, all, "ref/slice", slice_kernel);
-  add_kernel(r, "Expand", 8, all, "ref/expand", expand_kernel);
-  add_kernel(r, "Tile", 1, all, "ref/tile", tile_kernel);
+  // Kernels that move bytes by dtype_size also take the low-bit types (one byte per element).
+  const DTypeSet bytes = DTypeSet::storable();
+  add_kernel(r, "Shape", 1, bytes, "ref/shape", shape_kernel);
+  add_kernel(r, "Size", 1, bytes, "ref/size", size_kernel);
+  add_kernel(r, "Reshape", 1, bytes, "ref/reshape", copy_kernel);
+  add_kernel(r, "Flatten", 1, bytes, "ref/flatten", copy_kernel);
+  add_kernel(r, "Squeeze", 1, bytes, "ref/squeeze", copy_kernel);
+  add_kernel(r, "Unsqueeze", 1, bytes, "ref/unsqueeze", copy_kernel);
+  add_kernel(r, "Transpose", 1, bytes, "ref/transpose", transpose_kernel);
+  add_kernel(r, "Concat", 1, bytes, "ref/concat", concat_kernel);
+  add_kernel(r, "Split", 1, bytes, "ref/split", split_kernel);
+  add_kernel(r, "Slice", 1, bytes, "ref/slice", slice_kernel);
+  add_kernel(r, "Expand", 8, bytes, "ref/expand", expand_kernel);
+  add_kernel(r, "Tile", 1, bytes, "ref/tile", tile_kernel);
   add_kernel(r, "Pad", 1, all, "ref/pad", pad_kernel);
   add_kernel(r, "ConstantOfShape", 9, DTypeSet::ints(), "ref/constantofshape", constant_of_shape_kernel);
   add_kernel(r, "Range", 11, {DType::F32, DType::F64, DType::I16, DType::I32, DType::I64}, "ref/range", range_kernel);
   add_kernel(r, "EyeLike", 9, all, "ref/eyelike", eye_like_kernel);
-  add_kernel(r, "DepthToSpace", 1, all, "ref/depthtospace", depth_to_space_kernel);
-  add_kernel(r, "SpaceToDepth", 1, all, "ref/spacetodepth", space_to_depth_kernel);
+  add_kernel(r, "DepthToSpace", 1, bytes, "ref/depthtospace", depth_to_space_kernel);
+  add_kernel(r, "SpaceToDepth", 1, bytes, "ref/spacetodepth", space_to_depth_kernel);
   tensor_ops::register_tensor_index(r);
 }
 

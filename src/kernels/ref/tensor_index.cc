@@ -552,17 +552,18 @@ Status unique_kernel(KernelContext& ctx) {
 
 void register_tensor_index(KernelRegistry& r) {
   const DTypeSet all = DTypeSet::all();
-  add_kernel(r, "Gather", 1, all, "ref/gather", gather_kernel);
-  add_kernel(r, "GatherElements", 11, all, "ref/gatherelements", gather_elements_kernel);
+  const DTypeSet bytes = DTypeSet::storable();  // byte-moving kernels: the low-bit types too
+  add_kernel(r, "Gather", 1, bytes, "ref/gather", gather_kernel);
+  add_kernel(r, "GatherElements", 11, bytes, "ref/gatherelements", gather_elements_kernel);
   add_kernel(r, "GatherND", 11, all, "ref/gathernd", gather_nd_kernel);
   add_kernel(r, "ScatterElements", 11, all, "ref/scatterelements", scatter_elements_kernel);
   add_kernel(r, "Scatter", 9, all, "ref/scatter", scatter_elements_kernel, /*until=*/10);
   add_kernel(r, "ScatterND", 11, all, "ref/scatternd", scatter_nd_kernel);
   add_kernel(r, "OneHot", 9, all, "ref/onehot", one_hot_kernel, kAnyOpVersion, /*type_input=*/2);
   add_kernel(r, "NonZero", 9, all, "ref/nonzero", non_zero_kernel);
-  add_kernel(r, "Compress", 9, all, "ref/compress", compress_kernel);
+  add_kernel(r, "Compress", 9, bytes, "ref/compress", compress_kernel);
   add_kernel(r, "Trilu", 14, all, "ref/trilu", trilu_kernel);
-  add_kernel(r, "ReverseSequence", 10, all, "ref/reversesequence", reverse_sequence_kernel);
+  add_kernel(r, "ReverseSequence", 10, bytes, "ref/reversesequence", reverse_sequence_kernel);
   add_kernel(r, "CumSum", 11, DTypeSet::numeric(), "ref/cumsum", cum_sum_kernel);
   add_kernel(r, "TensorScatter", 24, all, "ref/tensorscatter", tensor_scatter_kernel);
   add_kernel(r, "TopK", 1, DTypeSet::numeric(), "ref/topk", top_k_kernel);
