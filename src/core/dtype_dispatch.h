@@ -6,10 +6,13 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <string_view>
 #include <type_traits>
 
 #include "core/half.h"
+#include "core/strings.h"
 #include "ignis/dtype.h"
+#include "ignis/status.h"
 
 namespace ignis {
 
@@ -71,6 +74,19 @@ inline T from_compute(C v) {
   if constexpr (std::is_same_v<T, Half>) return Half{float_to_half(static_cast<float>(v))};
   else if constexpr (std::is_same_v<T, BFloat16>) return BFloat16{float_to_bf16(static_cast<float>(v))};
   else return static_cast<T>(v);
+}
+
+// Runs f(tag) with the storage type (float, double, Half, BFloat16) of a float dtype; any other
+// dtype is Unsupported, named with `op`.
+template <class F>
+Status visit_float(DType t, std::string_view op, F&& f) {
+  switch (t) {
+    case DType::F32: f(float{}); return Status::ok();
+    case DType::F64: f(double{}); return Status::ok();
+    case DType::F16: f(Half{}); return Status::ok();
+    case DType::BF16: f(BFloat16{}); return Status::ok();
+    default: return unsupported(str_cat(op, ": dtype ", dtype_name(t)));
+  }
 }
 
 // Reads element i of a buffer of dtype t as double (for shape values, Cast, comparisons).

@@ -16,19 +16,6 @@ namespace ignis::kernels::ref {
 
 namespace {
 
-// Runs f(tag) with the storage type of a float dtype.
-template <class F>
-Status visit_float(DType t, const char* op, F&& f) {
-  switch (t) {
-    case DType::F32: f(float{}); break;
-    case DType::F64: f(double{}); break;
-    case DType::F16: f(Half{}); break;
-    case DType::BF16: f(BFloat16{}); break;
-    default: return unsupported(str_cat(op, ": dtype ", dtype_name(t)));
-  }
-  return Status::ok();
-}
-
 std::vector<double> to_doubles(const Tensor& t) {
   std::vector<double> v(static_cast<size_t>(t.numel()));
   for (size_t i = 0; i < v.size(); ++i) v[i] = load_as_double(t.dtype(), t.data(), static_cast<int64_t>(i));

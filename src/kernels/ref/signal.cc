@@ -23,19 +23,6 @@ namespace {
 
 using Complex = std::complex<double>;
 
-// Runs f(tag) with the storage type of a float dtype.
-template <class F>
-Status visit_float(DType t, const char* op, F&& f) {
-  switch (t) {
-    case DType::F32: f(float{}); break;
-    case DType::F64: f(double{}); break;
-    case DType::F16: f(Half{}); break;
-    case DType::BF16: f(BFloat16{}); break;
-    default: return unsupported(str_cat(op, ": dtype ", dtype_name(t)));
-  }
-  return Status::ok();
-}
-
 int64_t scalar_of(const Tensor& t) { return load_as_int64(t.dtype(), t.data(), 0); }
 
 // e^{-2 pi i k / n}, computed directly for each k (no recurrence) so the error does not grow.

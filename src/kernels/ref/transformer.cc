@@ -36,19 +36,6 @@ RoundFn round_fn(DType t) {
   }
 }
 
-// Runs f(tag) with the storage type of a float dtype.
-template <class F>
-Status visit_float(DType t, const char* op, F&& f) {
-  switch (t) {
-    case DType::F32: f(float{}); break;
-    case DType::F64: f(double{}); break;
-    case DType::F16: f(Half{}); break;
-    case DType::BF16: f(BFloat16{}); break;
-    default: return unsupported(str_cat(op, ": dtype ", dtype_name(t)));
-  }
-  return Status::ok();
-}
-
 // ---- Attention ------------------------------------------------------------------------------
 // Per (batch, query head): the key/value head is head / (q_heads / kv_heads) (grouped-query
 // heads share one KV head). Per query row: build the additive bias over all keys (mask,

@@ -24,18 +24,6 @@ namespace {
 
 constexpr int kMaxSpatial = Shape::kMaxRank - 2;
 
-// Dispatches the float dtypes the vision schemas allow.
-template <class F>
-Status visit_float(DType t, std::string_view what, F&& f) {
-  switch (t) {
-    case DType::F32: f(float{}); return Status::ok();
-    case DType::F64: f(double{}); return Status::ok();
-    case DType::F16: f(Half{}); return Status::ok();
-    case DType::BF16: f(BFloat16{}); return Status::ok();
-    default: return unsupported(str_cat(what, ": dtype ", dtype_name(t)));
-  }
-}
-
 // Steps a row-major multi-index over `dims`; false once it wraps around.
 bool next_index(int64_t* idx, const int64_t* dims, int rank) {
   for (int i = rank - 1; i >= 0; --i) {
