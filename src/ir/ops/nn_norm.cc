@@ -28,8 +28,10 @@ Status infer_batch_norm(InferContext& ctx) {
     if (i <= 2 && ctx.opset() >= 15) ref = 1;
     IGNIS_RETURN_IF_ERROR(expect_same_dtype(ctx, i, kNames[i], ref));
   }
-  if (ctx.opset() >= 14 && ctx.attrs().get_int("training_mode", 0) != 0)
-    return ctx.unsupported("training_mode=1 (batch statistics) is not implemented; only inference");
+  const int64_t training = ctx.attrs().get_int("training_mode", 0);
+  if (training != 0 && training != 1) return ctx.fail("attribute 'training_mode' must be 0 or 1, got ", training);
+  if (ctx.opset() >= 14 && training == 0 && ctx.num_outputs() > 1)
+    return ctx.error("running_mean and running_var are outputs only with training_mode=1");
   if (ctx.opset() < 14 && ctx.num_outputs() > 1)
     return ctx.unsupported("training-mode outputs (running/saved mean and variance) are not implemented");
   const Shape& x = ctx.input_shape(0);

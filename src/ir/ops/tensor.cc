@@ -536,8 +536,13 @@ Status infer_constant_of_shape(InferContext& ctx) {
 Status infer_range(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(3, 3));
   const DType dt = ctx.input_dtype(0);
-  if (!DTypeSet{DType::F32, DType::F64, DType::I16, DType::I32, DType::I64}.contains(dt))
-    return ctx.unsupported(str_cat("dtype ", dtype_name(dt), " (supported: float, double, int16, int32, int64)"));
+  // Range-27 adds float16 and bfloat16, accumulated in float32 (stash_type 1, the default).
+  const bool half = (dt == DType::F16 || dt == DType::BF16) && ctx.opset() >= 27;
+  if (!half && !DTypeSet{DType::F32, DType::F64, DType::I16, DType::I32, DType::I64}.contains(dt))
+    return ctx.unsupported(str_cat("dtype ", dtype_name(dt), " (supported: float, double, int16, int32, int64",
+                                   ctx.opset() >= 27 ? ", float16, bfloat16)" : ")"));
+  if (half && ctx.attrs().get_int("stash_type", 1) != 1)
+    return ctx.unsupported(str_cat("stash_type ", ctx.attrs().get_int("stash_type", 1), " (only 1, float32)"));
   for (int i = 1; i < 3; ++i) IGNIS_RETURN_IF_ERROR(expect_same_dtype(ctx, 0, i));
   IGNIS_RETURN_IF_ERROR(expect_single_element(ctx, 0, "start"));
   IGNIS_RETURN_IF_ERROR(expect_single_element(ctx, 1, "limit"));
@@ -559,8 +564,9 @@ Status infer_range(InferContext& ctx) {
     IGNIS_ASSIGN_OR_RETURN(auto limit, ctx.input_doubles(1));
     IGNIS_ASSIGN_OR_RETURN(auto delta, ctx.input_doubles(2));
     if (delta[0] == 0) return ctx.error("input 'delta' must not be 0");
-    // The difference is taken in the input type, the division in double.
-    const double span = dt == DType::F32
+    // The difference is taken in the input type (float32 for the 16-bit types), the division
+    // in double.
+    const double span = dt != DType::F64
                             ? static_cast<double>(static_cast<float>(limit[0]) - static_cast<float>(start[0]))
                             : limit[0] - start[0];
     const double n = std::ceil(span / delta[0]);

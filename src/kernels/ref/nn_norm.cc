@@ -38,11 +38,58 @@ void mean_var(int64_t n, At at, double& mean, double& var) {
 
 // ---- BatchNormalization ---------------------------------------------------------------
 
+// Per-channel mean and population variance of x [N, C, ...] (BatchNormalization's training mode).
+void batch_statistics(const Tensor& x, int64_t channels, std::vector<double>& mean, std::vector<double>& var) {
+  const int64_t n = x.dim(0);
+  const int64_t inner = n > 0 && channels > 0 ? x.numel() / n / channels : 0;
+  mean.assign(static_cast<size_t>(channels), 0.0);
+  var.assign(static_cast<size_t>(channels), 0.0);
+  const double count = static_cast<double>(std::max<int64_t>(n * inner, 1));
+  for (int64_t c = 0; c < channels; ++c) {
+    double sum = 0.0;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t i = 0; i < inner; ++i) sum += load_as_double(x.dtype(), x.data(), (b * channels + c) * inner + i);
+    const double m = sum / count;
+    double sq = 0.0;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t i = 0; i < inner; ++i) {
+        const double d = load_as_double(x.dtype(), x.data(), (b * channels + c) * inner + i) - m;
+        sq += d * d;
+      }
+    mean[static_cast<size_t>(c)] = m;
+    var[static_cast<size_t>(c)] = sq / count;
+  }
+}
+
+// Writes `values` into a float tensor of their length.
+void store_doubles(const std::vector<double>& values, Tensor& t) {
+  for (size_t i = 0; i < values.size(); ++i)
+    visit_dtype(t.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_floating_point_v<T> || is_half_like_v<T>) t.data_as<T>()[i] = from_compute<T>(values[i]);
+    });
+}
+
+// Inference uses the given mean/var. training_mode=1 (opset 14+) normalizes with the batch's
+// own statistics and also returns the running ones: input * momentum + batch * (1 - momentum).
 Status batch_norm_kernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const double eps = ctx.attrs().get_float("epsilon", 1e-5f);
-  const std::vector<double> scale = to_doubles(ctx.input(1)), bias = to_doubles(ctx.input(2)),
-                            mean = to_doubles(ctx.input(3)), var = to_doubles(ctx.input(4));
+  const std::vector<double> scale = to_doubles(ctx.input(1)), bias = to_doubles(ctx.input(2));
+  std::vector<double> mean = to_doubles(ctx.input(3)), var = to_doubles(ctx.input(4));
+  if (ctx.opset() >= 14 && ctx.attrs().get_int("training_mode", 0) == 1) {
+    std::vector<double> batch_mean, batch_var;
+    batch_statistics(x, static_cast<int64_t>(scale.size()), batch_mean, batch_var);
+    const double momentum = ctx.attrs().get_float("momentum", 0.9f);
+    for (size_t c = 0; c < mean.size(); ++c) {
+      mean[c] = mean[c] * momentum + batch_mean[c] * (1.0 - momentum);
+      var[c] = var[c] * momentum + batch_var[c] * (1.0 - momentum);
+    }
+    if (ctx.has_output(1)) store_doubles(mean, ctx.output(1));
+    if (ctx.has_output(2)) store_doubles(var, ctx.output(2));
+    mean = std::move(batch_mean);
+    var = std::move(batch_var);
+  }
   // y = x * a + b per parameter slot; slots are channels (spatial) or whole C x D1... blocks.
   const int64_t slots = static_cast<int64_t>(scale.size());
   std::vector<double> a(slots), b(slots);

@@ -476,6 +476,12 @@ Status range_kernel(KernelContext& ctx) {
           o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
         }
       }
+    } else if constexpr (is_half_like_v<T>) {
+      // Range-27's float16/bfloat16: computed in float32 (stash_type 1), rounded once.
+      const float start = to_compute(*ctx.input(0).data_as<T>());
+      const float delta = to_compute(*ctx.input(2).data_as<T>());
+      T* o = out.data_as<T>();
+      for (int64_t i = 0; i < out.numel(); ++i) o[i] = from_compute<T>(start + static_cast<float>(i) * delta);
     }
   });
   return Status::ok();
@@ -552,7 +558,8 @@ void register_tensor(KernelRegistry& r) {
   add_kernel(r, "Tile", 1, bytes, "ref/tile", tile_kernel);
   add_kernel(r, "Pad", 1, all, "ref/pad", pad_kernel);
   add_kernel(r, "ConstantOfShape", 9, DTypeSet::ints(), "ref/constantofshape", constant_of_shape_kernel);
-  add_kernel(r, "Range", 11, {DType::F32, DType::F64, DType::I16, DType::I32, DType::I64}, "ref/range", range_kernel);
+  add_kernel(r, "Range", 11, {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I16, DType::I32, DType::I64},
+             "ref/range", range_kernel);
   add_kernel(r, "EyeLike", 9, all, "ref/eyelike", eye_like_kernel);
   add_kernel(r, "DepthToSpace", 1, bytes, "ref/depthtospace", depth_to_space_kernel);
   add_kernel(r, "SpaceToDepth", 1, bytes, "ref/spacetodepth", space_to_depth_kernel);
