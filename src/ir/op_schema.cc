@@ -126,6 +126,7 @@ const OpSchemaRegistry& OpSchemaRegistry::global() {
     register_transformer_schemas(r);
     register_vision_schemas(r);
     register_signal_schemas(r);
+    register_text_schemas(r);
     register_control_flow_schemas(r);
     register_fused_schemas(r);
     register_blocked_schemas(r);

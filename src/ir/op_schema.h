@@ -118,6 +118,7 @@ void register_recurrent_schemas(OpSchemaRegistry& r);    // LSTM, GRU, RNN
 void register_transformer_schemas(OpSchemaRegistry& r);  // Attention, RMSNormalization, RotaryEmbedding
 void register_vision_schemas(OpSchemaRegistry& r);       // GridSample, RoiAlign, NonMaxSuppression...
 void register_signal_schemas(OpSchemaRegistry& r);       // DFT, STFT, windows, MelWeightMatrix...
+void register_text_schemas(OpSchemaRegistry& r);         // TfIdfVectorizer
 void register_control_flow_schemas(OpSchemaRegistry& r);  // If, Loop, Scan
 void register_fused_schemas(OpSchemaRegistry& r);  // ai.ignis fused ops
 void register_blocked_schemas(OpSchemaRegistry& r);  // ai.ignis blocked channel layout

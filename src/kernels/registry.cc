@@ -130,6 +130,7 @@ const KernelRegistry& KernelRegistry::global() {
     ref::register_transformer(r);
     ref::register_vision(r);
     ref::register_signal(r);
+    ref::register_text(r);
     // If, Loop and Scan run their bodies with the runtime (src/runtime/control_flow.cc).
     runtime::register_control_flow_kernels(r);
     ref::register_fused(r);
