@@ -11,6 +11,11 @@
 
 namespace ignis::kernels {
 
+namespace ref {
+// ai.onnx.ml: linear models, scalers (src/kernels/ref/ml.cc).
+void register_ml(KernelRegistry& r);
+}  // namespace ref
+
 void* Scratch::get(size_t bytes) {
   if (bytes > size_) {
     buf_ = {static_cast<std::byte*>(aligned_malloc(bytes)), [](std::byte* p) { aligned_free(p); }};
@@ -135,6 +140,7 @@ const KernelRegistry& KernelRegistry::global() {
     runtime::register_control_flow_kernels(r);
     ref::register_fused(r);
     ref::register_blocked(r);
+    ref::register_ml(r);
 #ifdef IGNIS_HAVE_X86_KERNELS
     x86::register_all(r);
 #endif

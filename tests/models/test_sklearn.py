@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Classic scikit-learn pipelines (the ai.onnx.ml domain) against onnxruntime: small models
+trained with fixed seeds on sklearn's bundled datasets, converted with skl2onnx (classifiers
+without ZipMap, so that every output is a tensor), then run through ignis's command line as in
+test_parity. Labels must match exactly, scores within rtol 1e-4, atol 1e-5.
+"""
+import numpy as np
+import pytest
+
+from test_parity import _require_ignis, run_ignis, run_onnxruntime
+
+sklearn = pytest.importorskip("sklearn", reason="scikit-learn is not installed")
+skl2onnx = pytest.importorskip("skl2onnx", reason="skl2onnx is not installed")
+
+from skl2onnx import to_onnx  # noqa: E402
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris  # noqa: E402
+from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge  # noqa: E402
+from sklearn.pipeline import Pipeline  # noqa: E402
+from sklearn.preprocessing import Normalizer, StandardScaler  # noqa: E402
+
+RTOL = 1e-4
+ATOL = 1e-5
+TARGET_OPSET = {"": 17, "ai.onnx.ml": 3}
+
+
+def _iris():
+    x, y = load_iris(return_X_y=True)
+    return x.astype(np.float32), y
+
+
+def _diabetes():
+    x, y = load_diabetes(return_X_y=True)
+    return x.astype(np.float32), y
+
+
+def _cancer():
+    x, y = load_breast_cancer(return_X_y=True)
+    return x.astype(np.float32), y
+
+
+def linear_regression():
+    x, y = _diabetes()
+    return LinearRegression().fit(x, y), x, False
+
+
+def logistic_multiclass():
+    x, y = _iris()
+    return LogisticRegression(max_iter=500).fit(x, y), x, True
+
+
+def scaler_logistic_pipeline():
+    x, y = _cancer()
+    model = Pipeline([("scale", StandardScaler()), ("clf", LogisticRegression(max_iter=500))])
+    return model.fit(x, y), x, True
+
+
+def normalizer_ridge():
+    x, y = _diabetes()
+    model = Pipeline([("norm", Normalizer(norm="l1")), ("ridge", Ridge(alpha=0.1))])
+    return model.fit(x, y), x, False
+
+
+MODELS = {
+    "linear_regression": linear_regression,
+    "logistic_multiclass": logistic_multiclass,
+    "scaler_logistic_pipeline": scaler_logistic_pipeline,
+    "normalizer_ridge": normalizer_ridge,
+}
+
+
+def _convert(model, x, classifier, path):
+    options = None
+    est = model.steps[-1][1] if isinstance(model, Pipeline) else model
+    if classifier:
+        options = {id(est): {"zipmap": False}}
+    onx = to_onnx(model, x[:1], options=options, target_opset=TARGET_OPSET)
+    path.write_bytes(onx.SerializeToString())
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_sklearn_matches_onnxruntime(name, tmp_path, parity_log):
+    exe = _require_ignis(name, parity_log)
+    model, x, classifier = MODELS[name]()
+    path = tmp_path / f"{name}.onnx"
+    _convert(model, x, classifier, path)
+    import onnx
+
+    input_name = onnx.load(str(path)).graph.input[0].name
+    feeds = {input_name: np.ascontiguousarray(x)}
+    want, _ = run_onnxruntime(path, feeds)
+    got, _ = run_ignis(exe, path, feeds, tmp_path)
+    assert sorted(got) == sorted(want), f"outputs {sorted(got)} != onnxruntime's {sorted(want)}"
+    for out, expected in want.items():
+        actual = got[out]
+        assert actual.shape == expected.shape, f"{name} {out}: shape {actual.shape} != {expected.shape}"
+        if expected.dtype.kind in "fc":
+            np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=ATOL, err_msg=f"{name} output {out}")
+        else:
+            assert actual.dtype == expected.dtype, f"{name} {out}: dtype {actual.dtype} != {expected.dtype}"
+            np.testing.assert_array_equal(actual, expected, err_msg=f"{name} output {out} (labels)")
+    parity_log(f"sklearn {name}: matches onnxruntime on {len(x)} rows")
