@@ -62,6 +62,9 @@ struct ModelInfo {
   int64_t parameter_bytes = 0;
   // Multiply-adds counted as 2 FLOPs, for one run with symbolic dims set to 1; -1 if unknown.
   int64_t flops = -1;
+  // Integer inputs used (directly or through Cast/Reshape/Unsqueeze/...) as Gather indices into
+  // initializer tables: name -> the smallest indexed extent, so indices in [0, limit) are valid.
+  std::map<std::string, int64_t> index_limits;
 };
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;

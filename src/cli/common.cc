@@ -34,20 +34,24 @@ Result<Session> open_model(const std::string& path, const SessionOptions& option
 
 namespace {
 
-// Integer inputs get small values (safe as token ids and indices); inputs named like a mask
-// get all ones, since a random "mask" (e.g. 57) makes (1 - mask) * -FLT_MAX overflow.
-Tensor random_tensor(const std::string& name, DType dtype, const Shape& shape, std::mt19937_64& rng) {
+// Integer inputs get small values in [0, index_limit) (safe as token ids and indices; the
+// limit comes from the tables the input indexes, else 100); inputs named like a mask get all
+// ones, since a random "mask" (e.g. 57) makes (1 - mask) * -FLT_MAX overflow.
+Tensor random_tensor(const std::string& name, DType dtype, const Shape& shape, int64_t index_limit,
+                     std::mt19937_64& rng) {
   Tensor t = Tensor::empty(dtype, shape);
   std::string lower = name;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const bool is_mask = lower.find("mask") != std::string::npos;
+  const int64_t hi = std::max<int64_t>(0, std::min<int64_t>(99, index_limit - 1));
+  const int64_t one = std::min<int64_t>(1, hi);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::uniform_int_distribution<int64_t> small(0, 99);
+  std::uniform_int_distribution<int64_t> small(0, hi);
   if (dtype_is_low_bit(dtype)) {  // one byte per element: a code of the type
     auto* p = static_cast<uint8_t*>(t.data());
     for (int64_t i = 0; i < t.numel(); ++i)
       p[i] = dtype_is_low_bit_float(dtype) ? low_bit_float_from_double(dtype, normal(rng))
-                                           : low_bit_int_from_int64(dtype, is_mask ? 1 : small(rng));
+                                           : low_bit_int_from_int64(dtype, is_mask ? one : small(rng));
     return t;
   }
   visit_dtype(dtype, [&](auto tag) {
@@ -56,7 +60,7 @@ Tensor random_tensor(const std::string& name, DType dtype, const Shape& shape, s
     for (int64_t i = 0; i < t.numel(); ++i) {
       if constexpr (std::is_same_v<T, bool>) p[i] = is_mask || (rng() & 1) != 0;
       else if constexpr (std::is_floating_point_v<compute_t<T>>) p[i] = from_compute<T>(normal(rng));
-      else p[i] = static_cast<T>(is_mask ? 1 : small(rng));
+      else p[i] = static_cast<T>(is_mask ? one : small(rng));
     }
   });
   return t;
@@ -96,22 +100,36 @@ Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opt
   };
   for (const auto& spec : opts.files) {
     const size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0)
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
       return invalid_argument(str_cat("--input expects NAME=FILE, got '", spec, "'"));
     const std::string name = spec.substr(0, eq);
-    IGNIS_ASSIGN_OR_RETURN(Tensor t, read_tensor_file(spec.substr(eq + 1)));
-    inputs.emplace_back(name, std::move(t));
+    const std::string path = spec.substr(eq + 1);
+    if (given(name)) return invalid_argument(str_cat("input '", name, "' is given twice with --input"));
+    auto t = read_tensor_file(path);
+    if (!t) return Status(t.error().code(), str_cat("input '", name, "' from '", path, "': ", t.error().message()));
+    inputs.emplace_back(name, std::move(*t));
   }
   if (!opts.dir.empty()) {
     if (!std::filesystem::is_directory(opts.dir)) return not_found(str_cat("inputs folder '", opts.dir, "' does not exist"));
-    for (size_t i = 0; i < session.inputs().size(); ++i) {
+    const size_t before = inputs.size();
+    auto load = [&](const std::string& name, const std::string& path, bool npy) -> Status {
+      auto t = npy ? read_npy(path) : read_tensor_proto(path);
+      if (!t) return Status(t.error().code(), str_cat("input '", name, "' from '", path, "': ", t.error().message()));
+      inputs.emplace_back(name, std::move(*t));
+      return Status::ok();
+    };
+    for (const auto& in : session.inputs()) {  // NAME.npy, as `ignis run -o` names its files
+      const std::string path = str_cat(opts.dir, "/", tensor_file_name(in.name), ".npy");
+      if (!given(in.name) && std::filesystem::exists(path)) IGNIS_RETURN_IF_ERROR(load(in.name, path, true));
+    }
+    for (size_t i = 0; i < session.inputs().size(); ++i) {  // ONNX test data: input_<i>.pb
       const std::string path = str_cat(opts.dir, "/input_", i, ".pb");
       if (!std::filesystem::exists(path)) break;
       const std::string& name = session.inputs()[i].name;
-      if (given(name)) continue;
-      IGNIS_ASSIGN_OR_RETURN(Tensor t, read_tensor_proto(path));
-      inputs.emplace_back(name, std::move(t));
+      if (!given(name)) IGNIS_RETURN_IF_ERROR(load(name, path, false));
     }
+    if (inputs.size() == before && opts.files.size() < session.inputs().size())
+      return not_found(str_cat("inputs folder '", opts.dir, "' holds no NAME.npy for an input of the model nor input_0.pb"));
   }
   std::map<std::string, int64_t> dims;
   for (const auto& spec : opts.dim_specs) {
@@ -148,8 +166,19 @@ Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opt
   }
   IGNIS_RETURN_IF_ERROR(check_generated_sizes(session, inputs, generated));
   std::mt19937_64 rng(opts.seed);
-  for (const auto& [in, shape] : generated) inputs.emplace_back(in->name, random_tensor(in->name, in->dtype, shape, rng));
+  const auto& limits = session.model_info().index_limits;
+  for (const auto& [in, shape] : generated) {
+    auto limit = limits.find(in->name);
+    inputs.emplace_back(in->name, random_tensor(in->name, in->dtype, shape, limit == limits.end() ? 100 : limit->second, rng));
+  }
   return inputs;
+}
+
+std::string tensor_file_name(const std::string& name) {
+  std::string file = name;
+  for (char& c : file)
+    if (c == '/' || c == '\\' || c == ':') c = '_';
+  return file;
 }
 
 std::string summarize(const Tensor& t) {

@@ -18,15 +18,19 @@ Result<Session> open_model(const std::string& path, const SessionOptions& option
 
 struct InputOptions {
   std::vector<std::string> files;              // NAME=FILE (.npy or .pb)
-  std::string dir;                             // ONNX test-data folder with input_<i>.pb
+  std::string dir;                             // folder of NAME.npy and/or ONNX test data input_<i>.pb
   std::vector<std::string> dim_specs;          // NAME=VALUE for symbolic dims
   int64_t batch = 0;                           // > 0: value for the leading symbolic dim
   uint64_t seed = 0;
 };
 
-// Inputs from files/folder; inputs not given are filled with seeded random values whose
-// shape comes from the declaration (symbolic dims from `dims`, `batch`, or 1).
+// Inputs from files/folder (errors name the input and file); inputs not given are filled with
+// seeded random values whose shape comes from the declaration (symbolic dims from `dims`,
+// `batch`, or 1). Generated integers stay below ModelInfo::index_limits where the input has one.
 Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opts);
+
+// A tensor name made safe as a file name ('/', '\\', ':' become '_'); NAME.npy files use it.
+std::string tensor_file_name(const std::string& name);
 
 // "float32[1, 10]  min -2.1 max 3.4 mean 0.1  [0.12, -0.5, ...]" (and argmax for 2-D scores).
 std::string summarize(const Tensor& t);

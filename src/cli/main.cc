@@ -8,7 +8,8 @@ namespace {
 
 void add_input_options(CLI::App* cmd, ignis::cli::InputOptions& in) {
   cmd->add_option("--input,-i", in.files, "NAME=FILE input tensor (.npy or ONNX TensorProto .pb); repeatable");
-  cmd->add_option("--inputs", in.dir, "ONNX test-data folder holding input_0.pb, input_1.pb, ...");
+  cmd->add_option("--inputs", in.dir,
+                  "folder of input tensors: NAME.npy per input name, and/or ONNX test data input_0.pb, input_1.pb, ...");
   cmd->add_option("--dim", in.dim_specs, "NAME=VALUE for a symbolic dim of generated inputs, e.g. --dim seq=128");
   cmd->add_option("--seed", in.seed, "seed for generated random inputs")->default_val(0);
 }
@@ -38,6 +39,11 @@ int main(int argc, char** argv) {
   auto* c_bench = app.add_subcommand("bench", "measure latency, throughput and memory");
   c_bench->add_option("MODEL", bench.model, "model.onnx (default: built-in digits CNN)");
   add_input_options(c_bench, bench.inputs);
+  c_bench->footer(
+      "Inputs not given with --input/--inputs are generated from the declared shapes:\n"
+      "floats normal(0, 1), integers in [0, 100), inputs named like *mask* all ones. An integer\n"
+      "input that indexes a constant table through Gather (directly or via Cast/Reshape/Unsqueeze/...)\n"
+      "stays below the smallest such table's extent, e.g. token_type_ids into a 2-row embedding.\n");
   c_bench->add_option("--batch", bench.inputs.batch, "batch size for generated inputs")->default_val(1);
   c_bench->add_option("--threads,-t", bench.threads, "intra-op threads (0 = physical cores)")->default_val(0);
   c_bench->add_flag("--pin", bench.pin_threads, "bind each worker thread to its own physical core");

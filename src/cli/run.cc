@@ -28,10 +28,7 @@ int run_run(const RunOptions& opts) {
     const std::string& name = session->outputs()[i].name;
     std::printf("output %-20s %s\n", name.c_str(), summarize((*outputs)[i]).c_str());
     if (!opts.output_dir.empty()) {
-      std::string file = name;
-      for (char& c : file)
-        if (c == '/' || c == '\\' || c == ':') c = '_';
-      Status s = write_npy(opts.output_dir + "/" + file + ".npy", (*outputs)[i]);
+      Status s = write_npy(opts.output_dir + "/" + tensor_file_name(name) + ".npy", (*outputs)[i]);
       if (!s) return fail(s);
     }
   }

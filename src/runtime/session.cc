@@ -13,6 +13,7 @@
 #include "core/memory_info.h"
 #include "core/strings.h"
 #include "ignis/session.h"
+#include "ir/index_limits.h"
 #include "kernels/registry.h"
 #include "onnx/import.h"
 #include "passes/pass.h"
@@ -170,6 +171,7 @@ Result<std::unique_ptr<Session::Impl>> make_impl(ir::Graph graph, const SessionO
     info.parameter_count += t.numel();
     info.parameter_bytes += static_cast<int64_t>(t.nbytes());
   }
+  info.index_limits = ir::gather_index_limits(graph);  // before fusions hide the Gathers
 
   if (options.optimization != OptLevel::None) {
     IGNIS_ASSIGN_OR_RETURN(auto fired, passes::optimize(graph, runtime::pass_level(options.optimization),
