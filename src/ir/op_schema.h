@@ -119,6 +119,7 @@ void register_transformer_schemas(OpSchemaRegistry& r);  // Attention, RMSNormal
 void register_vision_schemas(OpSchemaRegistry& r);       // GridSample, RoiAlign, NonMaxSuppression...
 void register_signal_schemas(OpSchemaRegistry& r);       // DFT, STFT, windows, MelWeightMatrix...
 void register_text_schemas(OpSchemaRegistry& r);         // TfIdfVectorizer
+void register_ml_schemas(OpSchemaRegistry& r);           // ai.onnx.ml: linear models, scalers
 void register_control_flow_schemas(OpSchemaRegistry& r);  // If, Loop, Scan
 void register_fused_schemas(OpSchemaRegistry& r);  // ai.ignis fused ops
 void register_blocked_schemas(OpSchemaRegistry& r);  // ai.ignis blocked channel layout

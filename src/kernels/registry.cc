@@ -11,11 +11,6 @@
 
 namespace ignis::kernels {
 
-namespace ref {
-// ai.onnx.ml: linear models, scalers (src/kernels/ref/ml.cc).
-void register_ml(KernelRegistry& r);
-}  // namespace ref
-
 void* Scratch::get(size_t bytes) {
   if (bytes > size_) {
     buf_ = {static_cast<std::byte*>(aligned_malloc(bytes)), [](std::byte* p) { aligned_free(p); }};

@@ -55,6 +55,26 @@ TEST(BatchNormalizationOp, NonSpatialBeforeOpset9) {
   expect_close(run1(call), {0, 3, 2, 5}, 1e-6, 0, "per-feature parameters");
 }
 
+// training_mode=1 normalizes with the batch's mean and population variance and returns
+// running = input * momentum + batch * (1 - momentum), worked out by hand here.
+TEST(BatchNormalizationOp, TrainingModeUsesBatchStatistics) {
+  OpCall call;
+  call.op_type = "BatchNormalization";
+  call.opset = 15;
+  call.attrs.set("training_mode", attr_int(1));
+  call.attrs.set("epsilon", attr_float(0));
+  call.num_outputs = 3;
+  // Channel 0 holds 1, 3, 5, 7 (mean 4, variance 5); channel 1 holds 2, 4, 2, 4 (mean 3, variance 1).
+  call.inputs = {make_tensor_f32({2, 2, 2}, {1, 3, 2, 4, 5, 7, 2, 4}), make_tensor_f32({2}, {2, 1}),
+                 make_tensor_f32({2}, {0, 1}), make_tensor_f32({2}, {0, 10}), make_tensor_f32({2}, {1, 3})};
+  auto out = run_op_threads(call, 1);
+  ASSERT_TRUE(out) << out.error().to_string();
+  const double s = 2.0 / std::sqrt(5.0);
+  expect_close((*out)[0], {-3 * s, -1 * s, 0, 2, 1 * s, 3 * s, 0, 2}, 1e-6, 1e-6, "Y");
+  expect_close((*out)[1], {0 * 0.9 + 4 * 0.1, 10 * 0.9 + 3 * 0.1}, 1e-6, 1e-6, "running mean");
+  expect_close((*out)[2], {1 * 0.9 + 5 * 0.1, 3 * 0.9 + 1 * 0.1}, 1e-6, 1e-6, "running var");
+}
+
 TEST(BatchNormalizationOp, TypesAndTrainingMode) {
   OpCall call;
   call.op_type = "BatchNormalization";
@@ -67,7 +87,9 @@ TEST(BatchNormalizationOp, TypesAndTrainingMode) {
   call.opset = 15;
   call.attrs.set("training_mode", attr_int(1));
   call.num_outputs = 3;
-  EXPECT_EQ(status_of(call), StatusCode::Unsupported);
+  EXPECT_EQ(status_of(call), StatusCode::Ok) << "training mode with running statistics";
+  call.attrs.set("training_mode", attr_int(2));
+  EXPECT_EQ(status_of(call), StatusCode::InvalidArgument);
   call.attrs = AttrMap();
   call.opset = 9;
   call.inputs[3] = random_tensor({2}, 4);
