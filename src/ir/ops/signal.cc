@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Schemas and shape inference for the signal ops: DFT, STFT, window functions, MelWeightMatrix,
-// CumProd and Det. Complex tensors are real tensors with a trailing dimension of 2 (real,
+// and Det (CumProd sits beside CumSum in tensor_index.cc). Complex tensors are real tensors with a trailing dimension of 2 (real,
 // imaginary); a trailing 1 marks a real signal.
 #include <algorithm>
 #include <vector>
@@ -19,8 +19,6 @@ using tensor_ops::expect_single_element;
 constexpr DTypeSet kFloatTypes = DTypeSet::floats();
 // Output types of the window functions and MelWeightMatrix (T2/T3 in the spec).
 constexpr DTypeSet kGeneratedTypes = DTypeSet::numeric();
-constexpr DTypeSet kCumProdTypes = {DType::U32, DType::U64, DType::I32, DType::I64,
-                                    DType::F16, DType::F32, DType::F64, DType::BF16};
 
 Status expect_float_input(const InferContext& ctx, int i, std::string_view what) {
   if (!ctx.has_input(i)) return ctx.fail("input '", what, "' is required");
@@ -173,24 +171,6 @@ Status infer_mel_weight_matrix(InferContext& ctx) {
   return Status::ok();
 }
 
-// ---- CumProd (as CumSum in tensor_index.cc) ------------------------------------------------
-Status infer_cum_prod(InferContext& ctx) {
-  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 2));
-  if (!kCumProdTypes.contains(ctx.input_dtype(0)))
-    return ctx.unsupported(str_cat("input dtype ", dtype_name(ctx.input_dtype(0))));
-  IGNIS_RETURN_IF_ERROR(expect_index_input(ctx, 1, "axis"));
-  IGNIS_RETURN_IF_ERROR(expect_single_element(ctx, 1, "axis"));
-  const Shape& in = ctx.input_shape(0);
-  if (in.rank() < 1) return ctx.error("input must have rank >= 1, got a scalar");
-  // The axis does not change the shape; check it when known, else the kernel does.
-  if (ctx.input_value(1) != nullptr) {
-    IGNIS_ASSIGN_OR_RETURN(auto axis, ctx.input_ints(1));
-    IGNIS_RETURN_IF_ERROR(tensor_ops::resolve_axis(ctx, axis[0], in.rank(), "input 'axis'").status());
-  }
-  ctx.set_output(0, ctx.input_dtype(0), in);
-  return Status::ok();
-}
-
 // ---- Det ----------------------------------------------------------------------------------
 Status infer_det(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
@@ -212,7 +192,6 @@ void register_signal_schemas(OpSchemaRegistry& r) {
   r.add({"", "HammingWindow", 17, 17, infer_window});
   r.add({"", "BlackmanWindow", 17, 17, infer_window});
   r.add({"", "MelWeightMatrix", 17, 17, infer_mel_weight_matrix});
-  r.add({"", "CumProd", 26, 26, infer_cum_prod});
   r.add({"", "Det", 11, 22, infer_det});
 }
 

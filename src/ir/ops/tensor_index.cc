@@ -261,9 +261,10 @@ Status infer_tensor_scatter(InferContext& ctx) {
   return Status::ok();
 }
 
-Status infer_cum_sum(InferContext& ctx) {
+// CumSum and CumProd: the running sum or product along input 1's axis.
+Status infer_cumulative(InferContext& ctx, DTypeSet types) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 2));
-  if (!DTypeSet::numeric().contains(ctx.input_dtype(0)))
+  if (!types.contains(ctx.input_dtype(0)))
     return ctx.unsupported(str_cat("input dtype ", dtype_name(ctx.input_dtype(0))));
   IGNIS_RETURN_IF_ERROR(expect_index_input(ctx, 1, "axis"));
   IGNIS_RETURN_IF_ERROR(expect_single_element(ctx, 1, "axis"));
@@ -276,6 +277,12 @@ Status infer_cum_sum(InferContext& ctx) {
   }
   ctx.set_output(0, ctx.input_dtype(0), in);
   return Status::ok();
+}
+
+Status infer_cum_sum(InferContext& ctx) { return infer_cumulative(ctx, DTypeSet::numeric()); }
+Status infer_cum_prod(InferContext& ctx) {
+  return infer_cumulative(ctx, {DType::U32, DType::U64, DType::I32, DType::I64, DType::F16, DType::F32, DType::F64,
+                                DType::BF16});
 }
 
 Status infer_top_k(InferContext& ctx) {
@@ -376,6 +383,7 @@ void register_tensor_index_schemas(OpSchemaRegistry& r) {
   r.add({"", "Trilu", 14, 21, infer_trilu});
   r.add({"", "ReverseSequence", 10, 28, infer_reverse_sequence});
   r.add({"", "CumSum", 11, 21, infer_cum_sum});
+  r.add({"", "CumProd", 26, 26, infer_cum_prod});
   r.add({"", "TensorScatter", 24, 24, infer_tensor_scatter});
   r.add({"", "TopK", 1, 24, infer_top_k});
   r.add({"", "Unique", 11, 28, infer_unique});

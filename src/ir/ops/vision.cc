@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/dtype_dispatch.h"
+#include "core/non_max_suppression.h"
 #include "ir/ops/nn_internal.h"
 
 namespace ignis::ir {
@@ -136,27 +137,8 @@ Status infer_max_roi_pool(InferContext& ctx) {
 
 // --- NonMaxSuppression -------------------------------------------------------------------
 // The number of selected boxes depends on the input values, so inference runs the selection
-// (the kernel runs it again to write the indices) and needs every input's value.
-
-struct NmsBox {
-  float y0, x0, y1, x1;  // min/max corners
-};
-
-NmsBox nms_box(const float* b, bool center) {
-  if (center) return {b[1] - b[3] / 2, b[0] - b[2] / 2, b[1] + b[3] / 2, b[0] + b[2] / 2};
-  return {std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]), std::max(b[1], b[3])};
-}
-
-bool nms_suppresses(const NmsBox& a, const NmsBox& b, float iou_threshold) {
-  const float iy0 = std::max(a.y0, b.y0), iy1 = std::min(a.y1, b.y1);
-  const float ix0 = std::max(a.x0, b.x0), ix1 = std::min(a.x1, b.x1);
-  if (!(ix1 > ix0) || !(iy1 > iy0)) return false;
-  const float inter = (ix1 - ix0) * (iy1 - iy0);
-  const float area_a = (a.x1 - a.x0) * (a.y1 - a.y0), area_b = (b.x1 - b.x0) * (b.y1 - b.y0);
-  const float uni = area_a + area_b - inter;
-  if (!(area_a > 0) || !(area_b > 0) || !(uni > 0)) return false;
-  return inter / uni > iou_threshold;
-}
+// (core/non_max_suppression.h; the kernel runs it again to write the indices) and needs every
+// input's value.
 
 Result<float> nms_scalar(const InferContext& ctx, int i, float def) {
   if (!ctx.has_input(i)) return def;
@@ -195,32 +177,16 @@ Status infer_non_max_suppression(InferContext& ctx) {
   IGNIS_ASSIGN_OR_RETURN(float score_threshold, nms_scalar(ctx, 4, 0.0f));
   const bool filter = ctx.has_input(4) && ctx.input_shape(4).numel() > 0;
 
-  const int64_t nb = boxes[1], nc = scores[1];
-  const float* bx = ctx.input_value(0)->data_as<const float>();
-  const float* sc = ctx.input_value(1)->data_as<const float>();
-  int64_t selected_total = 0;
-  std::vector<int64_t> order, selected;
-  for (int64_t b = 0; b < boxes[0]; ++b)
-    for (int64_t c = 0; c < nc; ++c) {
-      const float* s = sc + (b * nc + c) * nb;
-      order.clear();
-      for (int64_t i = 0; i < nb; ++i)
-        if (!filter || s[i] > score_threshold) order.push_back(i);
-      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t z) { return s[a] > s[z]; });
-      selected.clear();
-      for (int64_t i : order) {
-        if (static_cast<int64_t>(selected.size()) >= max_out) break;
-        const NmsBox cand = nms_box(bx + (b * nb + i) * 4, center == 1);
-        bool keep = true;
-        for (int64_t j : selected)
-          if (nms_suppresses(cand, nms_box(bx + (b * nb + j) * 4, center == 1), iou)) {
-            keep = false;
-            break;
-          }
-        if (keep) selected.push_back(i);
-      }
-      selected_total += static_cast<int64_t>(selected.size());
-    }
+  NmsOptions options;
+  options.center_point_box = center == 1;
+  options.max_per_class = max_out;
+  options.iou_threshold = iou;
+  options.filter_scores = filter;
+  options.score_threshold = score_threshold;
+  const int64_t selected_total =
+      static_cast<int64_t>(non_max_suppression(ctx.input_value(0)->data_as<const float>(),
+                                               ctx.input_value(1)->data_as<const float>(), boxes[0], scores[1],
+                                               boxes[1], options).size()) / 3;
   ctx.set_output(0, DType::I64, Shape{selected_total, 3});
   return Status::ok();
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reference kernels for the signal ops: DFT, STFT, window functions, MelWeightMatrix, CumProd
+// Reference kernels for the signal ops: DFT, STFT, window functions, MelWeightMatrix
 // and Det. Transforms run in complex<double> whatever the tensor dtype: a radix-2 FFT for
 // power-of-two lengths, the plain O(n^2) sum for short other lengths, and Bluestein's chirp-z
 // algorithm (a power-of-two convolution) for long ones. Complex tensors are real tensors with
@@ -347,45 +347,6 @@ Status mel_weight_matrix_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
-// ---- CumProd ------------------------------------------------------------------------------
-Status cum_prod_kernel(KernelContext& ctx) {
-  const Tensor& in = ctx.input(0);
-  Tensor& out = ctx.output(0);
-  const int64_t axis_v = scalar_of(ctx.input(1));
-  if (axis_v < -in.rank() || axis_v >= in.rank())
-    return invalid_argument(str_cat("CumProd: axis ", axis_v, " is out of range for rank ", in.rank()));
-  const int axis = static_cast<int>(axis_v < 0 ? axis_v + in.rank() : axis_v);
-  const bool exclusive = ctx.attrs().get_int("exclusive", 0) != 0;
-  const bool reverse = ctx.attrs().get_int("reverse", 0) != 0;
-  const int64_t outer = in.shape().numel(0, axis), dim = in.dim(axis);
-  const int64_t inner = in.shape().numel(axis + 1, in.rank());
-  visit_dtype(in.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    // Floats accumulate in double; integers in uint64 (products wrap modulo 2^64, no UB).
-    using Acc = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
-    const T* x = in.data_as<T>();
-    T* y = out.data_as<T>();
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t i = 0; i < inner; ++i) {
-        Acc acc = 1;
-        for (int64_t step = 0; step < dim; ++step) {
-          const int64_t d = reverse ? dim - 1 - step : step;
-          const int64_t at = (o * dim + d) * inner + i;
-          const Acc v = static_cast<Acc>(to_compute(x[at]));
-          if (exclusive) {
-            y[at] = from_compute<T>(acc);
-            acc *= v;
-          } else {
-            acc *= v;
-            y[at] = from_compute<T>(acc);
-          }
-        }
-      }
-    }
-  });
-  return Status::ok();
-}
-
 // ---- Det ----------------------------------------------------------------------------------
 
 // Determinant of the m x m row-major matrix `a` (destroyed) by LU decomposition with partial
@@ -448,9 +409,6 @@ void register_signal(KernelRegistry& r) {
   add(r, "HammingWindow", 17, 17, kIndex, "ref/hammingwindow", window_kernel<hamming>);
   add(r, "BlackmanWindow", 17, 17, kIndex, "ref/blackmanwindow", window_kernel<blackman>);
   add(r, "MelWeightMatrix", 17, 17, kIndex, "ref/melweightmatrix", mel_weight_matrix_kernel);
-  add(r, "CumProd", 26, 26,
-      {DType::U32, DType::U64, DType::I32, DType::I64, DType::F16, DType::F32, DType::F64, DType::BF16},
-      "ref/cumprod", cum_prod_kernel);
   add(r, "Det", 11, 22, kFloats, "ref/det", det_kernel);
 }
 

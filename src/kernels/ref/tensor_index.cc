@@ -391,12 +391,15 @@ Status tensor_scatter_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
-Status cum_sum_kernel(KernelContext& ctx) {
+// CumSum and CumProd: the running `op` along input 1's axis from `identity`, optionally
+// exclusive (each output leaves its own element out) and reversed.
+template <class Op>
+Status cumulative_kernel(KernelContext& ctx, const char* name, int identity, Op op) {
   const Tensor& in = ctx.input(0);
   Tensor& out = ctx.output(0);
   const int64_t axis_v = load_as_int64(ctx.input(1).dtype(), ctx.input(1).data(), 0);
   if (axis_v < -in.rank() || axis_v >= in.rank())
-    return invalid_argument(str_cat("CumSum: axis ", axis_v, " is out of range for rank ", in.rank()));
+    return invalid_argument(str_cat(name, ": axis ", axis_v, " is out of range for rank ", in.rank()));
   const int axis = axis_of(axis_v, in.rank());
   const bool exclusive = ctx.attrs().get_int("exclusive", 0) != 0;
   const bool reverse = ctx.attrs().get_int("reverse", 0) != 0;
@@ -410,16 +413,16 @@ Status cum_sum_kernel(KernelContext& ctx) {
     T* y = out.data_as<T>();
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t i = 0; i < inner; ++i) {
-        Acc acc = 0;
+        Acc acc = static_cast<Acc>(identity);
         for (int64_t step = 0; step < dim; ++step) {
           const int64_t d = reverse ? dim - 1 - step : step;
           const int64_t at = (o * dim + d) * inner + i;
           const Acc v = static_cast<Acc>(to_compute(x[at]));
           if (exclusive) {
             y[at] = from_compute<T>(acc);
-            acc += v;
+            acc = op(acc, v);
           } else {
-            acc += v;
+            acc = op(acc, v);
             y[at] = from_compute<T>(acc);
           }
         }
@@ -427,6 +430,13 @@ Status cum_sum_kernel(KernelContext& ctx) {
     }
   });
   return Status::ok();
+}
+
+Status cum_sum_kernel(KernelContext& ctx) {
+  return cumulative_kernel(ctx, "CumSum", 0, [](auto a, auto b) { return a + b; });
+}
+Status cum_prod_kernel(KernelContext& ctx) {
+  return cumulative_kernel(ctx, "CumProd", 1, [](auto a, auto b) { return a * b; });
 }
 
 // Orders (value, index) pairs for TopK: by value (NaN beyond every number), ties by index.
@@ -565,6 +575,8 @@ void register_tensor_index(KernelRegistry& r) {
   add_kernel(r, "Trilu", 14, all, "ref/trilu", trilu_kernel);
   add_kernel(r, "ReverseSequence", 10, bytes, "ref/reversesequence", reverse_sequence_kernel);
   add_kernel(r, "CumSum", 11, DTypeSet::numeric(), "ref/cumsum", cum_sum_kernel);
+  add_kernel(r, "CumProd", 26, {DType::U32, DType::U64, DType::I32, DType::I64, DType::F16, DType::F32, DType::F64, DType::BF16},
+             "ref/cumprod", cum_prod_kernel);
   add_kernel(r, "TensorScatter", 24, all, "ref/tensorscatter", tensor_scatter_kernel);
   add_kernel(r, "TopK", 1, DTypeSet::numeric(), "ref/topk", top_k_kernel);
   add_kernel(r, "Unique", 11, all, "ref/unique", unique_kernel);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/dtype_dispatch.h"
+#include "core/non_max_suppression.h"
 #include "core/strings.h"
 #include "kernels/ref/nn_internal.h"
 
@@ -448,29 +449,7 @@ Status max_roi_pool_kernel(KernelContext& ctx) {
 
 // --- NonMaxSuppression ---------------------------------------------------------------------
 
-struct NmsBox {
-  float y0, x0, y1, x1;  // min/max corners
-};
-
-NmsBox nms_box(const float* b, bool center) {
-  if (center) return {b[1] - b[3] / 2, b[0] - b[2] / 2, b[1] + b[3] / 2, b[0] + b[2] / 2};
-  return {std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]), std::max(b[1], b[3])};
-}
-
-// IoU strictly above the threshold; degenerate (zero-area) boxes never suppress.
-bool nms_suppresses(const NmsBox& a, const NmsBox& b, float iou_threshold) {
-  const float iy0 = std::max(a.y0, b.y0), iy1 = std::min(a.y1, b.y1);
-  const float ix0 = std::max(a.x0, b.x0), ix1 = std::min(a.x1, b.x1);
-  if (!(ix1 > ix0) || !(iy1 > iy0)) return false;
-  const float inter = (ix1 - ix0) * (iy1 - iy0);
-  const float area_a = (a.x1 - a.x0) * (a.y1 - a.y0), area_b = (b.x1 - b.x0) * (b.y1 - b.y0);
-  const float uni = area_a + area_b - inter;
-  if (!(area_a > 0) || !(area_b > 0) || !(uni > 0)) return false;
-  return inter / uni > iou_threshold;
-}
-
-// Greedy selection per (batch, class): candidates by descending score (ties: lower index
-// first), each kept unless it overlaps an already kept box of the class too much.
+// Writes the boxes core/non_max_suppression.h selects; shape inference ran the same selection.
 Status non_max_suppression_kernel(KernelContext& ctx) {
   const Tensor& boxes = ctx.input(0);
   const Tensor& scores = ctx.input(1);
@@ -481,32 +460,14 @@ Status non_max_suppression_kernel(KernelContext& ctx) {
   const float iou = scalar(3) ? scalar(3)->data_as<const float>()[0] : 0.0f;
   const Tensor* score_t = scalar(4);
   const float score_threshold = score_t ? score_t->data_as<const float>()[0] : 0.0f;
-  const int64_t nbatch = boxes.dim(0), nb = boxes.dim(1), nc = scores.dim(1);
-  const float* bx = boxes.data_as<const float>();
-  const float* sc = scores.data_as<const float>();
-  std::vector<int64_t> rows, order, selected;
-  for (int64_t b = 0; b < nbatch; ++b)
-    for (int64_t c = 0; c < nc; ++c) {
-      const float* s = sc + (b * nc + c) * nb;
-      order.clear();
-      for (int64_t i = 0; i < nb; ++i)
-        if (!score_t || s[i] > score_threshold) order.push_back(i);
-      std::stable_sort(order.begin(), order.end(), [&](int64_t p, int64_t q) { return s[p] > s[q]; });
-      selected.clear();
-      for (int64_t i : order) {
-        if (static_cast<int64_t>(selected.size()) >= max_out) break;
-        const NmsBox cand = nms_box(bx + (b * nb + i) * 4, center);
-        bool keep = true;
-        for (int64_t j : selected)
-          if (nms_suppresses(cand, nms_box(bx + (b * nb + j) * 4, center), iou)) {
-            keep = false;
-            break;
-          }
-        if (!keep) continue;
-        selected.push_back(i);
-        rows.insert(rows.end(), {b, c, i});
-      }
-    }
+  NmsOptions options;
+  options.center_point_box = center;
+  options.max_per_class = max_out;
+  options.iou_threshold = iou;
+  options.filter_scores = score_t != nullptr;
+  options.score_threshold = score_threshold;
+  const std::vector<int64_t> rows = non_max_suppression(boxes.data_as<const float>(), scores.data_as<const float>(),
+                                                        boxes.dim(0), scores.dim(1), boxes.dim(1), options);
   if (static_cast<int64_t>(rows.size()) != out.numel())
     return internal_error(str_cat("NonMaxSuppression: selected ", rows.size() / 3, " boxes, shape inference expected ",
                                   out.dim(0)));
