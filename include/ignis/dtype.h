@@ -38,9 +38,14 @@ enum class DType : int32_t {
   F8E8M0 = 24,
   U2 = 25,
   I2 = 26,
+  // ONNX's non-tensor values, carried in a Tensor handle whose data is the container (see
+  // ignis/tensor.h). These numbers are ignis's own; ONNX has no DataType for them.
+  Sequence = 40,  // seq(T): an ordered list of tensors of one element type
+  Optional = 41,  // optional(T): a tensor, a sequence, or nothing
+  Map = 42,       // map(K, V): keys (int64 or string) and a value tensor, as ZipMap emits
 };
 
-// Bytes per element; 0 for Undefined and String (strings are not stored as plain buffers).
+// Bytes per element; 0 for Undefined, String and the containers (not stored as plain buffers).
 size_t dtype_size(DType t);
 // ONNX-style lowercase name: "float32", "int64", "bool"...
 std::string_view dtype_name(DType t);
@@ -54,6 +59,11 @@ bool dtype_is_integer(DType t);  // signed or unsigned integers (not Bool)
 bool dtype_is_signed(DType t);   // signed integers and floats
 bool dtype_is_low_bit(DType t);        // the float8, float4, 4-bit and 2-bit integer types
 bool dtype_is_low_bit_float(DType t);  // the float8 and float4 types
+bool dtype_is_container(DType t);      // Sequence, Optional, Map
+// True for the types a tensor holds as a flat buffer of dtype_size bytes per element: every
+// type but Undefined, String and the containers. Values of other types live in objects
+// (std::string elements, container structs) that only the kernels made for them touch.
+bool dtype_is_plain(DType t);
 // Bits per element in the ONNX encoding: 8 * dtype_size for most types, 4 or 2 for the packed ones.
 int dtype_bits(DType t);
 
@@ -84,15 +94,16 @@ class DTypeSet {
   }
   // Every type a tensor can hold as a plain buffer: what data-movement ops accept.
   static constexpr DTypeSet storable() { return all() | low_bit(); }
+  static constexpr DTypeSet containers() { return {DType::Sequence, DType::Optional, DType::Map}; }
 
  private:
-  static constexpr uint32_t bit(DType t) { return uint32_t{1} << static_cast<int>(t); }
-  static constexpr DTypeSet from_bits(uint32_t b) {
+  static constexpr uint64_t bit(DType t) { return uint64_t{1} << static_cast<int>(t); }
+  static constexpr DTypeSet from_bits(uint64_t b) {
     DTypeSet s;
     s.bits_ = b;
     return s;
   }
-  uint32_t bits_ = 0;
+  uint64_t bits_ = 0;
 };
 
 }  // namespace ignis

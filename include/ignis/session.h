@@ -47,6 +47,9 @@ struct ValueInfo {
   std::vector<int64_t> dims;
   std::vector<std::string> dim_names;
   bool has_shape = false;  // false when the model declares no shape at all
+  // For Sequence, Optional and Map values, the full ONNX type, e.g. "seq(tensor(float))",
+  // "optional(seq(tensor(int64)))", "map(string,tensor(float))"; empty for tensors.
+  std::string type_text{};
 
   std::string shape_string() const;  // "[batch, 3, 224, 224]"
 };

@@ -129,31 +129,49 @@ py::dtype numpy_dtype(DType t, const std::string& output) {
     case DType::F8E8M0:
     case DType::U2:
     case DType::I2: break;  // low-bit types are held unpacked; numpy has no matching buffer type
+    case DType::Sequence:
+    case DType::Optional:
+    case DType::Map: break;  // converted by to_python, never as one buffer
   }
   raise_status(unsupported("output '" + output + "' has type " + std::string(dtype_name(t)) +
                            ", which has no numpy buffer equivalent"));
 }
 
+// A numpy array of str / bytes / object as a String tensor (copied; str is stored as UTF-8).
+Tensor string_tensor(const std::string& name, const py::array& arr) {
+  Shape shape;
+  for (py::ssize_t d = 0; d < arr.ndim(); ++d) shape.push_back(arr.shape(d));
+  Tensor t = Tensor::empty(DType::String, shape);
+  py::list flat = arr.attr("ravel")().attr("tolist")();
+  for (size_t i = 0; i < flat.size(); ++i) {
+    py::handle item = flat[i];
+    if (py::isinstance<py::bytes>(item)) t.data_as<std::string>()[i] = item.cast<std::string>();
+    else if (py::isinstance<py::str>(item)) t.data_as<std::string>()[i] = item.cast<std::string>();
+    else
+      raise_status(invalid_argument("input '" + name + "' is a string tensor; element " + std::to_string(i) + " is a " +
+                                    py::str(py::type::of(item).attr("__name__")).cast<std::string>()));
+  }
+  return t;
+}
+
 // Reads a numpy array (or anything np.asarray accepts) as a Tensor. A C-contiguous, aligned,
 // native-endian array is viewed in place; any other layout is copied into a contiguous array
 // first, as onnxruntime does. The dtype must match exactly: nothing is cast. The array that
-// the view reads is appended to `keep` so it outlives the run.
-Tensor view_input(const Session& session, const std::string& name, py::handle value, std::vector<py::object>* keep) {
-  const ValueInfo* decl = nullptr;
-  for (const auto& in : session.inputs())
-    if (in.name == name) decl = &in;
-
+// the view reads is appended to `keep` so it outlives the run. Strings are copied.
+Tensor array_input(const Session& session, const ValueInfo* decl, const std::string& name, py::handle value,
+                   std::vector<py::object>* keep) {
   py::module_ np = py::module_::import("numpy");
   py::array arr = py::isinstance<py::array>(value) ? py::reinterpret_borrow<py::array>(value)
                                                    : py::array(np.attr("asarray")(value));
+  const char kind = arr.dtype().kind();
+  if (kind == 'U' || kind == 'S' || (kind == 'O' && decl && decl->dtype == DType::String))
+    return string_tensor(name, arr);
   const std::optional<DType> dtype = dtype_from_numpy(arr.dtype());
   if (!dtype) {
     const std::string got = py::str(arr.dtype()).cast<std::string>();
     if (!decl)
       raise_status(invalid_argument("unknown input '" + name + "'; the model's inputs are " +
                                     quoted_names(session.inputs())));
-    if (decl->dtype == DType::String)
-      raise_status(unsupported("input '" + name + "' is a string tensor; ignis does not support string tensors"));
     raise_status(invalid_argument("input '" + name + "' must be " + std::string(dtype_name(decl->dtype)) +
                                   ", got numpy " + got + ", which has no ONNX tensor type"));
   }
@@ -174,6 +192,35 @@ Tensor view_input(const Session& session, const std::string& name, py::handle va
   return t;
 }
 
+// A Python value for a graph input: an array, a list of arrays for a sequence, None or a
+// value for an optional.
+Tensor view_input(const Session& session, const std::string& name, py::handle value, std::vector<py::object>* keep) {
+  const ValueInfo* decl = nullptr;
+  for (const auto& in : session.inputs())
+    if (in.name == name) decl = &in;
+  const DType kind = decl ? decl->dtype : DType::Undefined;
+  if (kind == DType::Optional) {
+    if (value.is_none()) return Tensor::optional(Tensor());
+    const bool is_list = py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value);
+    if (is_list && decl->type_text.rfind("optional(seq(", 0) == 0) {
+      std::vector<Tensor> items;
+      for (py::handle item : value) items.push_back(array_input(session, nullptr, name, item, keep));
+      const DType element = items.empty() ? DType::Undefined : items[0].dtype();
+      return Tensor::optional(Tensor::sequence(element, std::move(items)));
+    }
+    return Tensor::optional(array_input(session, nullptr, name, value, keep));
+  }
+  if (kind == DType::Sequence) {
+    if (!py::isinstance<py::list>(value) && !py::isinstance<py::tuple>(value))
+      raise_status(invalid_argument("input '" + name + "' is a sequence; pass a list of arrays"));
+    std::vector<Tensor> items;
+    for (py::handle item : value) items.push_back(array_input(session, nullptr, name, item, keep));
+    const DType element = items.empty() ? DType::Undefined : items[0].dtype();
+    return Tensor::sequence(element, std::move(items));
+  }
+  return array_input(session, decl, name, value, keep);
+}
+
 // Wraps an engine output in a numpy array without copying: the array's base is a capsule that
 // owns a handle to the Tensor, so the buffer lives as long as the array (and its views) do.
 py::array to_numpy(Tensor t, const std::string& name) {
@@ -184,6 +231,44 @@ py::array to_numpy(Tensor t, const std::string& name) {
   void* data = t.data();
   py::capsule owner(new Tensor(std::move(t)), [](void* p) { delete static_cast<Tensor*>(p); });
   return py::array(dt, shape, data, owner);
+}
+
+// A string element as str when it is UTF-8, else as bytes.
+py::object string_value(const std::string& s) {
+  PyObject* u = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "strict");
+  if (u) return py::reinterpret_steal<py::object>(u);
+  PyErr_Clear();
+  return py::bytes(s);
+}
+
+// Outputs as Python values: numpy arrays; an object array of str for strings; a list for a
+// sequence; None or the value for an optional; a dict for a map (as onnxruntime gives them).
+py::object to_python(Tensor t, const std::string& name) {
+  switch (t.dtype()) {
+    case DType::Sequence: {
+      py::list out;
+      for (const Tensor& item : t.as_sequence().items) out.append(to_python(item, name));
+      return out;
+    }
+    case DType::Optional:
+      return t.as_optional().has_value() ? to_python(t.as_optional().value, name) : py::object(py::none());
+    case DType::Map: {
+      const TensorMap& m = t.as_map();
+      py::list keys = to_python(m.keys, name).attr("tolist")();
+      py::array values = to_numpy(m.values, name);
+      py::dict out;
+      for (size_t i = 0; i < keys.size(); ++i) out[keys[i]] = values[py::int_(i)];
+      return out;
+    }
+    case DType::String: {
+      py::module_ np = py::module_::import("numpy");
+      py::list flat;
+      for (int64_t i = 0; i < t.numel(); ++i) flat.append(string_value(t.data_as<std::string>()[i]));
+      std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+      return np.attr("array")(flat, py::arg("dtype") = "object").attr("reshape")(shape);
+    }
+    default: return to_numpy(std::move(t), name);
+  }
 }
 
 struct RunArgs {
@@ -213,7 +298,7 @@ RunArgs make_run_args(const Session& session, const py::dict& feed, const std::o
 py::list to_numpy_list(std::vector<Tensor> tensors, const std::vector<std::string>& names) {
   py::list out;
   for (size_t i = 0; i < tensors.size(); ++i)
-    out.append(to_numpy(std::move(tensors[i]), i < names.size() ? names[i] : std::to_string(i)));
+    out.append(to_python(std::move(tensors[i]), i < names.size() ? names[i] : std::to_string(i)));
   return out;
 }
 

@@ -34,6 +34,7 @@ constexpr NameEntry kNames[] = {
     {DType::F8E5M2, "float8e5m2"},     {DType::F8E5M2FNUZ, "float8e5m2fnuz"},
     {DType::F8E8M0, "float8e8m0"},     {DType::F4E2M1, "float4e2m1"},
     {DType::I4, "int4"}, {DType::U4, "uint4"}, {DType::I2, "int2"}, {DType::U2, "uint2"},
+    {DType::Sequence, "sequence"}, {DType::Optional, "optional"}, {DType::Map, "map"},
 };
 }  // namespace
 
@@ -70,6 +71,10 @@ bool dtype_is_low_bit(DType t) { return DTypeSet::low_bit().contains(t); }
 bool dtype_is_low_bit_float(DType t) {
   return DTypeSet::float8().contains(t) || t == DType::F4E2M1 || t == DType::F8E8M0;
 }
+
+bool dtype_is_container(DType t) { return DTypeSet::containers().contains(t); }
+
+bool dtype_is_plain(DType t) { return t != DType::Undefined && t != DType::String && !dtype_is_container(t); }
 
 int dtype_bits(DType t) {
   if (DTypeSet::int4().contains(t) || t == DType::F4E2M1) return 4;

@@ -128,6 +128,7 @@ const OpSchemaRegistry& OpSchemaRegistry::global() {
     register_signal_schemas(r);
     register_text_schemas(r);
     register_control_flow_schemas(r);
+    register_sequence_schemas(r);
     register_fused_schemas(r);
     register_blocked_schemas(r);
     register_ml_schemas(r);

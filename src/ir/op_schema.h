@@ -121,6 +121,7 @@ void register_signal_schemas(OpSchemaRegistry& r);       // DFT, STFT, windows, 
 void register_text_schemas(OpSchemaRegistry& r);         // TfIdfVectorizer
 void register_ml_schemas(OpSchemaRegistry& r);           // ai.onnx.ml: linear models, scalers
 void register_control_flow_schemas(OpSchemaRegistry& r);  // If, Loop, Scan
+void register_sequence_schemas(OpSchemaRegistry& r);      // sequences and optionals
 void register_fused_schemas(OpSchemaRegistry& r);  // ai.ignis fused ops
 void register_blocked_schemas(OpSchemaRegistry& r);  // ai.ignis blocked channel layout
 

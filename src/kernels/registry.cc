@@ -82,8 +82,9 @@ const KernelDef* KernelRegistry::find(std::string_view domain, std::string_view 
   const KernelDef* best = nullptr;
   for (const auto& d : defs_) {
     if (!d.implements(domain, op_type, opset)) continue;
-    if (d.type_input >= static_cast<int>(input_dtypes.size())) continue;
-    if (!d.types.contains(input_dtypes[d.type_input])) continue;
+    // An input the node leaves out (or lists past its end) has type Undefined.
+    const bool listed = d.type_input < static_cast<int>(input_dtypes.size());
+    if (!d.types.contains(listed ? input_dtypes[d.type_input] : DType::Undefined)) continue;
     if (!kernel_usable(d)) continue;
     if (!best || d.priority > best->priority) best = &d;
   }
@@ -136,6 +137,7 @@ const KernelRegistry& KernelRegistry::global() {
     ref::register_fused(r);
     ref::register_blocked(r);
     ref::register_ml(r);
+    ref::register_sequence(r);
 #ifdef IGNIS_HAVE_X86_KERNELS
     x86::register_all(r);
 #endif

@@ -60,6 +60,7 @@ void register_vision(KernelRegistry& r);       // GridSample, RoiAlign, NonMaxSu
 void register_signal(KernelRegistry& r);       // DFT, STFT, windows, MelWeightMatrix...
 void register_text(KernelRegistry& r);         // TfIdfVectorizer
 void register_ml(KernelRegistry& r);           // ai.onnx.ml: linear models, scalers
+void register_sequence(KernelRegistry& r);     // sequences, optionals, Identity on them
 void register_fused(KernelRegistry& r);  // ai.ignis fused ops
 void register_blocked(KernelRegistry& r);  // ai.ignis blocked channel layout
 }  // namespace ref

@@ -9,6 +9,7 @@
 
 #include "core/low_bit.h"
 #include "core/strings.h"
+#include "onnx/type_text.h"
 
 namespace ignis::onnx_io {
 namespace {
@@ -17,6 +18,10 @@ void fill_tensor(onnx::TensorProto* tp, const std::string& name, const Tensor& t
   tp->set_name(name);
   tp->set_data_type(static_cast<int>(t.dtype()));
   for (int64_t d : t.shape()) tp->add_dims(d);
+  if (t.dtype() == DType::String) {
+    for (int64_t i = 0; i < t.numel(); ++i) tp->add_string_data(t.data_as<std::string>()[i]);
+    return;
+  }
   if (dtype_bits(t.dtype()) < 8) {  // held one byte per element, stored packed
     std::string packed(low_bit_packed_bytes(t.dtype(), t.numel()), '\0');
     low_bit_pack(t.dtype(), static_cast<const uint8_t*>(t.data()), t.numel(), reinterpret_cast<uint8_t*>(packed.data()));
@@ -26,18 +31,23 @@ void fill_tensor(onnx::TensorProto* tp, const std::string& name, const Tensor& t
   tp->set_raw_data(std::string(static_cast<const char*>(t.data()), t.nbytes()));
 }
 
-void fill_value_info(onnx::ValueInfoProto* vi, const ValueInfo& info) {
+Status fill_value_info(onnx::ValueInfoProto* vi, const ValueInfo& info) {
   vi->set_name(info.name);
-  if (info.dtype == DType::Undefined) return;
+  if (info.dtype == DType::Undefined) return Status::ok();
+  if (dtype_is_container(info.dtype)) {
+    Status s = fill_type(vi->mutable_type(), info.type_text);
+    return s ? s : Status(s.code(), str_cat("value '", info.name, "': ", s.message()));
+  }
   auto* tt = vi->mutable_type()->mutable_tensor_type();
   tt->set_elem_type(static_cast<int>(info.dtype));
-  if (!info.has_shape) return;
+  if (!info.has_shape) return Status::ok();
   auto* shape = tt->mutable_shape();
   for (size_t i = 0; i < info.dims.size(); ++i) {
     auto* d = shape->add_dim();
     if (info.dims[i] >= 0) d->set_dim_value(info.dims[i]);
     else if (i < info.dim_names.size() && !info.dim_names[i].empty()) d->set_dim_param(info.dim_names[i]);
   }
+  return Status::ok();
 }
 
 Status fill_graph(onnx::GraphProto* gp, const ir::Graph& g);
@@ -78,8 +88,8 @@ Status fill_attribute(onnx::AttributeProto* ap, const std::string& name, const A
 // name the body uses.
 Status fill_graph(onnx::GraphProto* gp, const ir::Graph& g) {
   gp->set_name(g.name.empty() ? "ignis" : g.name);
-  for (const auto& in : g.inputs) fill_value_info(gp->add_input(), in);
-  for (const auto& out : g.outputs) fill_value_info(gp->add_output(), out);
+  for (const auto& in : g.inputs) IGNIS_RETURN_IF_ERROR(fill_value_info(gp->add_input(), in));
+  for (const auto& out : g.outputs) IGNIS_RETURN_IF_ERROR(fill_value_info(gp->add_output(), out));
   // Sorted so the same graph always serializes to the same bytes.
   std::vector<const std::pair<const std::string, Tensor>*> inits;
   for (const auto& kv : g.initializers) inits.push_back(&kv);

@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 
 #include "core/low_bit.h"
 #include "core/strings.h"
+#include "onnx/type_text.h"
 
 namespace ignis::onnx_io {
 namespace {
@@ -99,13 +101,24 @@ Result<Tensor> convert_packed_tensor(const onnx::TensorProto& tp, const std::str
   return t;
 }
 
+// String tensors keep their elements in string_data (bytes, not necessarily UTF-8).
+Result<Tensor> convert_string_tensor(const onnx::TensorProto& tp, const std::string& what) {
+  if (tp.data_location() == onnx::TensorProto::EXTERNAL)
+    return unsupported(str_cat(what, ": string tensors in external data are not supported"));
+  IGNIS_ASSIGN_OR_RETURN(Shape shape, convert_dims(tp.dims(), what));
+  IGNIS_RETURN_IF_ERROR(check_count(tp.string_data(), shape.numel(), what));
+  Tensor t = Tensor::empty(DType::String, shape);
+  for (int64_t i = 0; i < shape.numel(); ++i) t.data_as<std::string>()[i] = tp.string_data(static_cast<int>(i));
+  return t;
+}
+
 // With `owned` (the same proto, mutable), raw_data is moved into the tensor instead of copied:
 // the tensor keeps the string alive. Its data is then 16-byte aligned (malloc), not 64; kernels
 // already accept any alignment of their inputs, which may be views of caller memory.
 Result<Tensor> convert_tensor(const onnx::TensorProto& tp, const std::string& base_dir,
                               onnx::TensorProto* owned = nullptr) {
   const std::string what = str_cat("tensor '", tp.name(), "'");
-  if (tp.data_type() == onnx::TensorProto::STRING) return unsupported(str_cat(what, ": string tensors are not supported"));
+  if (tp.data_type() == onnx::TensorProto::STRING) return convert_string_tensor(tp, what);
   auto dt = dtype_from_onnx(tp.data_type());
   if (!dt) return unsupported(str_cat(what, ": element type ", tp.data_type(), " is not supported"));
   if (tp.has_segment()) return unsupported(str_cat(what, ": segmented tensors are not supported"));
@@ -176,14 +189,20 @@ Result<Tensor> convert_tensor(const onnx::TensorProto& tp, const std::string& ba
 Result<ValueInfo> convert_value_info(const onnx::ValueInfoProto& vi) {
   ValueInfo out;
   out.name = vi.name();
-  if (!vi.has_type() || !vi.type().has_tensor_type()) {
-    if (vi.has_type() && vi.type().value_case() != onnx::TypeProto::VALUE_NOT_SET)
-      return unsupported(str_cat("value '", vi.name(), "': only tensor types are supported (sequences, maps and optionals are not)"));
+  if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET)
     return out;  // type unknown: validated at run time
+  if (!vi.type().has_tensor_type()) {
+    auto text = type_text(vi.type());
+    if (!text) return Status(text.error().code(), str_cat("value '", vi.name(), "': ", text.error().message()));
+    out.type_text = std::move(*text);
+    switch (vi.type().value_case()) {
+      case onnx::TypeProto::kSequenceType: out.dtype = DType::Sequence; break;
+      case onnx::TypeProto::kOptionalType: out.dtype = DType::Optional; break;
+      default: out.dtype = DType::Map; break;
+    }
+    return out;
   }
   const auto& tt = vi.type().tensor_type();
-  if (tt.elem_type() == onnx::TensorProto::STRING)
-    return unsupported(str_cat("value '", vi.name(), "': string tensors are not supported"));
   auto dt = dtype_from_onnx(tt.elem_type());
   if (!dt) return unsupported(str_cat("value '", vi.name(), "': element type ", tt.elem_type(), " is not supported"));
   out.dtype = *dt;
@@ -386,6 +405,123 @@ Result<Tensor> import_tensor_proto(std::span<const std::byte> bytes, std::string
     return convert_tensor(tp, "");
   } catch (const std::exception& e) {
     return invalid_argument(str_cat("not a valid ONNX TensorProto: ", e.what()));
+  }
+}
+
+namespace {
+
+Result<Tensor> convert_value(const onnx::SequenceProto& sp, int depth);
+Result<Tensor> convert_value(const onnx::OptionalProto& op, int depth);
+Result<Tensor> convert_value(const onnx::MapProto& mp, int depth);
+
+constexpr int kMaxValueDepth = 16;
+
+Result<Tensor> convert_value(const onnx::SequenceProto& sp, int depth) {
+  if (depth > kMaxValueDepth) return invalid_argument("sequence nests too deeply");
+  std::vector<Tensor> items;
+  DType element = DType::Undefined;
+  switch (sp.elem_type()) {
+    case onnx::SequenceProto::TENSOR:
+      for (const auto& tp : sp.tensor_values()) {
+        IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(tp, ""));
+        items.push_back(std::move(t));
+      }
+      break;
+    case onnx::SequenceProto::SEQUENCE:
+      for (const auto& inner : sp.sequence_values()) {
+        IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_value(inner, depth + 1));
+        items.push_back(std::move(t));
+      }
+      break;
+    case onnx::SequenceProto::MAP:
+      for (const auto& inner : sp.map_values()) {
+        IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_value(inner, depth + 1));
+        items.push_back(std::move(t));
+      }
+      break;
+    case onnx::SequenceProto::OPTIONAL:
+      for (const auto& inner : sp.optional_values()) {
+        IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_value(inner, depth + 1));
+        items.push_back(std::move(t));
+      }
+      break;
+    default: return unsupported(str_cat("sequence element type ", sp.elem_type(), " is not supported"));
+  }
+  if (!items.empty()) element = items[0].dtype();
+  for (const Tensor& t : items)
+    if (t.dtype() != element) return invalid_argument("sequence items have different types");
+  return Tensor::sequence(element, std::move(items));
+}
+
+Result<Tensor> convert_value(const onnx::OptionalProto& op, int depth) {
+  if (depth > kMaxValueDepth) return invalid_argument("optional nests too deeply");
+  switch (op.elem_type()) {
+    case onnx::OptionalProto::TENSOR: {
+      if (!op.has_tensor_value()) return Tensor::optional(Tensor());
+      IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(op.tensor_value(), ""));
+      return Tensor::optional(std::move(t));
+    }
+    case onnx::OptionalProto::SEQUENCE: {
+      if (!op.has_sequence_value()) return Tensor::optional(Tensor(), DType::Sequence);
+      IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_value(op.sequence_value(), depth + 1));
+      return Tensor::optional(std::move(t));
+    }
+    case onnx::OptionalProto::UNDEFINED: return Tensor::optional(Tensor());
+    default: return unsupported(str_cat("optional element type ", op.elem_type(), " is not supported"));
+  }
+}
+
+// A map's values are a sequence of tensors; ignis keeps them joined along a new axis 0.
+Result<Tensor> convert_value(const onnx::MapProto& mp, int depth) {
+  if (depth > kMaxValueDepth) return invalid_argument("map nests too deeply");
+  Tensor keys;
+  if (mp.key_type() == onnx::TensorProto::STRING) {
+    keys = Tensor::empty(DType::String, Shape{mp.string_keys_size()});
+    for (int i = 0; i < mp.string_keys_size(); ++i) keys.data_as<std::string>()[i] = mp.string_keys(i);
+  } else if (mp.key_type() == onnx::TensorProto::INT64) {
+    keys = Tensor::empty(DType::I64, Shape{mp.keys_size()});
+    for (int i = 0; i < mp.keys_size(); ++i) keys.data_as<int64_t>()[i] = mp.keys(i);
+  } else {
+    return unsupported(str_cat("map key type ", mp.key_type(), " is not supported"));
+  }
+  IGNIS_ASSIGN_OR_RETURN(Tensor seq, convert_value(mp.values(), depth + 1));
+  const auto& items = seq.as_sequence().items;
+  if (static_cast<int64_t>(items.size()) != keys.numel())
+    return invalid_argument(str_cat("map has ", keys.numel(), " keys and ", items.size(), " values"));
+  if (items.empty()) return Tensor::map(keys, Tensor::empty(DType::F32, Shape{0}));
+  Shape shape{static_cast<int64_t>(items.size())};
+  for (int64_t d : items[0].shape()) shape.push_back(d);
+  if (!dtype_is_plain(items[0].dtype())) return unsupported("map values must be numeric tensors");
+  Tensor values = Tensor::empty(items[0].dtype(), shape);
+  const size_t bytes = items[0].nbytes();
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].dtype() != items[0].dtype() || !(items[i].shape() == items[0].shape()))
+      return invalid_argument("map values have different types or shapes");
+    if (bytes) std::memcpy(static_cast<char*>(values.data()) + i * bytes, items[i].data(), bytes);
+  }
+  return Tensor::map(keys, values);
+}
+
+template <class Proto>
+Result<Tensor> parse_value(std::span<const std::byte> bytes, std::string_view what) {
+  Proto p;
+  if (!p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return invalid_argument(str_cat("not a valid ONNX ", what, ": protobuf parsing failed"));
+  return convert_value(p, 0);
+}
+
+}  // namespace
+
+Result<Tensor> import_value_proto(std::span<const std::byte> bytes, DType kind) {
+  try {
+    switch (kind) {
+      case DType::Sequence: return parse_value<onnx::SequenceProto>(bytes, "SequenceProto");
+      case DType::Optional: return parse_value<onnx::OptionalProto>(bytes, "OptionalProto");
+      case DType::Map: return parse_value<onnx::MapProto>(bytes, "MapProto");
+      default: return import_tensor_proto(bytes, nullptr);
+    }
+  } catch (const std::exception& e) {
+    return invalid_argument(str_cat("not a valid ONNX value: ", e.what()));
   }
 }
 

@@ -23,4 +23,8 @@ Result<ir::Graph> import_model_file(const std::string& path, const std::string& 
 // Parses a serialized onnx.TensorProto (as in ONNX test-data folders).
 Result<Tensor> import_tensor_proto(std::span<const std::byte> bytes, std::string* name);
 
+// Parses a serialized SequenceProto, OptionalProto or MapProto when `kind` is Sequence,
+// Optional or Map, else a TensorProto.
+Result<Tensor> import_value_proto(std::span<const std::byte> bytes, DType kind);
+
 }  // namespace ignis::onnx_io

@@ -306,16 +306,63 @@ class ScanKernel final : public Kernel {
   std::vector<int64_t> input_axes_, input_directions_, output_axes_, output_directions_;
 };
 
+// ---- SequenceMap --------------------------------------------------------------------------
+
+// SequenceMap(input_sequence, additional_inputs...): the body runs once per item of the
+// sequences, which must have one length; tensor inputs are passed whole to every run. Output
+// k gathers the body's output k of each run into a sequence.
+class SequenceMapKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    auto k = std::make_unique<SequenceMapKernel>();
+    IGNIS_ASSIGN_OR_RETURN(k->body_, make_body(init, "body"));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status run(KernelContext& ctx) const override {
+    const int declared = static_cast<int>(body_.graph->declared_inputs());
+    const size_t n = ctx.input(0).as_sequence().items.size();
+    for (int i = 1; i < declared; ++i) {
+      if (!ctx.has_input(i)) return invalid_argument(str_cat("input ", i, " is missing"));
+      if (ctx.input(i).dtype() == DType::Sequence && ctx.input(i).as_sequence().items.size() != n)
+        return invalid_argument(str_cat("input ", i, " has ", ctx.input(i).as_sequence().items.size(),
+                                        " tensors; input 0 has ", n));
+    }
+    std::vector<std::vector<Tensor>> gathered(static_cast<size_t>(ctx.num_outputs()));
+    for (size_t k = 0; k < n; ++k) {
+      std::vector<const Tensor*> ins;
+      for (int i = 0; i < declared; ++i) {
+        const Tensor& in = ctx.input(i);
+        ins.push_back(in.dtype() == DType::Sequence ? &in.as_sequence().items[k] : &in);
+      }
+      IGNIS_ASSIGN_OR_RETURN(auto outs, run_body(body_, ctx, std::move(ins)));
+      for (size_t o = 0; o < gathered.size(); ++o) gathered[o].push_back(std::move(outs[o]));
+    }
+    for (int o = 0; o < ctx.num_outputs(); ++o) {
+      if (!ctx.has_output(o)) continue;
+      auto& items = gathered[static_cast<size_t>(o)];
+      const DType element = items.empty() ? body_.graph->graph().outputs[static_cast<size_t>(o)].dtype : items[0].dtype();
+      ctx.output(o) = Tensor::sequence(element, std::move(items));
+    }
+    return Status::ok();
+  }
+
+ private:
+  Body body_;
+};
+
 }  // namespace
 
 void register_control_flow_kernels(kernels::KernelRegistry& r) {
-  const DTypeSet any = DTypeSet::all() | DTypeSet{DType::Undefined};
+  const DTypeSet any = DTypeSet::storable() | DTypeSet::containers() | DTypeSet{DType::String, DType::Undefined};
   r.add({.domain = "", .op_type = "If", .since_opset = 1, .types = DTypeSet{DType::Bool}, .id = "runtime/if",
          .factory = IfKernel::create});
   r.add({.domain = "", .op_type = "Loop", .since_opset = 1, .types = any, .id = "runtime/loop",
          .factory = LoopKernel::create});
   r.add({.domain = "", .op_type = "Scan", .since_opset = 8, .types = any, .id = "runtime/scan",
          .factory = ScanKernel::create});
+  r.add({.domain = "", .op_type = "SequenceMap", .since_opset = 17, .types = DTypeSet{DType::Sequence},
+         .id = "runtime/sequence_map", .factory = SequenceMapKernel::create});
 }
 
 }  // namespace ignis::runtime

@@ -148,11 +148,20 @@ Status out_of_memory(size_t bytes, const std::string& what) {
 
 // Tensor::empty that reports a refused allocation instead of aborting; the size was checked.
 Result<Tensor> try_empty(const ir::ValueType& t, const std::string& what) {
+  if (!dtype_is_plain(t.dtype)) return Tensor::empty(t.dtype, t.shape);  // strings, containers
   const size_t bytes = *tensor_bytes(t.dtype, t.shape);
   auto buffer = try_make_aligned_buffer(bytes);
   if (!buffer) return out_of_memory(bytes, what);
   void* data = buffer.get();
   return Tensor::wrap(t.dtype, t.shape, data, std::move(buffer));
+}
+
+// Strings and containers are objects, not arena bytes, and a container's contents (hence the
+// types of what reads it) are known only at run time: plans holding any run dynamically.
+bool needs_dynamic_plan(std::span<const ir::ValueType> types) {
+  for (const auto& t : types)
+    if (t.dtype != DType::Undefined && !dtype_is_plain(t.dtype)) return true;
+  return false;
 }
 
 std::string value_text(const Model& m, int v, const ir::ValueType& t) {
@@ -208,6 +217,10 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
     plan->values_[v].kind = Kind::Input;
     IGNIS_RETURN_IF_ERROR(value_bytes(inputs[i], str_cat("input '", m.value_names[v], "'")).status());
   }
+  if (needs_dynamic_plan(inputs) || needs_dynamic_plan(types)) {  // `types` holds the initializers' so far
+    plan->dynamic_ = true;
+    return plan;
+  }
 
   // Readers of each initializer, and how many of them are cached kernels that ignore its data.
   std::vector<int> readers(nv, 0), readers_done(nv, 0);
@@ -232,6 +245,11 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
       return inferred.error();
     }
     const auto& outs = *inferred;
+    if (needs_dynamic_plan(outs)) {
+      plan->dynamic_ = true;
+      plan->steps_.clear();
+      return plan;
+    }
     // Sizes are checked before any kernel or buffer sees the shapes.
     std::vector<size_t> out_bytes(outs.size(), 0);
     for (size_t o = 0; o < outs.size(); ++o) {

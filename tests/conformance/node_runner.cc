@@ -62,11 +62,50 @@ struct CaseResult {
 // ONNX 1.12's test data stores bfloat16 tensors as uint16 bit patterns; read them as bfloat16.
 Tensor bfloat16_from_bits(const Tensor& t) { return Tensor::wrap(DType::BF16, t.shape(), t.data(), std::make_shared<Tensor>(t)); }
 
+std::string compare(const Tensor& got, const Tensor& want_in, double rtol, double atol);
+
+// Sequences item by item, optionals by presence then value, maps by keys then values.
+std::string compare_container(const Tensor& got, const Tensor& want, double rtol, double atol) {
+  switch (want.dtype()) {
+    case DType::Sequence: {
+      const auto& g = got.as_sequence().items;
+      const auto& w = want.as_sequence().items;
+      if (g.size() != w.size()) return str_cat("sequence of ", g.size(), " tensors != expected ", w.size());
+      for (size_t i = 0; i < w.size(); ++i) {
+        std::string diff = compare(g[i], w[i], rtol, atol);
+        if (!diff.empty()) return str_cat("item ", i, ": ", diff);
+      }
+      return "";
+    }
+    case DType::Optional: {
+      const auto& g = got.as_optional();
+      const auto& w = want.as_optional();
+      if (g.has_value() != w.has_value())
+        return str_cat("optional ", g.has_value() ? "has a value" : "is empty", "; expected ", w.has_value() ? "a value" : "empty");
+      return w.has_value() ? compare(g.value, w.value, rtol, atol) : "";
+    }
+    default: {
+      std::string diff = compare(got.as_map().keys, want.as_map().keys, 0, 0);
+      if (!diff.empty()) return "map keys: " + diff;
+      diff = compare(got.as_map().values, want.as_map().values, rtol, atol);
+      return diff.empty() ? "" : "map values: " + diff;
+    }
+  }
+}
+
 std::string compare(const Tensor& got, const Tensor& want_in, double rtol, double atol) {
   const Tensor want = got.dtype() == DType::BF16 && want_in.dtype() == DType::U16 ? bfloat16_from_bits(want_in) : want_in;
   if (got.dtype() != want.dtype())
     return str_cat("dtype ", dtype_name(got.dtype()), " != expected ", dtype_name(want.dtype()));
+  if (dtype_is_container(want.dtype())) return compare_container(got, want, rtol, atol);
   if (!(got.shape() == want.shape())) return str_cat("shape ", got.shape().str(), " != expected ", want.shape().str());
+  if (want.dtype() == DType::String) {
+    for (int64_t i = 0; i < want.numel(); ++i)
+      if (got.data_as<std::string>()[i] != want.data_as<std::string>()[i])
+        return str_cat("element ", i, ": got \"", got.data_as<std::string>()[i], "\", expected \"",
+                       want.data_as<std::string>()[i], "\"");
+    return "";
+  }
   const bool is_float = dtype_is_float(want.dtype());
   for (int64_t i = 0; i < want.numel(); ++i) {
     const double g = load_as_double(got.dtype(), got.data(), i);
@@ -119,7 +158,7 @@ CaseResult run_case(const fs::path& dir) {
     for (size_t i = 0; i < session->inputs().size(); ++i) {
       const auto path = set / str_cat("input_", i, ".pb");
       if (!fs::exists(path)) break;  // optional trailing inputs may be left out
-      auto t = read_tensor_proto(path.string());
+      auto t = read_onnx_value(path.string(), session->inputs()[i].dtype);
       if (!t) return {t.error().code() == StatusCode::Unsupported ? Outcome::Unsupported : Outcome::Fail,
                       t.error().to_string()};
       if (session->inputs()[i].dtype == DType::BF16 && t->dtype() == DType::U16) *t = bfloat16_from_bits(*t);
@@ -132,7 +171,7 @@ CaseResult run_case(const fs::path& dir) {
     }
     for (size_t o = 0; o < outputs->size(); ++o) {
       const auto path = set / str_cat("output_", o, ".pb");
-      auto want = read_tensor_proto(path.string());
+      auto want = read_onnx_value(path.string(), session->outputs()[o].dtype);
       if (!want) return {Outcome::Unsupported, "expected output: " + want.error().to_string()};
       std::string diff = compare((*outputs)[o], *want, expanded_half_rtol(dir, (*outputs)[o].dtype(), rtol), atol);
       if (!diff.empty())

@@ -183,13 +183,48 @@ TEST(Import, UnpacksLowBitTensorsAndExportPacksThem) {
   EXPECT_EQ(back.graph().initializer(0).raw_data(), std::string("\xF1\x07", 2));
 }
 
-TEST(Import, SequenceInputsAreUnsupported) {
+// Sequence, optional and map types survive import (as ValueInfo::type_text) and export.
+TEST(Import, ContainerTypesRoundTrip) {
   auto m = identity_model();
   auto* in = m.mutable_graph()->mutable_input(0);
-  in->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(1);
+  auto* opt = in->mutable_type()->mutable_optional_type()->mutable_elem_type();
+  opt->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(7);
+  auto* out = m.mutable_graph()->mutable_output(0);
+  out->mutable_type()->mutable_map_type()->set_key_type(8);
+  out->mutable_type()->mutable_map_type()->mutable_value_type()->mutable_tensor_type()->set_elem_type(1);
   auto g = import_model(as_bytes(m.SerializeAsString()), "");
-  ASSERT_FALSE(g);
-  EXPECT_EQ(g.error().code(), StatusCode::Unsupported);
+  ASSERT_TRUE(g) << g.error().to_string();
+  EXPECT_EQ(g->inputs[0].dtype, DType::Optional);
+  EXPECT_EQ(g->inputs[0].type_text, "optional(seq(tensor(int64)))");
+  EXPECT_EQ(g->outputs[0].dtype, DType::Map);
+  EXPECT_EQ(g->outputs[0].type_text, "map(string,tensor(float))");
+  auto bytes = export_model(*g);
+  ASSERT_TRUE(bytes) << bytes.error().to_string();
+  onnx::ModelProto back;
+  ASSERT_TRUE(back.ParseFromString(*bytes));
+  EXPECT_EQ(back.graph().input(0).type().SerializeAsString(), in->type().SerializeAsString());
+  EXPECT_EQ(back.graph().output(0).type().SerializeAsString(), out->type().SerializeAsString());
+
+  // Sparse tensors have no ignis form.
+  in->mutable_type()->mutable_sparse_tensor_type()->set_elem_type(1);
+  auto sparse = import_model(as_bytes(m.SerializeAsString()), "");
+  ASSERT_FALSE(sparse);
+  EXPECT_EQ(sparse.error().code(), StatusCode::Unsupported);
+}
+
+TEST(Import, StringTensorsKeepTheirBytes) {
+  onnx::TensorProto tp;
+  tp.set_data_type(onnx::TensorProto::STRING);
+  tp.add_dims(2);
+  tp.add_string_data("caf\xc3\xa9");
+  tp.add_string_data(std::string("a\0b", 3));
+  auto t = import_tensor_proto(as_bytes(tp.SerializeAsString()), nullptr);
+  ASSERT_TRUE(t) << t.error().to_string();
+  ASSERT_EQ(t->dtype(), DType::String);
+  EXPECT_EQ(t->data_as<std::string>()[0], "caf\xc3\xa9");
+  EXPECT_EQ(t->data_as<std::string>()[1], std::string("a\0b", 3));
+  tp.add_string_data("extra");
+  EXPECT_FALSE(import_tensor_proto(as_bytes(tp.SerializeAsString()), nullptr));
 }
 
 }  // namespace

@@ -339,7 +339,7 @@ Status infer_castlike(InferContext& ctx) {
 
 Status infer_identity(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
-  IGNIS_RETURN_IF_ERROR(check_dtype(ctx, 0, DTypeSet::storable()));
+  IGNIS_RETURN_IF_ERROR(check_dtype(ctx, 0, DTypeSet::storable() | DTypeSet::containers() | DTypeSet{DType::String}));
   ctx.set_output(0, ctx.input_dtype(0), ctx.input_shape(0));
   return Status::ok();
 }
