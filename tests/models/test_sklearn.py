@@ -2,7 +2,9 @@
 """Classic scikit-learn pipelines (the ai.onnx.ml domain) against onnxruntime: small models
 trained with fixed seeds on sklearn's bundled datasets, converted with skl2onnx (classifiers
 without ZipMap, so that every output is a tensor), then run through ignis's command line as in
-test_parity. Labels must match exactly, scores within rtol 1e-4, atol 1e-5.
+test_parity. Labels must match exactly, scores within rtol 1e-4, atol 1e-5. Linear models and
+scalers, and tree ensembles (TreeEnsembleRegressor/Classifier): single trees, random forests and
+gradient boosting, binary and multiclass, float and double inputs.
 """
 import numpy as np
 import pytest
@@ -14,9 +16,16 @@ skl2onnx = pytest.importorskip("skl2onnx", reason="skl2onnx is not installed")
 
 from skl2onnx import to_onnx  # noqa: E402
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris  # noqa: E402
+from sklearn.ensemble import (  # noqa: E402
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge  # noqa: E402
 from sklearn.pipeline import Pipeline  # noqa: E402
 from sklearn.preprocessing import Normalizer, StandardScaler  # noqa: E402
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
 
 RTOL = 1e-4
 ATOL = 1e-5
@@ -60,11 +69,76 @@ def normalizer_ridge():
     return model.fit(x, y), x, False
 
 
+def decision_tree_regressor():
+    x, y = _diabetes()
+    return DecisionTreeRegressor(max_depth=6, random_state=0).fit(x, y), x, False
+
+
+def random_forest_regressor():
+    x, y = _diabetes()
+    return RandomForestRegressor(n_estimators=12, max_depth=6, random_state=0).fit(x, y), x, False
+
+
+def gradient_boosting_regressor():
+    x, y = _diabetes()
+    model = GradientBoostingRegressor(n_estimators=25, max_depth=3, random_state=0)
+    return model.fit(x, y), x, False
+
+
+def decision_tree_binary():
+    x, y = _cancer()
+    return DecisionTreeClassifier(max_depth=5, random_state=0).fit(x, y), x, True
+
+
+def decision_tree_multiclass():
+    x, y = _iris()
+    return DecisionTreeClassifier(max_depth=4, random_state=0).fit(x, y), x, True
+
+
+def random_forest_binary():
+    x, y = _cancer()
+    return RandomForestClassifier(n_estimators=10, max_depth=5, random_state=0).fit(x, y), x, True
+
+
+def random_forest_multiclass():
+    x, y = _iris()
+    return RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(x, y), x, True
+
+
+def gradient_boosting_binary():
+    x, y = _cancer()
+    model = GradientBoostingClassifier(n_estimators=15, max_depth=3, random_state=0)
+    return model.fit(x, y), x, True
+
+
+def gradient_boosting_multiclass():
+    x, y = _iris()
+    model = GradientBoostingClassifier(n_estimators=15, max_depth=3, random_state=0)
+    return model.fit(x, y), x, True
+
+
+def scaler_random_forest_pipeline():
+    x, y = _iris()
+    model = Pipeline([("scale", StandardScaler()),
+                      ("clf", RandomForestClassifier(n_estimators=8, max_depth=4, random_state=0))])
+    return model.fit(x, y), x, True
+
+
 MODELS = {
     "linear_regression": linear_regression,
     "logistic_multiclass": logistic_multiclass,
     "scaler_logistic_pipeline": scaler_logistic_pipeline,
     "normalizer_ridge": normalizer_ridge,
+    "decision_tree_regressor": decision_tree_regressor,
+    "random_forest_regressor": random_forest_regressor,
+    "gradient_boosting_regressor": gradient_boosting_regressor,
+    "decision_tree_binary": decision_tree_binary,
+    "decision_tree_multiclass": decision_tree_multiclass,
+    "random_forest_binary": random_forest_binary,
+    "random_forest_multiclass": random_forest_multiclass,
+    "gradient_boosting_binary": gradient_boosting_binary,
+    "gradient_boosting_multiclass": gradient_boosting_multiclass,
+    "scaler_random_forest_pipeline": scaler_random_forest_pipeline,
 }
 
 
@@ -77,12 +151,8 @@ def _convert(model, x, classifier, path):
     path.write_bytes(onx.SerializeToString())
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
-def test_sklearn_matches_onnxruntime(name, tmp_path, parity_log):
+def _check_against_onnxruntime(name, path, x, tmp_path, parity_log):
     exe = _require_ignis(name, parity_log)
-    model, x, classifier = MODELS[name]()
-    path = tmp_path / f"{name}.onnx"
-    _convert(model, x, classifier, path)
     import onnx
 
     input_name = onnx.load(str(path)).graph.input[0].name
@@ -99,3 +169,41 @@ def test_sklearn_matches_onnxruntime(name, tmp_path, parity_log):
             assert actual.dtype == expected.dtype, f"{name} {out}: dtype {actual.dtype} != {expected.dtype}"
             np.testing.assert_array_equal(actual, expected, err_msg=f"{name} output {out} (labels)")
     parity_log(f"sklearn {name}: matches onnxruntime on {len(x)} rows")
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_sklearn_matches_onnxruntime(name, tmp_path, parity_log):
+    _require_ignis(name, parity_log)
+    model, x, classifier = MODELS[name]()
+    path = tmp_path / f"{name}.onnx"
+    _convert(model, x, classifier, path)
+    _check_against_onnxruntime(name, path, x, tmp_path, parity_log)
+
+
+def test_tree_ensemble_double_attributes_match_onnxruntime(tmp_path, parity_log):
+    """TreeEnsembleRegressor-3 on a double input with the *_as_tensor (double) attributes.
+    skl2onnx declares a double output for double inputs, which onnxruntime rejects, so the
+    float model is rewritten: input double, thresholds, weights and base values as tensors."""
+    name = "random_forest_regressor_double"
+    _require_ignis(name, parity_log)
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    x, y = load_diabetes(return_X_y=True)
+    model = RandomForestRegressor(n_estimators=8, max_depth=5, random_state=0).fit(x, y)
+    onx = to_onnx(model, x[:1].astype(np.float32), target_opset=TARGET_OPSET)
+    node = onx.graph.node[0]
+    assert node.op_type == "TreeEnsembleRegressor"
+    for a in list(node.attribute):
+        if a.name in ("nodes_values", "target_weights", "base_values"):
+            node.attribute.remove(a)
+            tensor = numpy_helper.from_array(np.array(a.floats, np.float64))
+            node.attribute.append(helper.make_attribute(a.name + "_as_tensor", tensor))
+    onx.graph.input[0].type.tensor_type.elem_type = TensorProto.DOUBLE
+    for imp in onx.opset_import:
+        if imp.domain == "ai.onnx.ml":
+            imp.version = 3
+    onnx.checker.check_model(onx)
+    path = tmp_path / f"{name}.onnx"
+    path.write_bytes(onx.SerializeToString())
+    _check_against_onnxruntime(name, path, x, tmp_path, parity_log)

@@ -1,26 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // Schemas and shape inference for the ONNX ML domain (ai.onnx.ml) ops of classic
 // scikit-learn pipelines: LinearRegressor, LinearClassifier, Normalizer, Scaler, Binarizer,
-// ArrayFeatureExtractor. String labels and ZipMap (a sequence of maps) are unsupported: ignis
-// has no string tensors.
+// ArrayFeatureExtractor; the tree ensembles are in ml_tree.cc. String labels and ZipMap (a
+// sequence of maps) are unsupported: ignis has no string tensors.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "ir/ops/ml_internal.h"
 #include "ir/ops/nn_internal.h"
 
 namespace ignis::ir {
 
-namespace {
-
-using nn_ops::expect_input;
-
-constexpr std::string_view kMl = "ai.onnx.ml";
-// Input types the ML ops take (tensor(float), tensor(double), tensor(int64), tensor(int32)).
-constexpr DTypeSet kMlTypes = {DType::F32, DType::F64, DType::I64, DType::I32};
-
-// [N, C] or [C] (one row): the batch size and the feature count.
-Status batch_and_features(const InferContext& ctx, int64_t& n, int64_t& c) {
+Status ml_ops::batch_and_features(const InferContext& ctx, int64_t& n, int64_t& c) {
   const Shape& x = ctx.input_shape(0);
   if (x.rank() == 1) {
     n = 1;
@@ -33,6 +25,13 @@ Status batch_and_features(const InferContext& ctx, int64_t& n, int64_t& c) {
   }
   return Status::ok();
 }
+
+namespace {
+
+using ml_ops::batch_and_features;
+using ml_ops::kMl;
+using ml_ops::kMlTypes;
+using nn_ops::expect_input;
 
 Status infer_linear_regressor(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
@@ -153,6 +152,7 @@ void register_ml_schemas(OpSchemaRegistry& r) {
   r.add({kMl, "Scaler", 1, 1, infer_scaler});
   r.add({kMl, "Binarizer", 1, 1, infer_binarizer});
   r.add({kMl, "ArrayFeatureExtractor", 1, 1, infer_array_feature_extractor});
+  ml_ops::register_ml_tree_schemas(r);
 }
 
 }  // namespace ignis::ir

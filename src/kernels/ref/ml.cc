@@ -12,14 +12,12 @@
 
 #include "core/dtype_dispatch.h"
 #include "core/strings.h"
+#include "kernels/ref/ml_internal.h"
 #include "kernels/registry.h"
 
 namespace ignis::kernels::ref {
 
 namespace {
-
-constexpr std::string_view kMl = "ai.onnx.ml";
-constexpr DTypeSet kMlTypes = {DType::F32, DType::F64, DType::I64, DType::I32};
 
 // The input as doubles, row-major (the ML ops take float, double, int64 and int32).
 std::vector<double> read_doubles(const Tensor& t) {
@@ -42,7 +40,21 @@ void rows_and_features(const Tensor& x, int64_t& n, int64_t& c) {
   c = x.rank() == 1 ? x.dim(0) : x.dim(1);
 }
 
-enum class PostTransform { None, Softmax, Logistic, SoftmaxZero, Probit };
+// sqrt(2) * erfinv(2p - 1) with the closed-form erfinv approximation (a = 0.147) the ONNX
+// reference and onnxruntime use, so results agree with them rather than with an exact inverse.
+double probit(double p) {
+  const double x = 2.0 * p - 1.0;
+  const double sgn = x < 0 ? -1.0 : 1.0;
+  const double w = (1.0 - x) * (1.0 + x);
+  if (w == 0.0) return 0.0;
+  const double ln = std::log(w);
+  constexpr double kPi = 3.14159265358979323846;
+  const double a = 2.0 / (kPi * 0.147) + 0.5 * ln;
+  const double b = ln / 0.147;
+  return 1.41421356 * sgn * std::sqrt(-a + std::sqrt(a * a - b));
+}
+
+}  // namespace
 
 PostTransform parse_post_transform(const std::string& s) {
   if (s == "SOFTMAX") return PostTransform::Softmax;
@@ -59,21 +71,6 @@ double logistic(double v) {
   return e / (1.0 + e);
 }
 
-// sqrt(2) * erfinv(2p - 1) with the closed-form erfinv approximation (a = 0.147) the ONNX
-// reference and onnxruntime use, so results agree with them rather than with an exact inverse.
-double probit(double p) {
-  const double x = 2.0 * p - 1.0;
-  const double sgn = x < 0 ? -1.0 : 1.0;
-  const double w = (1.0 - x) * (1.0 + x);
-  if (w == 0.0) return 0.0;
-  const double ln = std::log(w);
-  constexpr double kPi = 3.14159265358979323846;
-  const double a = 2.0 / (kPi * 0.147) + 0.5 * ln;
-  const double b = ln / 0.147;
-  return 1.41421356 * sgn * std::sqrt(-a + std::sqrt(a * a - b));
-}
-
-// Applies the transform to one row of scores in place.
 void post_transform_row(PostTransform pt, double* s, int64_t k) {
   switch (pt) {
     case PostTransform::None: return;
@@ -104,6 +101,8 @@ void post_transform_row(PostTransform pt, double* s, int64_t k) {
     }
   }
 }
+
+namespace {
 
 // scores[i, e] = sum_c x[i, c] * coef[e * C + c] + intercept[e]
 std::vector<double> linear_scores(const std::vector<double>& x, int64_t n, int64_t c, const std::vector<float>& coef,
@@ -256,6 +255,7 @@ void register_ml(KernelRegistry& r) {
   r.add({.domain = kMl, .op_type = "Binarizer", .types = kMlTypes, .id = "ref/binarizer", .fn = binarizer_kernel});
   r.add({.domain = kMl, .op_type = "ArrayFeatureExtractor", .types = kMlTypes, .id = "ref/array_feature_extractor",
          .fn = array_feature_extractor_kernel});
+  register_ml_tree(r);
 }
 
 }  // namespace ignis::kernels::ref
