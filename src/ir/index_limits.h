@@ -15,7 +15,9 @@ namespace ignis::ir {
 // data is an initializer — directly or through ops that only move or retype its values
 // (Cast, Identity, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand) — the smallest
 // extent along the gather axis among the tables it indexes: indices in [0, limit) are valid.
-// Inputs that index no such table are absent. Tables with a zero extent are ignored.
+// Inputs that index no such table are absent. Tables with a zero extent are ignored. A value
+// a control-flow body reads from outer scope is followed into the body, where the table may
+// be the body's initializer or an enclosing graph's.
 std::map<std::string, int64_t> gather_index_limits(const Graph& g);
 
 }  // namespace ignis::ir

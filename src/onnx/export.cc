@@ -9,6 +9,7 @@
 
 #include "core/low_bit.h"
 #include "core/strings.h"
+#include "ir/outer_scope.h"
 #include "onnx/type_text.h"
 
 namespace ignis::onnx_io {
@@ -84,9 +85,10 @@ Status fill_attribute(onnx::AttributeProto* ap, const std::string& name, const A
 }
 
 // Writes `g`'s inputs, outputs, initializers and nodes. A node's trailing outer-scope inputs
-// are implicit in ONNX; where a pass renamed the value a body reads, an Identity restores the
-// name the body uses.
-Status fill_graph(onnx::GraphProto* gp, const ir::Graph& g) {
+// are implicit in ONNX: where a pass renamed one, the body is written reading the new name.
+Status fill_graph(onnx::GraphProto* gp, const ir::Graph& graph) {
+  ir::Graph g = graph;  // a copy to edit: initializer data is shared
+  ir::sync_outer_reads(g);
   gp->set_name(g.name.empty() ? "ignis" : g.name);
   for (const auto& in : g.inputs) IGNIS_RETURN_IF_ERROR(fill_value_info(gp->add_input(), in));
   for (const auto& out : g.outputs) IGNIS_RETURN_IF_ERROR(fill_value_info(gp->add_output(), out));
@@ -96,16 +98,7 @@ Status fill_graph(onnx::GraphProto* gp, const ir::Graph& g) {
   std::sort(inits.begin(), inits.end(), [](auto* a, auto* b) { return a->first < b->first; });
   for (const auto* kv : inits) fill_tensor(gp->add_initializer(), kv->first, kv->second);
   for (const auto& n : g.nodes) {
-    const std::vector<std::string> captured = ir::outer_scope_names(n.attrs);
     const size_t declared = ir::declared_input_count(n);
-    for (size_t k = 0; k < captured.size() && declared + k < n.inputs.size(); ++k) {
-      if (n.inputs[declared + k] == captured[k]) continue;
-      auto* id = gp->add_node();
-      id->set_name(n.name + "/outer_" + captured[k]);
-      id->set_op_type("Identity");
-      id->add_input(n.inputs[declared + k]);
-      id->add_output(captured[k]);
-    }
     auto* np = gp->add_node();
     np->set_name(n.name);
     np->set_op_type(n.op_type);

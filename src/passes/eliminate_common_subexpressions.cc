@@ -6,8 +6,9 @@
 // dropped and its readers read the earlier node's outputs.
 // Legality: the op must be a function of its inputs and attributes. That holds for ai.onnx
 // and ai.ignis ops except the random ones and Dropout (random in training mode); ops of other
-// domains are unknown and left alone. A graph with subgraph attributes is skipped whole: a
-// subgraph may read outer values by name, which renaming would not follow. A duplicate whose
+// domains are unknown and left alone. Nodes with bodies never merge (bodies do not compare);
+// a value a body reads is renamed in the node's captured inputs, and the bodies follow
+// (ir::sync_outer_reads, which the pipeline and the exporter run). A duplicate whose
 // output is a graph output keeps the name: a one-output node becomes Identity of the first
 // node's output; a multi-output node stays.
 #include <algorithm>
@@ -88,12 +89,6 @@ bool same_attributes(const AttrMap& a, const AttrMap& b) {
   return true;
 }
 
-bool has_subgraph(const ir::Node& n) {
-  for (const auto& [name, a] : n.attrs.items())
-    if (a.kind == Attribute::Kind::Graph || a.kind == Attribute::Kind::Other) return true;
-  return false;
-}
-
 bool is_pure(const ir::Node& n) {
   static const std::unordered_set<std::string> kImpure = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
                                                           "RandomUniformLike", "Multinomial",   "Bernoulli",
@@ -152,8 +147,6 @@ int merge_initializers(ir::Graph& g) {
 }  // namespace
 
 Result<int> eliminate_common_subexpressions(ir::Graph& g, const PassContext&) {
-  for (const auto& n : g.nodes)
-    if (has_subgraph(n)) return 0;
   int count = merge_initializers(g);
   IGNIS_ASSIGN_OR_RETURN(auto order, ir::topological_order(g));
   std::unordered_map<std::string, std::vector<int>> seen;  // key -> earlier nodes with it

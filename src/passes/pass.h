@@ -44,13 +44,15 @@ struct PassCount {
 const std::vector<Pass>& pipeline();
 
 // Runs the passes of `level` and below until none changes the graph (at most a few rounds);
-// the IR verifier runs after every pass that changed something.
+// the IR verifier runs after every pass that changed something. Control-flow bodies, nested
+// ones too, are optimized the same way (optimize_bodies.h); the counts include their rewrites.
 Result<std::vector<PassCount>> optimize(ir::Graph& g, Level level, const PassContext& ctx);
 
 // The passes, one per file.
 Result<int> eliminate_identity(ir::Graph& g, const PassContext& ctx);
 Result<int> eliminate_dead_code(ir::Graph& g, const PassContext& ctx);
 Result<int> fold_constants(ir::Graph& g, const PassContext& ctx);
+Result<int> inline_constant_if(ir::Graph& g, const PassContext& ctx);
 Result<int> eliminate_common_subexpressions(ir::Graph& g, const PassContext& ctx);
 Result<int> eliminate_no_ops(ir::Graph& g, const PassContext& ctx);
 Result<int> fold_static_shapes(ir::Graph& g, const PassContext& ctx);

@@ -4,6 +4,8 @@
 #include "passes/pass.h"
 
 #include "core/strings.h"
+#include "ir/outer_scope.h"
+#include "passes/optimize_bodies.h"
 
 namespace ignis::passes {
 
@@ -15,6 +17,8 @@ const std::vector<Pass>& pipeline() {
         // Before fold_constants, which then folds the arithmetic on the static shapes.
         {"fold_static_shapes", Level::Basic, fold_static_shapes},
         {"fold_constants", Level::Basic, fold_constants},
+        // After folding, which may have made a condition constant.
+        {"inline_constant_if", Level::Basic, inline_constant_if},
         // After folding, so values folded to equal constants merge too.
         {"eliminate_common_subexpressions", Level::Basic, eliminate_common_subexpressions},
         {"eliminate_dead_code", Level::Basic, eliminate_dead_code},
@@ -40,11 +44,12 @@ const std::vector<Pass>& pipeline() {
   return passes;
 }
 
-Result<std::vector<PassCount>> optimize(ir::Graph& g, Level level, const PassContext& ctx) {
-  std::vector<PassCount> counts;
-  for (const auto& p : pipeline())
-    if (p.level <= level) counts.push_back({std::string(p.name), 0});
+namespace {
+
+// Rounds of the passes over `g` itself until none changes it; adds to `counts`.
+Result<int> run_passes(ir::Graph& g, Level level, const PassContext& ctx, std::vector<PassCount>& counts) {
   constexpr int kMaxRounds = 4;
+  int total = 0;
   for (int round = 0; round < kMaxRounds; ++round) {
     bool changed = false;
     size_t k = 0;
@@ -52,6 +57,7 @@ Result<std::vector<PassCount>> optimize(ir::Graph& g, Level level, const PassCon
       if (p.level > level) continue;
       IGNIS_ASSIGN_OR_RETURN(int n, p.run(g, ctx));
       counts[k++].rewrites += n;
+      total += n;
       if (n > 0) {
         changed = true;
         Status s = ir::verify(g);
@@ -60,6 +66,40 @@ Result<std::vector<PassCount>> optimize(ir::Graph& g, Level level, const PassCon
     }
     if (!changed) break;
   }
+  return total;
+}
+
+// `g` and, through optimize_bodies, its bodies. The graph first: what it folds may become a
+// constant the bodies fold with. Then the bodies; where that drops captured inputs, the graph
+// again, since values only a body read may now be dead.
+Result<int> optimize_graph(ir::Graph& g, Level level, const PassContext& ctx, const OuterConstants& outer,
+                           std::vector<PassCount>& counts) {
+  const auto optimize_body = [&](ir::Graph& body, const OuterConstants& visible) {
+    return optimize_graph(body, level, ctx, visible, counts);
+  };
+  constexpr int kMaxRounds = 3;
+  int total = 0;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    IGNIS_ASSIGN_OR_RETURN(int n, run_passes(g, level, ctx, counts));
+    total += n;
+    if (round > 0 && n == 0) break;
+    ir::sync_outer_reads(g);
+    int dropped = 0;
+    IGNIS_ASSIGN_OR_RETURN(int in_bodies, optimize_bodies(g, outer, optimize_body, &dropped));
+    total += in_bodies;
+    if (dropped == 0) break;
+  }
+  ir::sync_outer_reads(g);
+  return total;
+}
+
+}  // namespace
+
+Result<std::vector<PassCount>> optimize(ir::Graph& g, Level level, const PassContext& ctx) {
+  std::vector<PassCount> counts;
+  for (const auto& p : pipeline())
+    if (p.level <= level) counts.push_back({std::string(p.name), 0});
+  IGNIS_RETURN_IF_ERROR(optimize_graph(g, level, ctx, {}, counts).status());
   return counts;
 }
 

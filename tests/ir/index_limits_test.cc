@@ -3,8 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/graph_attr.h"
+
 namespace ignis::ir {
 namespace {
+
+using testing::graph_attr;
 
 Node make_node(std::string op, std::vector<std::string> in, std::vector<std::string> out, int64_t axis = 0) {
   Node n;
@@ -65,6 +69,43 @@ TEST(GatherIndexLimits, IgnoresShapeInputsArithmeticAndNonConstantTables) {
   g.nodes.push_back(make_node("Add", {"ids", "ids"}, {"sum"}));     // arithmetic ends the chain
   g.nodes.push_back(make_node("Gather", {"w", "sum"}, {"b"}));
   EXPECT_TRUE(gather_index_limits(g).empty());
+}
+
+
+TEST(GatherIndexLimits, FollowsCapturedInputsIntoBodies) {
+  // ids reaches a Loop body through the outer scope: the body gathers from the outer table
+  // (8 rows) and, in a nested If, from its own (5 rows).
+  Graph inner;
+  inner.initializers.emplace("small", Tensor::zeros(DType::F32, Shape{5, 4}));
+  inner.nodes.push_back(make_node("Gather", {"small", "ids32"}, {"s"}));
+  inner.outputs.push_back({"s", DType::F32, {}, {}, false});
+  Graph body;
+  body.inputs.push_back({"i", DType::I64, {}, {}, true});
+  body.inputs.push_back({"cond", DType::Bool, {}, {}, true});
+  body.nodes.push_back(make_node("Gather", {"table", "ids32"}, {"t"}));
+  Node nested = make_node("If", {"cond"}, {"u"});
+  nested.attrs.set("then_branch", graph_attr(inner));
+  nested.attrs.set("else_branch", graph_attr(inner));
+  nested.inputs.push_back("ids32");
+  body.nodes.push_back(nested);
+  body.outputs.push_back({"cond", DType::Bool, {}, {}, false});
+  body.outputs.push_back({"t", DType::F32, {}, {}, false});
+  Graph g;
+  g.inputs.push_back({"ids", DType::I64, {3}, {""}, true});
+  g.inputs.push_back({"other", DType::I64, {3}, {""}, true});
+  g.initializers.emplace("table", Tensor::zeros(DType::F32, Shape{8, 4}));
+  g.nodes.push_back(make_node("Cast", {"ids"}, {"ids32"}));
+  Node loop = make_node("Loop", {"", "", "other"}, {"y"});
+  loop.attrs.set("body", graph_attr(body));
+  ASSERT_EQ(outer_scope_names(loop.attrs), (std::vector<std::string>{"ids32", "table"}));
+  loop.inputs.push_back("ids32");
+  loop.inputs.push_back("table");
+  g.nodes.push_back(loop);
+  EXPECT_EQ(gather_index_limits(g), (std::map<std::string, int64_t>{{"ids", 5}}));
+  // Without the nested If the outer table bounds it.
+  body.nodes.pop_back();
+  g.nodes[1].attrs.set("body", graph_attr(body));
+  EXPECT_EQ(gather_index_limits(g), (std::map<std::string, int64_t>{{"ids", 8}}));
 }
 
 }  // namespace

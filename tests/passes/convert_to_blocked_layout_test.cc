@@ -28,22 +28,6 @@ int count_op(const ir::Graph& g, const std::string& op) {
   return n;
 }
 
-// Runs g as it is (no further optimization) on feeds.
-std::vector<Tensor> run_as_is(const ir::Graph& g, const NamedTensors& feeds) {
-  auto bytes = onnx_io::export_model(g);
-  EXPECT_TRUE(bytes) << bytes.error().to_string();
-  if (!bytes) return {};
-  SessionOptions opts;
-  opts.optimization = OptLevel::None;
-  opts.threads = 2;
-  auto s = Session::open_bytes(std::as_bytes(std::span<const char>(bytes->data(), bytes->size())), opts);
-  EXPECT_TRUE(s) << s.error().to_string();
-  if (!s) return {};
-  auto out = s->run(feeds);
-  EXPECT_TRUE(out) << out.error().to_string();
-  return out ? *out : std::vector<Tensor>{};
-}
-
 // max |a - b| over max(1, max |b|): the blocked kernels sum in another order than the NCHW
 // ones, so differences scale with the outputs (hundreds here).
 double relative_diff(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {

@@ -158,5 +158,24 @@ TEST(EliminateCommonSubexpressions, ShrinksTheGraphInThePipeline) {
   EXPECT_EQ(max_difference(b.graph(), g, random_inputs(b.graph(), kShape, 6)), 0.0);
 }
 
+TEST(EliminateCommonSubexpressions, MergesValuesABodyReads) {
+  // r1 and r2 are the same Relu; a Loop body reads both. After the merge it reads the one left.
+  GraphBuilder body;
+  body.input("i", {}, {}, DType::I64).input("cond_in", {}, {}, DType::Bool).input("h", {2, 3});
+  body.node("Identity", {"cond_in"}, {"cond_out"}).node("Add", {"h", "r1"}, {"a"}).node("Mul", {"a", "r2"}, {"h_next"});
+  body.output("cond_out").output("h_next");
+  GraphBuilder b;
+  b.input("x", {2, 3}).int_scalar("trips", 2);
+  b.node("Relu", {"x"}, {"r1"}).node("Relu", {"x"}, {"r2"});
+  b.node("Loop", {"trips", "", "x"}, {"y"}, {{"body", graph_attr(body)}}).output("y");
+  const ir::Graph g = optimized(b.graph(), passes::Level::Basic);
+  EXPECT_EQ(count_ops(g, "Relu"), 1);
+  const ir::Node* loop = find_op(g, "Loop", "");
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(loop->inputs, (std::vector<std::string>{"trips", "", "x", "r1"}));
+  EXPECT_EQ(ir::outer_scope_names(*loop->attrs.get_graph("body")), std::vector<std::string>{"r1"});
+  EXPECT_LT(optimized_vs_plain(b.graph(), random_inputs(b.graph(), {{2, 3}}, 7), OptLevel::Basic), 1e-6);
+}
+
 }  // namespace
 }  // namespace ignis::fuse_test

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <span>
 #include <string>
@@ -19,6 +20,7 @@
 #include "onnx/export.h"
 #include "passes/pass.h"
 #include "runtime/evaluate.h"
+#include "testing/graph_attr.h"
 
 namespace ignis::fuse_test {
 
@@ -103,6 +105,14 @@ class GraphBuilder {
     g_.initializers[name] = t;
     return *this;
   }
+  GraphBuilder& bool_scalar(const std::string& name, bool v) {
+    Tensor t = Tensor::empty(DType::Bool, Shape{});
+    static_cast<uint8_t*>(t.data())[0] = v ? 1 : 0;
+    g_.initializers[name] = t;
+    return *this;
+  }
+  // As the importer does, the values the node's graph attributes read from outer scope
+  // follow its inputs.
   GraphBuilder& node(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs,
                      std::vector<std::pair<std::string, Attribute>> attrs = {}) {
     ir::Node n;
@@ -111,6 +121,7 @@ class GraphBuilder {
     n.inputs = std::move(inputs);
     n.outputs = std::move(outputs);
     for (auto& [k, v] : attrs) n.attrs.set(k, v);
+    for (auto& name : ir::outer_scope_names(n.attrs)) n.inputs.push_back(std::move(name));
     g_.nodes.push_back(std::move(n));
     return *this;
   }
@@ -120,6 +131,9 @@ class GraphBuilder {
  private:
   ir::Graph g_;
 };
+
+// A control-flow body attribute holding `body`'s graph.
+inline Attribute graph_attr(const GraphBuilder& body) { return testing::graph_attr(body.graph()); }
 
 inline int count_ops(const ir::Graph& g, const std::string& op, const std::string& domain = "") {
   int n = 0;
@@ -164,6 +178,22 @@ inline NamedTensors random_inputs(const ir::Graph& g, const std::vector<std::vec
     feeds.emplace_back(g.inputs[i].name, t);
   }
   return feeds;
+}
+
+// Runs g as it is (exported, then loaded without optimization) on feeds.
+inline std::vector<Tensor> run_as_is(const ir::Graph& g, const NamedTensors& feeds) {
+  auto bytes = onnx_io::export_model(g);
+  EXPECT_TRUE(bytes) << bytes.error().to_string();
+  if (!bytes) return {};
+  SessionOptions opts;
+  opts.optimization = OptLevel::None;
+  opts.threads = 2;
+  auto s = Session::open_bytes(std::as_bytes(std::span<const char>(bytes->data(), bytes->size())), opts);
+  EXPECT_TRUE(s) << s.error().to_string();
+  if (!s) return {};
+  auto out = s->run(feeds);
+  EXPECT_TRUE(out) << out.error().to_string();
+  return out ? *out : std::vector<Tensor>{};
 }
 
 // Largest |difference| over all outputs between the graph run unoptimized and at `level`
