@@ -22,14 +22,14 @@ summary=()
 echo "== 1. release build + unit tests + conformance"
 tools/build.sh
 (cd build && ctest --output-on-failure -j "$JOBS" -LE conformance)
-./build/tests/ignis_conformance "$NODE_DATA" --min-pass-rate 0.90 | tee build/conformance.txt | tail -n 1
+./build/tests/ignis_conformance "$NODE_DATA" --min-pass-rate 0.97 | tee build/conformance.txt | tail -n 1
 summary+=("debian onnx 1.12 $(tail -n 1 build/conformance.txt)")
 python3 tools/make_node_suite.py --out "$NODE_SUITE"
-./build/tests/ignis_conformance "$NODE_SUITE" --min-pass-rate 0.90 --ops-doc docs/supported_ops.md | tee build/conformance_onnx.txt | tail -n 1
+./build/tests/ignis_conformance "$NODE_SUITE" --min-pass-rate 0.95 --ops-doc docs/supported_ops.md | tee build/conformance_onnx.txt | tail -n 1
 summary+=("onnx $(cat "$NODE_SUITE/VERSION") $(tail -n 1 build/conformance_onnx.txt)")
 # The same suites with only reference kernels, so the reference path keeps its coverage.
-IGNIS_KERNELS=ref ./build/tests/ignis_conformance "$NODE_DATA" --min-pass-rate 0.90 > build/conformance_ref.txt
-IGNIS_KERNELS=ref ./build/tests/ignis_conformance "$NODE_SUITE" --min-pass-rate 0.90 > build/conformance_onnx_ref.txt
+IGNIS_KERNELS=ref ./build/tests/ignis_conformance "$NODE_DATA" --min-pass-rate 0.97 > build/conformance_ref.txt
+IGNIS_KERNELS=ref ./build/tests/ignis_conformance "$NODE_SUITE" --min-pass-rate 0.95 > build/conformance_onnx_ref.txt
 summary+=("reference kernels only: $(tail -n 1 build/conformance_ref.txt)")
 summary+=("reference kernels only: $(tail -n 1 build/conformance_onnx_ref.txt)")
 [ "${IGNIS_QUICK:-0}" = 1 ] && { printf '%s\n' "${summary[@]}"; exit 0; }
