@@ -47,6 +47,10 @@ Tensor random_tensor(const std::string& name, DType dtype, const Shape& shape, i
   const int64_t one = std::min<int64_t>(1, hi);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::uniform_int_distribution<int64_t> small(0, hi);
+  if (dtype == DType::String) {  // short words, "w0".."w99"
+    for (int64_t i = 0; i < t.numel(); ++i) t.data_as<std::string>()[i] = str_cat("w", small(rng));
+    return t;
+  }
   if (dtype_is_low_bit(dtype)) {  // one byte per element: a code of the type
     auto* p = static_cast<uint8_t*>(t.data());
     for (int64_t i = 0; i < t.numel(); ++i)
@@ -98,6 +102,11 @@ Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opt
   auto given = [&](const std::string& name) {
     return std::any_of(inputs.begin(), inputs.end(), [&](const auto& p) { return p.first == name; });
   };
+  auto declared = [&](const std::string& name) -> const ValueInfo* {
+    for (const auto& in : session.inputs())
+      if (in.name == name) return &in;
+    return nullptr;
+  };
   for (const auto& spec : opts.files) {
     const size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
@@ -105,7 +114,9 @@ Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opt
     const std::string name = spec.substr(0, eq);
     const std::string path = spec.substr(eq + 1);
     if (given(name)) return invalid_argument(str_cat("input '", name, "' is given twice with --input"));
-    auto t = read_tensor_file(path);
+    const ValueInfo* decl = declared(name);
+    const bool proto = path.size() > 3 && path.compare(path.size() - 3, 3, ".pb") == 0;
+    auto t = proto && decl ? read_onnx_value(path, decl->dtype) : read_tensor_file(path);
     if (!t) return Status(t.error().code(), str_cat("input '", name, "' from '", path, "': ", t.error().message()));
     inputs.emplace_back(name, std::move(*t));
   }
@@ -113,7 +124,8 @@ Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opt
     if (!std::filesystem::is_directory(opts.dir)) return not_found(str_cat("inputs folder '", opts.dir, "' does not exist"));
     const size_t before = inputs.size();
     auto load = [&](const std::string& name, const std::string& path, bool npy) -> Status {
-      auto t = npy ? read_npy(path) : read_tensor_proto(path);
+      const ValueInfo* decl = declared(name);
+      auto t = npy ? read_npy(path) : read_onnx_value(path, decl ? decl->dtype : DType::Undefined);
       if (!t) return Status(t.error().code(), str_cat("input '", name, "' from '", path, "': ", t.error().message()));
       inputs.emplace_back(name, std::move(*t));
       return Status::ok();
@@ -145,6 +157,11 @@ Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opt
   std::vector<std::pair<const ValueInfo*, Shape>> generated;
   for (const auto& in : session.inputs()) {
     if (given(in.name)) continue;
+    if (dtype_is_container(in.dtype))
+      return invalid_argument(str_cat("input '", in.name, "' is a ", in.type_text,
+                                      ", which ignis cannot make up; give it with --input NAME=FILE.pb (an ONNX ",
+                                      in.dtype == DType::Sequence ? "SequenceProto" : in.dtype == DType::Optional ? "OptionalProto" : "MapProto",
+                                      ")"));
     if (!in.has_shape || in.dtype == DType::Undefined)
       return invalid_argument(str_cat("input '", in.name, "' declares no type/shape; give it with --input"));
     Shape shape;
@@ -184,7 +201,13 @@ std::string tensor_file_name(const std::string& name) {
 std::string summarize(const Tensor& t) {
   std::ostringstream os;
   os << t.type_string();
-  if (t.numel() == 0 || t.dtype() == DType::String) return os.str();
+  if (t.dtype() == DType::String && t.numel() > 0) {
+    os << "  [";
+    const int64_t show = std::min<int64_t>(t.numel(), 6);
+    for (int64_t i = 0; i < show; ++i) os << (i ? ", " : "") << '"' << t.data_as<std::string>()[i] << '"';
+    os << (t.numel() > show ? ", ...]" : "]");
+  }
+  if (t.numel() == 0 || !dtype_is_plain(t.dtype())) return os.str();
   double lo = INFINITY, hi = -INFINITY, sum = 0;
   for (int64_t i = 0; i < t.numel(); ++i) {
     const double v = load_as_double(t.dtype(), t.data(), i);

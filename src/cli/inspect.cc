@@ -34,10 +34,12 @@ int run_inspect(const InspectOptions& opts) {
   for (const auto& [domain, v] : info.opsets) std::printf(" %s=%lld", domain.empty() ? "ai.onnx" : domain.c_str(), static_cast<long long>(v));
   std::printf("\ninputs:\n");
   for (const auto& in : session->inputs())
-    std::printf("  %-24s %-8s %s\n", in.name.c_str(), std::string(dtype_name(in.dtype)).c_str(), in.shape_string().c_str());
+    std::printf("  %-24s %-8s %s\n", in.name.c_str(), std::string(dtype_name(in.dtype)).c_str(),
+                in.type_text.empty() ? in.shape_string().c_str() : in.type_text.c_str());
   std::printf("outputs:\n");
   for (const auto& out : session->outputs())
-    std::printf("  %-24s %-8s %s\n", out.name.c_str(), std::string(dtype_name(out.dtype)).c_str(), out.shape_string().c_str());
+    std::printf("  %-24s %-8s %s\n", out.name.c_str(), std::string(dtype_name(out.dtype)).c_str(),
+                out.type_text.empty() ? out.shape_string().c_str() : out.type_text.c_str());
   std::printf("nodes: %lld\n", static_cast<long long>(info.node_count));
   for (const auto& [op, n] : info.op_histogram) std::printf("  %-28s %d\n", op.c_str(), n);
   std::printf("parameters: %lld (%s)\n", static_cast<long long>(info.parameter_count),

@@ -44,7 +44,10 @@ int main(int argc, char** argv) {
       "floats normal(0, 1), integers in [0, 100), inputs named like *mask* all ones. An integer\n"
       "input that indexes a constant table through Gather (directly or via Cast/Reshape/Unsqueeze/...)\n"
       "stays below the smallest such table's extent, e.g. token_type_ids into a 2-row embedding.\n");
-  c_bench->add_option("--batch", bench.inputs.batch, "batch size for generated inputs")->default_val(1);
+  // 0: a model's fixed batch as declared, 1 for a symbolic one.
+  c_bench->add_option("--batch", bench.inputs.batch,
+                      "batch size for generated inputs (default: a fixed batch as declared, else 1)")
+      ->default_val(0);
   c_bench->add_option("--threads,-t", bench.threads, "intra-op threads (0 = physical cores)")->default_val(0);
   c_bench->add_flag("--pin", bench.pin_threads, "bind each worker thread to its own physical core");
   auto* runs = c_bench->add_option("--runs,-n", bench.runs, "number of timed runs");
