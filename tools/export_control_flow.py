@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Exports small TorchScript models with data-dependent control flow to ONNX (If, Loop, a Loop
-holding an If), for the control-flow parity tests (tests/models/test_control_flow.py).
+holding an If, a Loop collecting a list), for the control-flow parity tests (tests/models/test_control_flow.py).
 
 Run with Debian's Python, where torch lives: /usr/bin/python3 tools/export_control_flow.py OUT_DIR
 Weights come from a fixed seed, so the files are the same on every run.
 """
 import sys
 from pathlib import Path
+from typing import List
 
 import torch
 from torch import nn
@@ -62,6 +63,23 @@ class LoopWithIf(nn.Module):
         return h
 
 
+class LoopCollect(nn.Module):
+    """A loop that appends each step's state to a list (a Sequence in ONNX) and stacks it."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.Linear(6, 6)
+
+    def forward(self, x, steps):
+        h = x
+        states: List[torch.Tensor] = []
+        for _ in range(int(steps)):
+            h = torch.tanh(self.cell(h))
+            states.append(h)
+        states.append(x)
+        return torch.stack(states, 0)
+
+
 def main():
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
@@ -70,6 +88,7 @@ def main():
         "if_data_dependent": (DataDependentIf(), (torch.randn(3, 6),), ["x"], ["y"]),
         "loop_decoder": (LoopDecoder(), (torch.randn(2, 8), torch.tensor(4)), ["x", "steps"], ["h", "total"]),
         "loop_with_if": (LoopWithIf(), (torch.randn(4, 5), torch.tensor(3)), ["x", "steps"], ["y"]),
+        "loop_collect": (LoopCollect(), (torch.randn(2, 6), torch.tensor(3)), ["x", "steps"], ["y"]),
     }
     for name, (module, args, inputs, outputs) in models.items():
         module.eval()

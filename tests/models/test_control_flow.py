@@ -43,6 +43,8 @@ CASES = [
     ("loop_decoder", "0 steps", {"x": rng.standard_normal((2, 8)).astype(np.float32), "steps": np.array(0)}),
     ("loop_decoder", "early exit", {"x": (50 * rng.standard_normal((2, 8))).astype(np.float32), "steps": np.array(1000)}),
     ("loop_with_if", "mixed branches", {"x": rng.standard_normal((4, 5)).astype(np.float32), "steps": np.array(6)}),
+    ("loop_collect", "5 steps", {"x": rng.standard_normal((2, 6)).astype(np.float32), "steps": np.array(5)}),
+    ("loop_collect", "0 steps", {"x": rng.standard_normal((2, 6)).astype(np.float32), "steps": np.array(0)}),
 ]
 
 
