@@ -11,17 +11,19 @@
 #include <cctype>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/dtype_dispatch.h"
 #include "core/strings.h"
 #include "kernels/ref/nn_internal.h"
+#include "kernels/ref/recurrent.h"
 
 namespace ignis::kernels::ref {
 
 namespace {
 
-enum class Cell { Lstm, Gru, Rnn };
+using Cell = RecurrentCell;
 
 // ---- Activation functions -----------------------------------------------------------------
 
@@ -221,10 +223,15 @@ size_t work_elements(const Params& p) {
 
 // The step-independent part: xw = X·W_d^T + biases, for every time step at once.
 template <class C>
-void project_inputs(const Params& p, const Io<C>& io, int64_t d, const Work<C>& w, ThreadPool* pool) {
+void project_inputs(const Params& p, const Io<C>& io, int64_t d, const Work<C>& w, const RecurrentKernels* prod,
+                    ThreadPool* pool) {
   const int64_t gh = p.gates * p.hidden, rows = p.seq * p.batch;
-  gemm<C>(false, true, rows, gh, p.input, C(1), io.x, p.input, io.w + d * gh * p.input, p.input, C(0), w.xw, gh,
-          pool);
+  if constexpr (std::is_same_v<C, float>) {
+    if (prod) prod->project(d, rows, io.x, w.xw, pool);
+  }
+  if (!prod)
+    gemm<C>(false, true, rows, gh, p.input, C(1), io.x, p.input, io.w + d * gh * p.input, p.input, C(0), w.xw, gh,
+            pool);
   std::fill(w.bias, w.bias + gh, C(0));
   std::fill(w.rbh, w.rbh + p.hidden, C(0));
   if (!io.b) return;
@@ -248,9 +255,10 @@ void project_inputs(const Params& p, const Io<C>& io, int64_t d, const Work<C>& 
 template <class C>
 class DirectionRunner {
  public:
-  DirectionRunner(const Params& p, const Io<C>& io, int64_t d, const Work<C>& w, ThreadPool* pool)
-      : p_(p), io_(io), d_(d), w_(w), pool_(pool), gh_(p.gates * p.hidden), hid_(p.hidden),
-        rev_(p.reverse || d == 1), r_(io.r + d * gh_ * hid_),
+  DirectionRunner(const Params& p, const Io<C>& io, int64_t d, const Work<C>& w, const RecurrentKernels* prod,
+                  ThreadPool* pool)
+      : p_(p), io_(io), d_(d), w_(w), fast_(prod), pool_(pool), gh_(p.gates * p.hidden), hid_(p.hidden),
+        rev_(p.reverse || d == 1), r_(io.r ? io.r + d * gh_ * hid_ : nullptr),
         act_(p.acts.data() + d * static_cast<int64_t>(p.acts.size()) / p.dirs),
         grain_(std::max<int64_t>(1, 2048 / std::max<int64_t>(gh_, 1))) {}
 
@@ -282,8 +290,6 @@ class DirectionRunner {
     return v < -c ? -c : (v > c ? c : v);
   }
 
-  C act(int i, C v) const { return activate(act_[i], clip(v)); }
-
   void load_state(const C* src, C* dst) const {
     for (int64_t b = 0; b < p_.batch; ++b)
       for (int64_t j = 0; j < hid_; ++j) dst[b * hid_ + j] = src ? src[p_.state_offset(d_, b) + j] : C(0);
@@ -295,9 +301,12 @@ class DirectionRunner {
       std::copy(src + b * hid_, src + (b + 1) * hid_, dst + p_.state_offset(d_, b));
   }
 
-  // hr[:, 0:n] = h·R[0:n]^T.
-  void recurrent_gemm(const C* h, const C* r, int64_t n, C* out) const {
-    gemm<C>(false, true, p_.batch, n, hid_, C(1), h, hid_, r, hid_, C(0), out, gh_, pool_);
+  // out[:, 0:n] = h·R[row0 : row0 + n]^T, rows of out ldo apart.
+  void recur(int64_t row0, int64_t n, const C* h, C* out, int64_t ldo) const {
+    if constexpr (std::is_same_v<C, float>) {
+      if (fast_) return fast_->recur(d_, row0, n, h, p_.batch, out, ldo, pool_);
+    }
+    gemm<C>(false, true, p_.batch, n, hid_, C(1), h, hid_, r_ + row0 * hid_, hid_, C(0), out, ldo, pool_);
   }
 
   template <class F>
@@ -314,54 +323,77 @@ class DirectionRunner {
     if (io_.y) io_.y[p_.y_offset(t, d_, b) + j] = v;
   }
 
-  // Gates in W/R order i, o, f, c; peepholes P in order i, o, f.
+  // v[0:n] = f(clip(v)) in place for activation `a` (clip only where the op applies it: gate
+  // inputs). Sigmoid and Tanh over whole rows go to the faster kernel's versions when it has them.
+  void apply(const Activation& a, C* v, int64_t n, bool with_clip) const {
+    if (with_clip && p_.has_clip)
+      for (int64_t j = 0; j < n; ++j) v[j] = clip(v[j]);
+    if constexpr (std::is_same_v<C, float>) {
+      if (fast_ && a.kind == ActKind::Sigmoid) return fast_->sigmoid(v, n);
+      if (fast_ && a.kind == ActKind::Tanh) return fast_->tanh(v, n);
+    }
+    for (int64_t j = 0; j < n; ++j) v[j] = activate(a, v[j]);
+  }
+
+  // Gates in W/R order i, o, f, c; peepholes P in order i, o, f. Each row's gate inputs are
+  // summed in hr, activated a gate at a time, then combined.
   void lstm_step(int64_t s) {
-    recurrent_gemm(w_.h, r_, gh_, w_.hr);
+    recur(0, gh_, w_.h, w_.hr, gh_);
     const C* peep = io_.p ? io_.p + d_ * 3 * hid_ : nullptr;
     for_active_rows(s, [&](int64_t b, int64_t t) {
       const C* gx = w_.xw + p_.x_row(t, b) * gh_;
-      const C* gr = w_.hr + b * gh_;
+      C* g = w_.hr + b * gh_;
       C* hb = w_.h + b * hid_;
       C* cb = w_.c + b * hid_;
-      for (int64_t j = 0; j < hid_; ++j) {
-        const C c_prev = cb[j];
-        C i_pre = gx[j] + gr[j];
-        C o_pre = gx[hid_ + j] + gr[hid_ + j];
-        C f_pre = gx[2 * hid_ + j] + gr[2 * hid_ + j];
-        const C c_pre = gx[3 * hid_ + j] + gr[3 * hid_ + j];
-        if (peep) {
-          i_pre += peep[j] * c_prev;
-          f_pre += peep[2 * hid_ + j] * c_prev;
+      C* tc = w_.rh + b * hid_;  // act_2(c), scratch that LSTM does not otherwise use
+      C* gi = g;
+      C* go = g + hid_;
+      C* gf = g + 2 * hid_;
+      C* gc = g + 3 * hid_;
+      for (int64_t j = 0; j < gh_; ++j) g[j] += gx[j];
+      if (peep)
+        for (int64_t j = 0; j < hid_; ++j) {
+          gi[j] += peep[j] * cb[j];
+          gf[j] += peep[2 * hid_ + j] * cb[j];
         }
-        const C ig = act(0, i_pre);
+      apply(act_[0], gi, hid_, true);
+      if (!p_.input_forget) apply(act_[0], gf, hid_, true);
+      apply(act_[1], gc, hid_, true);
+      for (int64_t j = 0; j < hid_; ++j) {
         // input_forget couples the gates: what is let in replaces what is forgotten.
-        const C fg = p_.input_forget ? C(1) - ig : act(0, f_pre);
-        const C c_new = fg * c_prev + ig * act(1, c_pre);
-        if (peep) o_pre += peep[hid_ + j] * c_new;
-        // clip bounds the gate inputs only, not the cell state fed to h (as onnxruntime does).
-        const C h_new = act(0, o_pre) * activate(act_[2], c_new);
+        const C fg = p_.input_forget ? C(1) - gi[j] : gf[j];
+        const C c_new = fg * cb[j] + gi[j] * gc[j];
         cb[j] = c_new;
-        hb[j] = h_new;
-        emit(t, b, j, h_new);
+        tc[j] = c_new;
+        if (peep) go[j] += peep[hid_ + j] * c_new;
+      }
+      apply(act_[0], go, hid_, true);
+      // clip bounds the gate inputs only, not the cell state fed to h (as onnxruntime does).
+      apply(act_[2], tc, hid_, false);
+      for (int64_t j = 0; j < hid_; ++j) {
+        hb[j] = go[j] * tc[j];
+        emit(t, b, j, hb[j]);
       }
     });
   }
 
   // Gates in W/R order z, r, h. Without linear_before_reset the h gate's recurrent product
-  // takes r (.) h, so it is a second GEMM after r is known.
+  // takes r (.) h, so it is a second product after r is known.
   void gru_step(int64_t s) {
     const bool lbr = p_.linear_before_reset;
-    recurrent_gemm(w_.h, r_, lbr ? gh_ : 2 * hid_, w_.hr);
+    recur(0, lbr ? gh_ : 2 * hid_, w_.h, w_.hr, gh_);
     if (lbr) {
       for_active_rows(s, [&](int64_t b, int64_t t) {
         const C* gx = w_.xw + p_.x_row(t, b) * gh_;
-        const C* gr = w_.hr + b * gh_;
+        C* g = w_.hr + b * gh_;
         C* hb = w_.h + b * hid_;
+        for (int64_t j = 0; j < 2 * hid_; ++j) g[j] += gx[j];
+        apply(act_[0], g, 2 * hid_, true);  // z, r
+        C* gh = g + 2 * hid_;
+        for (int64_t j = 0; j < hid_; ++j) gh[j] = gx[2 * hid_ + j] + g[hid_ + j] * (gh[j] + w_.rbh[j]);
+        apply(act_[1], gh, hid_, true);
         for (int64_t j = 0; j < hid_; ++j) {
-          const C z = act(0, gx[j] + gr[j]);
-          const C r = act(0, gx[hid_ + j] + gr[hid_ + j]);
-          const C cand = act(1, gx[2 * hid_ + j] + r * (gr[2 * hid_ + j] + w_.rbh[j]));
-          hb[j] = (C(1) - z) * cand + z * hb[j];
+          hb[j] = (C(1) - g[j]) * gh[j] + g[j] * hb[j];
           emit(t, b, j, hb[j]);
         }
       });
@@ -371,35 +403,36 @@ class DirectionRunner {
     std::fill(w_.rh, w_.rh + p_.batch * hid_, C(0));
     for_active_rows(s, [&](int64_t b, int64_t t) {
       const C* gx = w_.xw + p_.x_row(t, b) * gh_;
-      C* gr = w_.hr + b * gh_;
-      for (int64_t j = 0; j < hid_; ++j) {
-        gr[j] = act(0, gx[j] + gr[j]);  // z, kept for the update below
-        const C r = act(0, gx[hid_ + j] + gr[hid_ + j]);
-        w_.rh[b * hid_ + j] = r * w_.h[b * hid_ + j];
-      }
+      C* g = w_.hr + b * gh_;
+      for (int64_t j = 0; j < 2 * hid_; ++j) g[j] += gx[j];
+      apply(act_[0], g, 2 * hid_, true);  // z (kept for the update below), r
+      for (int64_t j = 0; j < hid_; ++j) w_.rh[b * hid_ + j] = g[hid_ + j] * w_.h[b * hid_ + j];
     });
-    gemm<C>(false, true, p_.batch, hid_, hid_, C(1), w_.rh, hid_, r_ + 2 * hid_ * hid_, hid_, C(0), w_.hh, hid_,
-            pool_);
+    recur(2 * hid_, hid_, w_.rh, w_.hh, hid_);
     for_active_rows(s, [&](int64_t b, int64_t t) {
       const C* gx = w_.xw + p_.x_row(t, b) * gh_;
       const C* z = w_.hr + b * gh_;
+      C* cand = w_.hh + b * hid_;
       C* hb = w_.h + b * hid_;
+      for (int64_t j = 0; j < hid_; ++j) cand[j] += gx[2 * hid_ + j];
+      apply(act_[1], cand, hid_, true);
       for (int64_t j = 0; j < hid_; ++j) {
-        const C cand = act(1, gx[2 * hid_ + j] + w_.hh[b * hid_ + j]);
-        hb[j] = (C(1) - z[j]) * cand + z[j] * hb[j];
+        hb[j] = (C(1) - z[j]) * cand[j] + z[j] * hb[j];
         emit(t, b, j, hb[j]);
       }
     });
   }
 
   void rnn_step(int64_t s) {
-    recurrent_gemm(w_.h, r_, gh_, w_.hr);
+    recur(0, gh_, w_.h, w_.hr, gh_);
     for_active_rows(s, [&](int64_t b, int64_t t) {
       const C* gx = w_.xw + p_.x_row(t, b) * gh_;
-      const C* gr = w_.hr + b * gh_;
+      C* g = w_.hr + b * gh_;
       C* hb = w_.h + b * hid_;
+      for (int64_t j = 0; j < hid_; ++j) g[j] += gx[j];
+      apply(act_[0], g, hid_, true);
       for (int64_t j = 0; j < hid_; ++j) {
-        hb[j] = act(0, gx[j] + gr[j]);
+        hb[j] = g[j];
         emit(t, b, j, hb[j]);
       }
     });
@@ -409,6 +442,7 @@ class DirectionRunner {
   const Io<C>& io_;
   int64_t d_;
   const Work<C>& w_;
+  const RecurrentKernels* fast_;  // float32 products and activations, or null: the reference ones
   ThreadPool* pool_;
   int64_t gh_, hid_;
   bool rev_;
@@ -418,13 +452,13 @@ class DirectionRunner {
 };
 
 template <class C>
-void run_recurrent(const Params& p, const Io<C>& io, KernelContext& ctx) {
+void run_recurrent(const Params& p, const Io<C>& io, KernelContext& ctx, const RecurrentKernels* prod) {
   // Entries past a sequence's end are never written by the steps; the spec wants zeros.
   if (io.y && io.lens) std::fill(io.y, io.y + p.seq * p.dirs * p.batch * p.hidden, C(0));
   const Work<C> w = carve_work(p, static_cast<C*>(ctx.scratch(std::max<size_t>(1, work_elements(p)) * sizeof(C))));
   for (int64_t d = 0; d < p.dirs; ++d) {
-    project_inputs(p, io, d, w, ctx.pool());
-    DirectionRunner<C>(p, io, d, w, ctx.pool()).run();
+    project_inputs(p, io, d, w, prod, ctx.pool());
+    DirectionRunner<C>(p, io, d, w, prod, ctx.pool()).run();
   }
 }
 
@@ -447,10 +481,10 @@ Io<C> make_io(const KernelContext& ctx, In in, Out out) {
 }
 
 template <class C>
-void run_direct(const Params& p, KernelContext& ctx) {
+void run_direct(const Params& p, KernelContext& ctx, const RecurrentKernels* prod) {
   auto in = [&](int i) -> const C* { return ctx.has_input(i) ? ctx.input(i).data_as<C>() : nullptr; };
   auto out = [&](int i) -> C* { return ctx.has_output(i) ? ctx.output(i).data_as<C>() : nullptr; };
-  run_recurrent<C>(p, make_io<C>(ctx, in, out), ctx);
+  run_recurrent<C>(p, make_io<C>(ctx, in, out), ctx, prod);
 }
 
 // float16 / bfloat16: float32 copies in, float32 results stored back.
@@ -462,12 +496,15 @@ void run_staged(const Params& p, KernelContext& ctx) {
     if (ctx.has_output(i)) outs[i].resize(static_cast<size_t>(ctx.output(i).numel()));
   auto in = [&](int i) -> const float* { return ctx.has_input(i) && i != 4 ? ins[i].data() : nullptr; };
   auto out = [&](int i) -> float* { return ctx.has_output(i) ? outs[i].data() : nullptr; };
-  run_recurrent<float>(p, make_io<float>(ctx, in, out), ctx);
+  run_recurrent<float>(p, make_io<float>(ctx, in, out), ctx, nullptr);
   for (int i = 0; i < 3; ++i)
     if (ctx.has_output(i)) store_float_vector(outs[i], ctx.output(i));
 }
 
-Status recurrent_kernel(KernelContext& ctx, Cell cell, const char* op) {
+}  // namespace
+
+Status run_recurrent_op(KernelContext& ctx, RecurrentCell cell, const RecurrentKernels* products) {
+  const char* op = cell == Cell::Lstm ? "LSTM" : cell == Cell::Gru ? "GRU" : "RNN";
   Params p = make_params(ctx, cell);
   IGNIS_ASSIGN_OR_RETURN(p.acts, parse_activations(ctx.attrs(), cell, p.dirs));
   if (ctx.has_input(4)) {
@@ -477,8 +514,8 @@ Status recurrent_kernel(KernelContext& ctx, Cell cell, const char* op) {
         return invalid_argument(str_cat(op, ": sequence_lens[", b, "] = ", lens[b], " is outside [0, ", p.seq, "]"));
   }
   switch (ctx.input(0).dtype()) {
-    case DType::F32: run_direct<float>(p, ctx); break;
-    case DType::F64: run_direct<double>(p, ctx); break;
+    case DType::F32: run_direct<float>(p, ctx, products); break;
+    case DType::F64: run_direct<double>(p, ctx, nullptr); break;
     case DType::F16:
     case DType::BF16: run_staged(p, ctx); break;
     default: return unsupported(str_cat(op, ": dtype ", dtype_name(ctx.input(0).dtype())));
@@ -486,9 +523,11 @@ Status recurrent_kernel(KernelContext& ctx, Cell cell, const char* op) {
   return Status::ok();
 }
 
-Status lstm_kernel(KernelContext& ctx) { return recurrent_kernel(ctx, Cell::Lstm, "LSTM"); }
-Status gru_kernel(KernelContext& ctx) { return recurrent_kernel(ctx, Cell::Gru, "GRU"); }
-Status rnn_kernel(KernelContext& ctx) { return recurrent_kernel(ctx, Cell::Rnn, "RNN"); }
+namespace {
+
+Status lstm_kernel(KernelContext& ctx) { return run_recurrent_op(ctx, Cell::Lstm, nullptr); }
+Status gru_kernel(KernelContext& ctx) { return run_recurrent_op(ctx, Cell::Gru, nullptr); }
+Status rnn_kernel(KernelContext& ctx) { return run_recurrent_op(ctx, Cell::Rnn, nullptr); }
 
 }  // namespace
 

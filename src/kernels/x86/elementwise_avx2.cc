@@ -260,6 +260,18 @@ struct ErfFn {
   __m256 operator()(__m256 v) const { return erf_series_avx2(v); }
 };
 
+// f over v[0:n] in place, on the calling thread.
+template <class F>
+void apply_in_place(float* v, int64_t n) {
+  const F f;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(v + i, f(_mm256_loadu_ps(v + i)));
+  if (i < n) {
+    const __m256i mask = tail_mask(n - i);
+    _mm256_maskstore_ps(v + i, mask, f(_mm256_maskload_ps(v + i, mask)));
+  }
+}
+
 template <class F>
 Status run_unary(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
@@ -297,5 +309,8 @@ Status elementwise_f32_sigmoid(KernelContext& ctx) { return run_unary<SigmoidFn>
 Status elementwise_f32_tanh(KernelContext& ctx) { return run_unary<TanhFn>(ctx); }
 Status elementwise_f32_exp(KernelContext& ctx) { return run_unary<ExpFn>(ctx); }
 Status elementwise_f32_erf(KernelContext& ctx) { return run_unary<ErfFn>(ctx); }
+
+void sigmoid_f32_in_place(float* v, int64_t n) { apply_in_place<SigmoidFn>(v, n); }
+void tanh_f32_in_place(float* v, int64_t n) { apply_in_place<TanhFn>(v, n); }
 
 }  // namespace ignis::kernels::x86

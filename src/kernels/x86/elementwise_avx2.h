@@ -21,4 +21,8 @@ Status elementwise_f32_tanh(KernelContext& ctx);
 Status elementwise_f32_exp(KernelContext& ctx);
 Status elementwise_f32_erf(KernelContext& ctx);
 
+// The same functions over a plain array in place, on the calling thread (recurrent gates).
+void sigmoid_f32_in_place(float* v, int64_t n);
+void tanh_f32_in_place(float* v, int64_t n);
+
 }  // namespace ignis::kernels::x86

@@ -17,6 +17,7 @@ void register_all(KernelRegistry& r) {
   register_nn_pool(r);
   register_elementwise(r);
   register_nn_transformer(r);
+  register_nn_recurrent(r);
 }
 
 Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view domain, std::string_view op_type,

@@ -15,6 +15,7 @@
 
 namespace ignis::kernels::x86 {
 
+void register_nn_recurrent(KernelRegistry& r);  // LSTM, GRU, RNN (nn_recurrent.cc)
 void register_nn_gemm(KernelRegistry& r);  // MatMul, Gemm, ai.ignis FusedMatMul (nn_gemm.cc)
 void register_nn_conv(KernelRegistry& r);  // Conv, ai.ignis FusedConv (nn_conv.cc)
 // ai.ignis BlockChannels, UnblockChannels, BlockedConv (nn_conv_blocked.cc)

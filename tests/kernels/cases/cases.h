@@ -68,6 +68,9 @@ std::vector<KernelCase> skip_layer_norm_cases();  // nn_transformer.cc (ai.ignis
 std::vector<KernelCase> layer_norm_cases();       // nn_transformer.cc
 std::vector<KernelCase> ignis_layer_norm_cases();  // nn_transformer.cc (ai.ignis, the same cases)
 std::vector<KernelCase> softmax_cases();          // nn_transformer.cc
+std::vector<KernelCase> lstm_cases();  // nn_recurrent.cc
+std::vector<KernelCase> gru_cases();   // nn_recurrent.cc
+std::vector<KernelCase> rnn_cases();   // nn_recurrent.cc
 std::vector<KernelCase> blocked_conv_cases();      // blocked.cc (ai.ignis)
 std::vector<KernelCase> block_channels_cases();    // blocked.cc (ai.ignis)
 std::vector<KernelCase> unblock_channels_cases();  // blocked.cc (ai.ignis)
@@ -116,6 +119,9 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"", "LayerNormalization", layer_norm_cases},
       {"ai.ignis", "LayerNormalization", ignis_layer_norm_cases},
       {"", "Softmax", softmax_cases},
+      {"", "LSTM", lstm_cases},
+      {"", "GRU", gru_cases},
+      {"", "RNN", rnn_cases},
       {"ai.ignis", "BlockedConv", blocked_conv_cases},
       {"ai.ignis", "BlockChannels", block_channels_cases},
       {"ai.ignis", "UnblockChannels", unblock_channels_cases},
