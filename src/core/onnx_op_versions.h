@@ -11,8 +11,8 @@
 
 namespace ignis {
 
-// The version of (domain, op) in effect at `opset`. Domains other than ai.onnx ("") and
-// ai.onnx.ml, ops the table does not list, and opsets newer than the table knows resolve to
+// The version of (domain, op) in effect at `opset`. Domains other than ai.onnx (""),
+// ai.onnx.ml and ai.onnx.preview, ops the table does not list, and opsets newer than the table knows resolve to
 // `opset` itself, so nothing unknown is assumed unchanged.
 int64_t onnx_op_version(std::string_view domain, std::string_view op_type, int64_t opset);
 

@@ -8,6 +8,7 @@
 #include "core/cpu_features.h"
 #include "core/onnx_op_versions.h"
 #include "runtime/control_flow.h"
+#include "runtime/flex_attention.h"
 
 namespace ignis::kernels {
 
@@ -134,6 +135,8 @@ const KernelRegistry& KernelRegistry::global() {
     ref::register_text(r);
     // If, Loop and Scan run their bodies with the runtime (src/runtime/control_flow.cc).
     runtime::register_control_flow_kernels(r);
+    // FlexAttention runs its score/probability modifier subgraphs the same way.
+    runtime::register_flex_attention_kernels(r);
     ref::register_fused(r);
     ref::register_blocked(r);
     ref::register_ml(r);

@@ -23,32 +23,6 @@ using kernels::Kernel;
 using kernels::KernelContext;
 using kernels::KernelInit;
 
-// A body with, for each outer name it reads, the index of that value among the node's inputs.
-struct Body {
-  std::unique_ptr<Subgraph> graph;
-  std::vector<int> outer_inputs;
-};
-
-Result<Body> make_body(const KernelInit& init, std::string_view attr) {
-  const ir::Graph* g = init.attrs.get_graph(attr);
-  if (g == nullptr) return invalid_argument(str_cat("graph attribute '", attr, "' is missing"));
-  Body b;
-  IGNIS_ASSIGN_OR_RETURN(b.graph, Subgraph::create(*g));
-  const std::vector<std::string> node_outer = ir::outer_scope_names(init.attrs);
-  const int declared = static_cast<int>(init.input_dtypes.size() - node_outer.size());
-  for (const auto& name : b.graph->outer_names()) {
-    auto it = std::find(node_outer.begin(), node_outer.end(), name);
-    if (it == node_outer.end()) return internal_error(str_cat("outer value '", name, "' is not an input of the node"));
-    b.outer_inputs.push_back(declared + static_cast<int>(it - node_outer.begin()));
-  }
-  return b;
-}
-
-// Runs `body` on `declared` followed by its outer values taken from the node's inputs.
-Result<std::vector<Tensor>> run_body(const Body& body, const KernelContext& ctx, std::vector<const Tensor*> declared) {
-  for (int i : body.outer_inputs) declared.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
-  return body.graph->run(declared, ctx.pool());
-}
 
 bool scalar_true(const Tensor& t) { return t.numel() >= 1 && load_as_double(t.dtype(), t.data(), 0) != 0.0; }
 
@@ -58,14 +32,14 @@ class IfKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::make_unique<IfKernel>();
-    IGNIS_ASSIGN_OR_RETURN(k->then_, make_body(init, "then_branch"));
-    IGNIS_ASSIGN_OR_RETURN(k->else_, make_body(init, "else_branch"));
+    IGNIS_ASSIGN_OR_RETURN(k->then_, make_node_subgraph(init, "then_branch"));
+    IGNIS_ASSIGN_OR_RETURN(k->else_, make_node_subgraph(init, "else_branch"));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
   Status run(KernelContext& ctx) const override {
-    const Body& branch = scalar_true(ctx.input(0)) ? then_ : else_;
-    IGNIS_ASSIGN_OR_RETURN(auto outs, run_body(branch, ctx, {}));
+    const NodeSubgraph& branch = scalar_true(ctx.input(0)) ? then_ : else_;
+    IGNIS_ASSIGN_OR_RETURN(auto outs, run_node_subgraph(branch, ctx, {}));
     if (static_cast<int>(outs.size()) < ctx.num_outputs())
       return invalid_argument(str_cat("the branch gives ", outs.size(), " outputs; the node has ", ctx.num_outputs()));
     for (int o = 0; o < ctx.num_outputs(); ++o)
@@ -74,7 +48,7 @@ class IfKernel final : public Kernel {
   }
 
  private:
-  Body then_, else_;
+  NodeSubgraph then_, else_;
 };
 
 // ---- Stacking per-iteration values ---------------------------------------------------------
@@ -134,7 +108,7 @@ class LoopKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::make_unique<LoopKernel>();
-    IGNIS_ASSIGN_OR_RETURN(k->body_, make_body(init, "body"));
+    IGNIS_ASSIGN_OR_RETURN(k->body_, make_node_subgraph(init, "body"));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -157,7 +131,7 @@ class LoopKernel final : public Kernel {
       *cond_value.data_as<bool>() = cond;
       std::vector<const Tensor*> ins = {&iteration, &cond_value};
       for (const Tensor& t : state) ins.push_back(&t);
-      IGNIS_ASSIGN_OR_RETURN(auto outs, run_body(body_, ctx, std::move(ins)));
+      IGNIS_ASSIGN_OR_RETURN(auto outs, run_node_subgraph(body_, ctx, std::move(ins)));
       cond = scalar_true(outs[0]);
       for (int c = 0; c < carried; ++c) state[static_cast<size_t>(c)] = std::move(outs[1 + c]);
       for (int s = 0; s < scans; ++s) IGNIS_RETURN_IF_ERROR(stacks[static_cast<size_t>(s)].add(std::move(outs[1 + carried + s])));
@@ -175,7 +149,7 @@ class LoopKernel final : public Kernel {
   }
 
  private:
-  Body body_;
+  NodeSubgraph body_;
 };
 
 // ---- Scan -------------------------------------------------------------------------------------
@@ -207,7 +181,7 @@ class ScanKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::make_unique<ScanKernel>();
-    IGNIS_ASSIGN_OR_RETURN(k->body_, make_body(init, "body"));
+    IGNIS_ASSIGN_OR_RETURN(k->body_, make_node_subgraph(init, "body"));
     k->batched_ = init.opset < 9;
     k->num_scan_inputs_ = static_cast<int>(init.attrs.get_int("num_scan_inputs"));
     k->input_axes_ = init.attrs.get_ints("scan_input_axes");
@@ -283,7 +257,7 @@ class ScanKernel final : public Kernel {
       std::vector<const Tensor*> body_ins;
       for (const Tensor& s : state) body_ins.push_back(&s);
       for (const Tensor& s : slices) body_ins.push_back(&s);
-      IGNIS_ASSIGN_OR_RETURN(auto outs, run_body(body_, ctx, std::move(body_ins)));
+      IGNIS_ASSIGN_OR_RETURN(auto outs, run_node_subgraph(body_, ctx, std::move(body_ins)));
       for (int s = 0; s < states; ++s) state[static_cast<size_t>(s)] = std::move(outs[static_cast<size_t>(s)]);
       for (int s = 0; s < scan_outputs; ++s)
         IGNIS_RETURN_IF_ERROR(stacks[static_cast<size_t>(s)].add(std::move(outs[static_cast<size_t>(states + s)])));
@@ -300,7 +274,7 @@ class ScanKernel final : public Kernel {
     return result;
   }
 
-  Body body_;
+  NodeSubgraph body_;
   bool batched_ = false;  // Scan-8
   int num_scan_inputs_ = 0;
   std::vector<int64_t> input_axes_, input_directions_, output_axes_, output_directions_;

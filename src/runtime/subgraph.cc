@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/subgraph.h"
 
+#include <algorithm>
+
 #include "core/strings.h"
 
 namespace ignis::runtime {
@@ -70,6 +72,27 @@ Result<std::vector<Tensor>> Subgraph::run(std::span<const Tensor* const> inputs,
   auto out = plan->run(inputs, model_->graph_outputs, pool, nullptr);
   if (!out) return Status(out.error().code(), str_cat("body '", model_->graph.name, "': ", out.error().message()));
   return out;
+}
+
+Result<NodeSubgraph> make_node_subgraph(const kernels::KernelInit& init, std::string_view attr) {
+  const ir::Graph* g = init.attrs.get_graph(attr);
+  if (g == nullptr) return invalid_argument(str_cat("graph attribute '", attr, "' is missing"));
+  NodeSubgraph b;
+  IGNIS_ASSIGN_OR_RETURN(b.graph, Subgraph::create(*g));
+  const std::vector<std::string> node_outer = ir::outer_scope_names(init.attrs);
+  const int declared = static_cast<int>(init.input_dtypes.size() - node_outer.size());
+  for (const auto& name : b.graph->outer_names()) {
+    auto it = std::find(node_outer.begin(), node_outer.end(), name);
+    if (it == node_outer.end()) return internal_error(str_cat("outer value '", name, "' is not an input of the node"));
+    b.outer_inputs.push_back(declared + static_cast<int>(it - node_outer.begin()));
+  }
+  return b;
+}
+
+Result<std::vector<Tensor>> run_node_subgraph(const NodeSubgraph& body, const kernels::KernelContext& ctx,
+                                              std::vector<const Tensor*> declared) {
+  for (int i : body.outer_inputs) declared.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
+  return body.graph->run(declared, ctx.pool());
 }
 
 }  // namespace ignis::runtime

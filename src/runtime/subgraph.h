@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Runs a control-flow body (If's branches, Loop's and Scan's body) as a graph of its own: its
-// declared inputs followed by the outer-scope values it reads become graph inputs, and it is
-// planned per input signature like a session's model, the plans kept for later calls.
+// Runs a node's graph attribute (If's branches, Loop's and Scan's body, FlexAttention's score
+// and probability modifiers) as a graph of its own: its declared inputs followed by the
+// outer-scope values it reads become graph inputs, and it is planned per input signature like
+// a session's model, the plans kept for later calls.
 #pragma once
 
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "core/thread_pool.h"
 #include "ir/graph.h"
+#include "kernels/kernel.h"
 #include "runtime/model.h"
 #include "runtime/plan.h"
 
@@ -44,5 +46,19 @@ class Subgraph {
   mutable std::mutex mu_;
   mutable std::vector<Entry> plans_;
 };
+
+// A node's graph attribute with, for each outer name it reads, the index of that value among
+// the node's inputs (which end with the outer-scope values of all its subgraphs).
+struct NodeSubgraph {
+  std::unique_ptr<Subgraph> graph;
+  std::vector<int> outer_inputs;
+};
+
+// Builds the subgraph of graph attribute `attr` of the node a kernel is made for.
+Result<NodeSubgraph> make_node_subgraph(const kernels::KernelInit& init, std::string_view attr);
+
+// Runs `body` on `declared` followed by its outer values taken from the node's inputs.
+Result<std::vector<Tensor>> run_node_subgraph(const NodeSubgraph& body, const kernels::KernelContext& ctx,
+                                              std::vector<const Tensor*> declared);
 
 }  // namespace ignis::runtime

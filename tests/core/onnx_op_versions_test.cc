@@ -17,6 +17,9 @@ TEST(OnnxOpVersions, ResolvesToTheNewestVersionAtOrBeforeTheOpset) {
   EXPECT_EQ(onnx_op_version("", "Conv", 22), 22);
   // ai.onnx.ml: LinearClassifier has only version 1.
   EXPECT_EQ(onnx_op_version("ai.onnx.ml", "LinearClassifier", 3), 1);
+  // Opset 27 introduced LinearAttention; opset 28 still runs it.
+  EXPECT_EQ(onnx_op_version("", "LinearAttention", 28), 27);
+  EXPECT_EQ(onnx_newest_opset("ai.onnx.preview"), 1);
 }
 
 TEST(OnnxOpVersions, AssumesNothingOutsideTheTable) {

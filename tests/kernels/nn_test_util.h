@@ -49,6 +49,21 @@ Tensor make_tensor(const Shape& shape, const std::vector<T>& values) {
   return t;
 }
 
+// A tensor of float dtype `dtype` holding `values`, which are rounded to that dtype in place so
+// that an oracle computing on them sees what the kernel sees.
+inline Tensor make_rounded_tensor(DType dtype, const Shape& shape, std::vector<float>& values) {
+  Tensor t = Tensor::empty(dtype, shape);
+  EXPECT_EQ(static_cast<int64_t>(values.size()), shape.numel());
+  (void)visit_float(dtype, "make_rounded_tensor", [&](auto tag) {
+    using T = decltype(tag);
+    for (size_t n = 0; n < values.size(); ++n) {
+      t.data_as<T>()[n] = from_compute<T>(values[n]);
+      values[n] = static_cast<float>(to_compute(t.data_as<T>()[n]));
+    }
+  });
+  return t;
+}
+
 template <class T>
 std::vector<T> values_of(const Tensor& t) {
   std::vector<T> v(static_cast<size_t>(t.numel()));

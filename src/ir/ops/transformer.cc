@@ -1,23 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Schemas and shape inference for the transformer ops: Attention, RMSNormalization, RotaryEmbedding.
+// Schemas and shape inference for the transformer ops: Attention, RMSNormalization, RotaryEmbedding;
+// the newer ones live beside it (transformer_recurrent.cc, transformer_flex.cc).
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/broadcast.h"
 #include "ir/ops/nn_internal.h"
+#include "ir/ops/transformer_internal.h"
 
 namespace ignis::ir {
 
-namespace {
+namespace transformer_ops {
 
-using nn_ops::checked_shape;
-using nn_ops::expect_input;
-using nn_ops::expect_same_dtype;
-
-constexpr DTypeSet kFloats = DTypeSet::floats();
-
-// An int attribute that must be present; `what` describes when it is required.
 Result<int64_t> required_positive_int(const InferContext& ctx, std::string_view name, std::string_view what) {
   const Attribute* a = ctx.attrs().find(name);
   if (a == nullptr || a->kind != Attribute::Kind::Int)
@@ -25,6 +20,28 @@ Result<int64_t> required_positive_int(const InferContext& ctx, std::string_view 
   if (a->i < 1) return ctx.fail("attribute '", name, "' must be >= 1, got ", a->i);
   return a->i;
 }
+
+Status check_softmax_precision(const InferContext& ctx) {
+  if (!ctx.attrs().has("softmax_precision")) return Status::ok();
+  const int64_t p = ctx.attrs().get_int("softmax_precision", 1);
+  // TensorProto codes: FLOAT, FLOAT16, DOUBLE, BFLOAT16.
+  if (p != 1 && p != 10 && p != 11 && p != 16)
+    return ctx.fail("attribute 'softmax_precision' must be 1 (float), 10 (float16), 11 (double) or ",
+                    "16 (bfloat16), got ", p);
+  return Status::ok();
+}
+
+}  // namespace transformer_ops
+
+namespace {
+
+using transformer_ops::required_positive_int;
+
+using nn_ops::checked_shape;
+using nn_ops::expect_input;
+using nn_ops::expect_same_dtype;
+
+constexpr DTypeSet kFloats = DTypeSet::floats();
 
 // ---- Attention ------------------------------------------------------------------------------
 // Inputs: Q, K, V, attn_mask, past_key, past_value, nonpad_kv_seqlen (24+).
@@ -42,13 +59,7 @@ Status attention_check_attrs(const InferContext& ctx) {
   if (mode < 0 || mode > 3) return ctx.fail("attribute 'qk_matmul_output_mode' must be 0, 1, 2 or 3, got ", mode);
   const int64_t is_causal = ctx.attrs().get_int("is_causal", 0);
   if (is_causal != 0 && is_causal != 1) return ctx.fail("attribute 'is_causal' must be 0 or 1, got ", is_causal);
-  if (ctx.attrs().has("softmax_precision")) {
-    const int64_t p = ctx.attrs().get_int("softmax_precision", 1);
-    // TensorProto codes: FLOAT, FLOAT16, DOUBLE, BFLOAT16.
-    if (p != 1 && p != 10 && p != 11 && p != 16)
-      return ctx.fail("attribute 'softmax_precision' must be 1 (float), 10 (float16), 11 (double) or ",
-                      "16 (bfloat16), got ", p);
-  }
+  IGNIS_RETURN_IF_ERROR(transformer_ops::check_softmax_precision(ctx));
   if (ctx.attrs().get_float("softcap", 0.0f) < 0.0f)
     return ctx.fail("attribute 'softcap' must be >= 0, got ", ctx.attrs().get_float("softcap", 0.0f));
   if (ctx.opset() >= 25) {
@@ -262,6 +273,8 @@ void register_transformer_schemas(OpSchemaRegistry& r) {
   r.add({"", "Attention", 23, 25, infer_attention});
   r.add({"", "RMSNormalization", 23, 23, infer_rms_norm});
   r.add({"", "RotaryEmbedding", 23, 23, infer_rotary});
+  transformer_ops::register_transformer_recurrent_schemas(r);
+  transformer_ops::register_transformer_flex_schemas(r);
 }
 
 }  // namespace ignis::ir

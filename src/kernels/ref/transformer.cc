@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reference kernels for the transformer ops: Attention, RMSNormalization, RotaryEmbedding.
+// Reference kernels for the transformer ops: Attention, RMSNormalization, RotaryEmbedding (the
+// stateful ones are in transformer_recurrent.cc, FlexAttention's stages in transformer_flex.cc).
 // Values are computed in double and rounded to the tensor's dtype after each step where the
 // ONNX reference rounds (scaled Q and K, QK^T, softcap, the masked scores, softmax in its
 // precision, P*V), so 16-bit results match the reference to the last bit in most elements.
@@ -11,21 +12,14 @@
 #include "core/broadcast.h"
 #include "core/dtype_dispatch.h"
 #include "core/strings.h"
+#include "kernels/ref/transformer_internal.h"
 #include "kernels/registry.h"
 
 namespace ignis::kernels::ref {
 
 namespace {
-
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-
-// x rounded to the precision of T (identity for double).
-template <class T>
-double round_to(double x) {
-  return static_cast<double>(to_compute(from_compute<T>(x)));
-}
-
-using RoundFn = double (*)(double);
+}  // namespace
 
 RoundFn round_fn(DType t) {
   switch (t) {
@@ -35,6 +29,28 @@ RoundFn round_fn(DType t) {
     default: return round_to<float>;
   }
 }
+
+void attention_softmax(std::vector<double>& x, RoundFn rp, bool round_each_add) {
+  double mx = kNegInf;
+  for (double& v : x) {
+    v = rp(v);
+    if (v > mx) mx = v;
+  }
+  if (mx == kNegInf) {
+    std::fill(x.begin(), x.end(), 0.0);
+    return;
+  }
+  double sum = 0.0;
+  for (double& v : x) {
+    v = rp(std::exp(rp(v - mx)));
+    sum = round_each_add ? rp(sum + v) : sum + v;
+  }
+  sum = rp(sum);
+  if (sum == 0.0) sum = 1.0;
+  for (double& v : x) v = rp(v / sum);
+}
+
+namespace {
 
 // ---- Attention ------------------------------------------------------------------------------
 // Per (batch, query head): the key/value head is head / (q_heads / kv_heads) (grouped-query
@@ -146,29 +162,6 @@ void attention_bias_row(const KernelContext& ctx, const AttentionGeom& g, const 
     if (!allowed) bias[j] += kNegInf;
     bias[j] = round_to<T>(bias[j]);
   }
-}
-
-// Softmax of `x` in place, rounded to the softmax precision; a row with no finite maximum
-// (all -inf) becomes zeros. The denominator is rounded after every addition when
-// `round_each_add` (numpy sums bfloat16 that way; float16 and wider accumulate in float).
-void attention_softmax(std::vector<double>& x, RoundFn rp, bool round_each_add) {
-  double mx = kNegInf;
-  for (double& v : x) {
-    v = rp(v);
-    if (v > mx) mx = v;
-  }
-  if (mx == kNegInf) {
-    std::fill(x.begin(), x.end(), 0.0);
-    return;
-  }
-  double sum = 0.0;
-  for (double& v : x) {
-    v = rp(std::exp(rp(v - mx)));
-    sum = round_each_add ? rp(sum + v) : sum + v;
-  }
-  sum = rp(sum);
-  if (sum == 0.0) sum = 1.0;
-  for (double& v : x) v = rp(v / sum);
 }
 
 template <class T>
@@ -381,6 +374,7 @@ void register_transformer(KernelRegistry& r) {
          .id = "ref/rmsnormalization", .fn = rms_norm_kernel});
   r.add({.domain = "", .op_type = "RotaryEmbedding", .since_opset = 23, .until_opset = 23,
          .types = {DType::F32, DType::F16, DType::BF16}, .id = "ref/rotaryembedding", .fn = rotary_kernel});
+  register_transformer_recurrent(r);
 }
 
 }  // namespace ignis::kernels::ref
