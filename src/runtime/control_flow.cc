@@ -289,7 +289,7 @@ class SequenceMapKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::make_unique<SequenceMapKernel>();
-    IGNIS_ASSIGN_OR_RETURN(k->body_, make_body(init, "body"));
+    IGNIS_ASSIGN_OR_RETURN(k->body_, make_node_subgraph(init, "body"));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -309,7 +309,7 @@ class SequenceMapKernel final : public Kernel {
         const Tensor& in = ctx.input(i);
         ins.push_back(in.dtype() == DType::Sequence ? &in.as_sequence().items[k] : &in);
       }
-      IGNIS_ASSIGN_OR_RETURN(auto outs, run_body(body_, ctx, std::move(ins)));
+      IGNIS_ASSIGN_OR_RETURN(auto outs, run_node_subgraph(body_, ctx, std::move(ins)));
       for (size_t o = 0; o < gathered.size(); ++o) gathered[o].push_back(std::move(outs[o]));
     }
     for (int o = 0; o < ctx.num_outputs(); ++o) {
@@ -322,7 +322,7 @@ class SequenceMapKernel final : public Kernel {
   }
 
  private:
-  Body body_;
+  NodeSubgraph body_;
 };
 
 }  // namespace
