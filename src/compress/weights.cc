@@ -3,7 +3,6 @@
 #include "compress/weights.h"
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "core/strings.h"
@@ -81,18 +80,16 @@ Result<ir::Graph> read_model_graph(const std::string& input_path, int64_t* file_
   if (ec) return not_found(str_cat("model file '", input_path, "' does not exist or cannot be read"));
   *file_bytes = static_cast<int64_t>(size);
   const std::string dir = std::filesystem::absolute(input_path, ec).parent_path().string();
-  IGNIS_ASSIGN_OR_RETURN(ir::Graph g, onnx_io::import_model_file(input_path, dir));
+  int64_t external_bytes = 0;
+  IGNIS_ASSIGN_OR_RETURN(ir::Graph g, onnx_io::import_model_file(input_path, dir, &external_bytes));
   IGNIS_RETURN_IF_ERROR(ir::verify(g));
+  *file_bytes += external_bytes;
   return g;
 }
 
 Status write_model_graph(const ir::Graph& g, const std::string& output_path, int64_t* file_bytes) {
-  IGNIS_ASSIGN_OR_RETURN(std::string bytes, onnx_io::export_model(g));
-  std::ofstream out(output_path, std::ios::binary);
-  if (!out) return not_found(str_cat("cannot write '", output_path, "'"));
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) return internal_error(str_cat("write to '", output_path, "' failed"));
-  *file_bytes = static_cast<int64_t>(bytes.size());
+  IGNIS_ASSIGN_OR_RETURN(auto written, onnx_io::export_model_file(g, output_path));
+  *file_bytes = written.model_bytes + written.data_bytes;
   return Status::ok();
 }
 

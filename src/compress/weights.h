@@ -30,9 +30,11 @@ std::vector<WeightTensor> find_weights(const ir::Graph& g, int64_t min_elements,
 int64_t initializer_elements(const ir::Graph& g);
 int64_t initializer_bytes(const ir::Graph& g);
 
-// Reads and verifies the model at `input_path` (its size in bytes to *file_bytes).
+// Reads and verifies the model at `input_path` (its size in bytes, external data included, to
+// *file_bytes).
 Result<ir::Graph> read_model_graph(const std::string& input_path, int64_t* file_bytes);
-// Writes `g` as ONNX to `output_path` (its size in bytes to *file_bytes).
+// Writes `g` as ONNX to `output_path`, large weights in `<file>.data` beside it past
+// onnx_io::ExportOptions' threshold (the bytes of both to *file_bytes).
 Status write_model_graph(const ir::Graph& g, const std::string& output_path, int64_t* file_bytes);
 
 }  // namespace ignis::compress

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Converts onnx.ModelProto into ir::Graph, validating what the IR relies on (known dtypes,
 // element counts matching dims, external data inside the model folder) so later stages can
-// trust it. Protobuf exceptions and parse failures become Status values here.
+// trust it. External data is memory-mapped (external_data.h). Protobuf exceptions and parse
+// failures become Status values here.
 #include "onnx/import.h"
 
 #include <fcntl.h>
@@ -12,14 +13,13 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <memory>
 
 #include "core/low_bit.h"
 #include "core/strings.h"
+#include "onnx/external_data.h"
 #include "onnx/type_text.h"
 
 namespace ignis::onnx_io {
@@ -42,33 +42,16 @@ Result<Shape> convert_dims(const google::protobuf::RepeatedField<int64_t>& dims,
   return s;
 }
 
-// Reads `bytes` of external data for `tp` straight into `dst`.
-Status read_external(const onnx::TensorProto& tp, const std::string& base_dir, const std::string& what, char* dst,
-                     int64_t bytes) {
-  std::string location;
-  int64_t offset = 0, length = -1;
+// The location, offset and length keys of `tp.external_data` (other keys, e.g. checksum, are
+// ignored).
+ExternalLocation external_location(const onnx::TensorProto& tp) {
+  ExternalLocation loc;
   for (const auto& kv : tp.external_data()) {
-    if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = std::atoll(kv.value().c_str());
-    else if (kv.key() == "length") length = std::atoll(kv.value().c_str());
+    if (kv.key() == "location") loc.location = kv.value();
+    else if (kv.key() == "offset") loc.offset = std::atoll(kv.value().c_str());
+    else if (kv.key() == "length") loc.length = std::atoll(kv.value().c_str());
   }
-  if (base_dir.empty()) return invalid_model(str_cat(what, ": external data needs the model's folder; load from a file path"));
-  if (location.empty()) return invalid_model(str_cat(what, ": external data without a location"));
-  std::filesystem::path rel(location);
-  if (rel.is_absolute() || rel.lexically_normal().string().rfind("..", 0) == 0)
-    return invalid_model(str_cat(what, ": external data location '", location, "' leaves the model folder"));
-  const auto path = std::filesystem::path(base_dir) / rel;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found(str_cat(what, ": external data file '", path.string(), "' cannot be opened"));
-  in.seekg(0, std::ios::end);
-  const int64_t size = static_cast<int64_t>(in.tellg());
-  if (offset < 0 || offset > size) return invalid_model(str_cat(what, ": external data offset ", offset, " is past the end of '", location, "'"));
-  if (length < 0) length = size - offset;
-  if (offset + length > size) return invalid_model(str_cat(what, ": external data range exceeds file '", location, "'"));
-  if (length != bytes) return invalid_model(str_cat(what, ": external data has ", length, " bytes, expected ", bytes));
-  in.seekg(offset);
-  if (bytes > 0 && !in.read(dst, bytes)) return not_found(str_cat(what, ": reading external data from '", path.string(), "' failed"));
-  return Status::ok();
+  return loc;
 }
 
 template <class Field>
@@ -80,15 +63,20 @@ Status check_count(const Field& f, int64_t numel, const std::string& what) {
 
 // The 4- and 2-bit types: raw_data, external data and int32_data (one packed byte per value)
 // all hold the packed stream, low bits first; memory holds one byte per element.
-Result<Tensor> convert_packed_tensor(const onnx::TensorProto& tp, const std::string& base_dir, DType dt,
+Result<Tensor> convert_packed_tensor(const onnx::TensorProto& tp, ExternalData& external, DType dt,
                                      const Shape& shape, const std::string& what) {
   const int64_t numel = shape.numel();
   const size_t bytes = low_bit_packed_bytes(dt, numel);
+  if (tp.data_location() == onnx::TensorProto::EXTERNAL) {  // unpacked straight from the mapping
+    IGNIS_ASSIGN_OR_RETURN(ExternalBytes packed,
+                           external.bytes(external_location(tp), static_cast<int64_t>(bytes), what));
+    Tensor t = Tensor::empty(dt, shape);
+    if (numel > 0) low_bit_unpack(dt, reinterpret_cast<const uint8_t*>(packed.data), numel, static_cast<uint8_t*>(t.data()));
+    packed.drop_pages();
+    return t;
+  }
   std::string packed;
-  if (tp.data_location() == onnx::TensorProto::EXTERNAL) {
-    packed.resize(bytes);
-    IGNIS_RETURN_IF_ERROR(read_external(tp, base_dir, what, packed.data(), static_cast<int64_t>(bytes)));
-  } else if (tp.has_raw_data()) {
+  if (tp.has_raw_data()) {
     packed = tp.raw_data();
   } else {
     for (int32_t v : tp.int32_data()) packed.push_back(static_cast<char>(static_cast<uint8_t>(v)));
@@ -114,8 +102,9 @@ Result<Tensor> convert_string_tensor(const onnx::TensorProto& tp, const std::str
 
 // With `owned` (the same proto, mutable), raw_data is moved into the tensor instead of copied:
 // the tensor keeps the string alive. Its data is then 16-byte aligned (malloc), not 64; kernels
-// already accept any alignment of their inputs, which may be views of caller memory.
-Result<Tensor> convert_tensor(const onnx::TensorProto& tp, const std::string& base_dir,
+// already accept any alignment of their inputs, which may be views of caller memory. External
+// data is a view of its mapped file, aligned to the element size (or a copy where it is not).
+Result<Tensor> convert_tensor(const onnx::TensorProto& tp, ExternalData& external,
                               onnx::TensorProto* owned = nullptr) {
   const std::string what = str_cat("tensor '", tp.name(), "'");
   if (tp.data_type() == onnx::TensorProto::STRING) return convert_string_tensor(tp, what);
@@ -126,8 +115,9 @@ Result<Tensor> convert_tensor(const onnx::TensorProto& tp, const std::string& ba
   const int64_t numel = shape.numel();
   const size_t esize = dtype_size(*dt);
   if (numel > (int64_t{1} << 40)) return invalid_model(str_cat(what, ": implausibly large (", numel, " elements)"));
-  if (dtype_bits(*dt) < 8) return convert_packed_tensor(tp, base_dir, *dt, shape, what);
-  if (owned && tp.data_location() != onnx::TensorProto::EXTERNAL && tp.has_raw_data() && numel > 0) {
+  if (dtype_bits(*dt) < 8) return convert_packed_tensor(tp, external, *dt, shape, what);
+  if (tp.data_location() == onnx::TensorProto::EXTERNAL) return external.tensor(external_location(tp), *dt, shape, what);
+  if (owned && tp.has_raw_data() && numel > 0) {
     if (tp.raw_data().size() != numel * esize)
       return invalid_model(str_cat(what, ": raw_data has ", tp.raw_data().size(), " bytes, expected ", numel * esize));
     std::shared_ptr<std::string> raw(owned->release_raw_data());
@@ -135,11 +125,6 @@ Result<Tensor> convert_tensor(const onnx::TensorProto& tp, const std::string& ba
   }
   Tensor t = Tensor::empty(*dt, shape);
   char* dst = static_cast<char*>(t.data());
-
-  if (tp.data_location() == onnx::TensorProto::EXTERNAL) {
-    IGNIS_RETURN_IF_ERROR(read_external(tp, base_dir, what, dst, numel * static_cast<int64_t>(esize)));
-    return t;
-  }
   if (tp.has_raw_data()) {
     const std::string& raw = tp.raw_data();
     if (raw.size() != numel * esize)
@@ -223,13 +208,13 @@ Result<ValueInfo> convert_value_info(const onnx::ValueInfoProto& vi) {
   return out;
 }
 
-Result<ir::Graph> convert_graph(onnx::GraphProto& gp, const std::string& base_dir,
+Result<ir::Graph> convert_graph(onnx::GraphProto& gp, ExternalData& external,
                                 const std::map<std::string, int64_t>& opsets, int depth);
 
 // Control-flow bodies nest; a model nesting them deeper than this is refused, not recursed into.
 constexpr int kMaxGraphDepth = 64;
 
-Result<Attribute> convert_attribute(onnx::AttributeProto& ap, const std::string& base_dir,
+Result<Attribute> convert_attribute(onnx::AttributeProto& ap, ExternalData& external,
                                     const std::map<std::string, int64_t>& opsets, int depth) {
   Attribute a;
   auto type = ap.type();
@@ -251,7 +236,7 @@ Result<Attribute> convert_attribute(onnx::AttributeProto& ap, const std::string&
     case onnx::AttributeProto::STRINGS: a.kind = Attribute::Kind::Strings; a.strings.assign(ap.strings().begin(), ap.strings().end()); break;
     case onnx::AttributeProto::TENSOR: {
       a.kind = Attribute::Kind::Tensor;
-      auto t = convert_tensor(ap.t(), base_dir);
+      auto t = convert_tensor(ap.t(), external);
       if (!t) {
         // A tensor attribute we cannot represent (e.g. a string value) is only fatal for ops that read it.
         if (t.error().code() != StatusCode::Unsupported) return t.error();
@@ -263,7 +248,7 @@ Result<Attribute> convert_attribute(onnx::AttributeProto& ap, const std::string&
     }
     case onnx::AttributeProto::GRAPH: {
       if (depth >= kMaxGraphDepth) return unsupported(str_cat("subgraphs nest deeper than ", kMaxGraphDepth, " levels"));
-      IGNIS_ASSIGN_OR_RETURN(ir::Graph body, convert_graph(*ap.mutable_g(), base_dir, opsets, depth + 1));
+      IGNIS_ASSIGN_OR_RETURN(ir::Graph body, convert_graph(*ap.mutable_g(), external, opsets, depth + 1));
       a.kind = Attribute::Kind::Graph;
       a.graph = std::make_shared<const ir::Graph>(std::move(body));
       break;
@@ -298,13 +283,13 @@ Result<Tensor> constant_value(const ir::Node& n) {
 // A graph (the model's, or a control-flow body at `depth` > 0), taken by mutable reference to
 // move each initializer's raw bytes into its tensor: the model's weights are held once, never
 // copied. Bodies share the model's opset imports.
-Result<ir::Graph> convert_graph(onnx::GraphProto& gp, const std::string& base_dir,
+Result<ir::Graph> convert_graph(onnx::GraphProto& gp, ExternalData& external,
                                 const std::map<std::string, int64_t>& opsets, int depth) {
   ir::Graph g;
   g.opsets = opsets;
   g.name = gp.name();
   for (auto& init : *gp.mutable_initializer()) {
-    IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(init, base_dir, &init));
+    IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(init, external, &init));
     g.initializers[init.name()] = std::move(t);
   }
   if (gp.sparse_initializer_size() > 0) return unsupported("sparse initializers are not supported");
@@ -327,7 +312,7 @@ Result<ir::Graph> convert_graph(onnx::GraphProto& gp, const std::string& base_di
     n.inputs.assign(np.input().begin(), np.input().end());
     n.outputs.assign(np.output().begin(), np.output().end());
     for (auto& ap : *np.mutable_attribute()) {
-      IGNIS_ASSIGN_OR_RETURN(Attribute a, convert_attribute(ap, base_dir, opsets, depth));
+      IGNIS_ASSIGN_OR_RETURN(Attribute a, convert_attribute(ap, external, opsets, depth));
       n.attrs.set(ap.name(), std::move(a));
     }
     if (n.op_type == "Constant" && n.domain.empty() && n.outputs.size() == 1) {
@@ -342,12 +327,14 @@ Result<ir::Graph> convert_graph(onnx::GraphProto& gp, const std::string& base_di
   return g;
 }
 
-Result<ir::Graph> convert_model(onnx::ModelProto& mp, const std::string& base_dir) {
+Result<ir::Graph> convert_model(onnx::ModelProto& mp, const std::string& base_dir, int64_t* external_bytes = nullptr) {
   std::map<std::string, int64_t> opsets;
   for (const auto& os : mp.opset_import()) opsets[normalize_domain(os.domain())] = os.version();
   if (!opsets.count("")) opsets[""] = 1;  // IR 1-2 models predate opset_import
   if (!mp.has_graph()) return invalid_model("model has no graph");
-  IGNIS_ASSIGN_OR_RETURN(ir::Graph g, convert_graph(*mp.mutable_graph(), base_dir, opsets, 0));
+  ExternalData external(base_dir);
+  IGNIS_ASSIGN_OR_RETURN(ir::Graph g, convert_graph(*mp.mutable_graph(), external, opsets, 0));
+  if (external_bytes) *external_bytes = external.file_bytes();
   g.ir_version = mp.ir_version();
   g.producer = mp.producer_name();
   return g;
@@ -370,7 +357,7 @@ Result<ir::Graph> import_model(std::span<const std::byte> bytes, const std::stri
   }
 }
 
-Result<ir::Graph> import_model_file(const std::string& path, const std::string& base_dir) {
+Result<ir::Graph> import_model_file(const std::string& path, const std::string& base_dir, int64_t* external_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return not_found(str_cat("cannot open model file '", path, "'"));
   struct FdCloser {
@@ -390,7 +377,7 @@ Result<ir::Graph> import_model_file(const std::string& path, const std::string& 
     }
     if (!mp.has_graph() && mp.opset_import_size() == 0)
       return invalid_model("not a valid ONNX model: no graph and no opset imports");
-    return convert_model(mp, base_dir);
+    return convert_model(mp, base_dir, external_bytes);
   } catch (const std::exception& e) {
     return invalid_model(str_cat("not a valid ONNX model: ", e.what()));
   }
@@ -402,13 +389,20 @@ Result<Tensor> import_tensor_proto(std::span<const std::byte> bytes, std::string
     if (!tp.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
       return invalid_argument("not a valid ONNX TensorProto: protobuf parsing failed");
     if (name) *name = tp.name();
-    return convert_tensor(tp, "");
+    ExternalData external("");
+    return convert_tensor(tp, external);
   } catch (const std::exception& e) {
     return invalid_argument(str_cat("not a valid ONNX TensorProto: ", e.what()));
   }
 }
 
 namespace {
+
+// A tensor of a test-data value file: no model folder, so no external data.
+Result<Tensor> convert_inline(const onnx::TensorProto& tp) {
+  ExternalData none("");
+  return convert_tensor(tp, none);
+}
 
 Result<Tensor> convert_value(const onnx::SequenceProto& sp, int depth);
 Result<Tensor> convert_value(const onnx::OptionalProto& op, int depth);
@@ -423,7 +417,7 @@ Result<Tensor> convert_value(const onnx::SequenceProto& sp, int depth) {
   switch (sp.elem_type()) {
     case onnx::SequenceProto::TENSOR:
       for (const auto& tp : sp.tensor_values()) {
-        IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(tp, ""));
+        IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_inline(tp));
         items.push_back(std::move(t));
       }
       break;
@@ -458,7 +452,7 @@ Result<Tensor> convert_value(const onnx::OptionalProto& op, int depth) {
   switch (op.elem_type()) {
     case onnx::OptionalProto::TENSOR: {
       if (!op.has_tensor_value()) return Tensor::optional(Tensor());
-      IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_tensor(op.tensor_value(), ""));
+      IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_inline(op.tensor_value()));
       return Tensor::optional(std::move(t));
     }
     case onnx::OptionalProto::SEQUENCE: {

@@ -31,11 +31,11 @@ Status write_text(const std::string& path, const std::string& text) {
   return out ? Status::ok() : internal_error(str_cat("write to '", path, "' failed"));
 }
 
-int64_t model_flops(std::span<const std::byte> bytes, const std::string& dir) {
+int64_t model_flops(const std::string& path) {
   SessionOptions so;
   so.threads = 1;
   so.optimization = OptLevel::None;
-  auto s = Session::open_bytes(bytes, so, dir);
+  auto s = Session::open(path, so);
   return s ? s->model_info().flops : -1;
 }
 
@@ -43,21 +43,17 @@ int64_t model_flops(std::span<const std::byte> bytes, const std::string& dir) {
 
 Result<OptimizeReport> optimize_model(const std::string& input_path, const std::string& output_path,
                                       const OptimizeOptions& options) {
-  std::ifstream in(input_path, std::ios::binary | std::ios::ate);
-  if (!in) return not_found(str_cat("model file '", input_path, "' does not exist or cannot be read"));
-  std::vector<char> bytes(static_cast<size_t>(std::max<std::streamoff>(0, in.tellg())));
-  in.seekg(0);
-  if (!bytes.empty() && !in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
-    return not_found(str_cat("reading model file '", input_path, "' failed"));
   std::error_code ec;
+  if (!std::filesystem::is_regular_file(input_path, ec))
+    return not_found(str_cat("model file '", input_path, "' does not exist or cannot be read"));
   const std::string dir = std::filesystem::absolute(input_path, ec).parent_path().string();
-  const auto span = std::as_bytes(std::span<const char>(bytes));
-  IGNIS_ASSIGN_OR_RETURN(ir::Graph g, onnx_io::import_model(span, dir));
+  // Streamed, with external data mapped: a model past 2 GiB of weights is never read whole.
+  IGNIS_ASSIGN_OR_RETURN(ir::Graph g, onnx_io::import_model_file(input_path, dir));
   IGNIS_RETURN_IF_ERROR(ir::verify(g));
 
   OptimizeReport report;
   count_graph(g, &report.ops_before, &report.nodes_before, &report.parameters_before);
-  report.flops_before = model_flops(span, dir);
+  report.flops_before = model_flops(input_path);
   if (!options.dot_dir.empty()) {
     std::filesystem::create_directories(options.dot_dir, ec);
     const std::string path = options.dot_dir + "/before.dot";
@@ -70,10 +66,10 @@ Result<OptimizeReport> optimize_model(const std::string& input_path, const std::
     for (const auto& c : counts) report.passes.emplace_back(c.name, c.rewrites);
   }
   count_graph(g, &report.ops_after, &report.nodes_after, &report.parameters_after);
-  IGNIS_ASSIGN_OR_RETURN(std::string out_bytes, onnx_io::export_model(g));
-  IGNIS_RETURN_IF_ERROR(write_text(output_path, out_bytes));
+  IGNIS_ASSIGN_OR_RETURN(auto written, onnx_io::export_model_file(g, output_path));
   report.files_written.push_back(output_path);
-  report.flops_after = model_flops(std::as_bytes(std::span<const char>(out_bytes.data(), out_bytes.size())), dir);
+  if (!written.data_path.empty()) report.files_written.push_back(written.data_path);
+  report.flops_after = model_flops(output_path);
 
   if (!options.dot_dir.empty()) {
     const std::string path = options.dot_dir + "/after.dot";

@@ -14,6 +14,7 @@
 
 #include "core/half.h"
 #include "ignis/compress.h"
+#include "onnx/export.h"
 #include "passes/fuse_test_util.h"
 
 namespace ignis {
@@ -160,6 +161,41 @@ TEST(CompressModel, ElementPruningZeroesTheSmallestMagnitudes) {
       if (mag[static_cast<size_t>(i)] <= cut) w[i] = 0.0f;
   });
   expect_near(run_file(out, feeds), want, 1e-6);
+}
+
+// A source whose weights are memory-mapped external data: quantizing and pruning read them in
+// place (a write would fault on the read-only mapping) and write what the single-file source
+// gives; the reported input size counts the data file.
+TEST(CompressModel, ExternalDataSourcesGiveTheSameModels) {
+  const ir::Graph g = small_net();
+  const std::string single = temp_path("single.onnx"), external = temp_path("external.onnx");
+  write_graph(g, single);
+  onnx_io::ExportOptions eo;
+  eo.external_data_threshold = 0;
+  auto files = onnx_io::export_model_file(g, external, eo);
+  ASSERT_TRUE(files) << files.error().to_string();
+  ASSERT_FALSE(files->data_path.empty());
+  const auto feeds = fuse_test::random_inputs(g, {{2, 3, 9, 9}}, 8);
+  QuantizeOptions q;
+  q.min_elements = 0;
+  PruneOptions p;
+  p.min_elements = 0;
+  for (const char* kind : {"int8", "pruned"}) {
+    const std::string out_single = temp_path(std::string(kind) + "_single.onnx");
+    const std::string out_external = temp_path(std::string(kind) + "_external.onnx");
+    const bool quantize = std::string(kind) == "int8";
+    auto a = quantize ? quantize_model(single, out_single, q) : prune_model(single, out_single, p);
+    auto b = quantize ? quantize_model(external, out_external, q) : prune_model(external, out_external, p);
+    ASSERT_TRUE(a) << a.error().to_string();
+    ASSERT_TRUE(b) << b.error().to_string();
+    EXPECT_EQ(b->file_bytes_before, files->model_bytes + files->data_bytes) << kind;
+    EXPECT_EQ(run_file(out_external, feeds), run_file(out_single, feeds)) << kind;
+    std::filesystem::remove(out_single);
+    std::filesystem::remove(out_external);
+  }
+  std::filesystem::remove(single);
+  std::filesystem::remove(external);
+  std::filesystem::remove(files->data_path);
 }
 
 TEST(CompressModel, BadInputsAreClearErrors) {
