@@ -10,6 +10,8 @@ APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libgtest-dev libbenchmark-dev libcli11-dev
+  # RegexFullMatch's regular expressions (RE2 syntax)
+  libre2-dev
   clang libclang-rt-14-dev
   # the server: HTTP (Boost.Beast), JSON decoding, gRPC; its tests drive it with curl, wrk and a real Prometheus
   libboost-dev libsimdjson-dev libgrpc++-dev protobuf-compiler-grpc libxxhash-dev curl wrk prometheus

@@ -3,8 +3,9 @@
 #   1. Release build (warnings are errors), unit tests and ONNX node conformance via ctest;
 #   2. unit + conformance tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the model-loader fuzzer for a bounded time (IGNIS_FUZZ_SECONDS, default 60);
-#   4. parity with onnxruntime on the model zoo (generated on first use into models/);
-#   5. the Python package: pip install . and its pytest suite;
+#   4. the Python package: pip install . and its pytest suite;
+#   5. parity with onnxruntime on the model zoo (generated on first use into models/) and on
+#      scikit-learn models (those ending in ZipMap through the package installed in step 4);
 #   6. the server (`ignis serve`) driven by real clients: tritonclient HTTP/gRPC, curl, raw
 #      sockets, a real Prometheus, SIGTERM under load.
 # Conformance runs two suites of ONNX node tests: Debian's (ONNX 1.12, opsets <= 17) and the
@@ -69,7 +70,11 @@ printf '\000%s' 'name: "m" max_batch_size: 8 input [ { name: "x" data_type: TYPE
   -print_final_stats=1 2>&1 | tail -n 5
 summary+=("fuzz: request decoder ran ${FUZZ_SECONDS}s without a crash")
 
-echo "== 4. parity with onnxruntime on the model zoo"
+echo "== 4. Python package"
+bash tools/python_test.sh 2>&1 | tee build/python_tests.txt | tail -n 5
+summary+=("python: $(grep -E '[0-9]+ passed' build/python_tests.txt | tail -n 1)")
+
+echo "== 5. parity with onnxruntime on the model zoo"
 if [ ! -f models/.complete ]; then
   /usr/bin/python3 tools/make_zoo.py --out models
   touch models/.complete
@@ -78,10 +83,6 @@ IGNIS_BIN=build/ignis python3 -m pytest -q tests/models 2>&1 | tee build/parity.
 summary+=("$(grep -E '^(parity|optimize) ' build/parity.txt || true)")
 IGNIS_KERNELS=ref IGNIS_BIN=build/ignis python3 -m pytest -q tests/models/test_parity.py 2>&1 | tee build/parity_ref.txt | tail -n 3
 summary+=("parity with reference kernels only: $(tail -n 1 build/parity_ref.txt)")
-
-echo "== 5. Python package"
-bash tools/python_test.sh 2>&1 | tee build/python_tests.txt | tail -n 5
-summary+=("python: $(grep -E '[0-9]+ passed' build/python_tests.txt | tail -n 1)")
 
 echo "== 6. the server"
 IGNIS_BIN=build/ignis python3 -m pytest -q tests/serve 2>&1 | tee build/serve_tests.txt | tail -n 15

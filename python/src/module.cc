@@ -242,7 +242,8 @@ py::object string_value(const std::string& s) {
 }
 
 // Outputs as Python values: numpy arrays; an object array of str for strings; a list for a
-// sequence; None or the value for an optional; a dict for a map (as onnxruntime gives them).
+// sequence; None or the value for an optional; a dict for a map, of Python scalars when the
+// values are scalars (ZipMap's label -> probability), as onnxruntime gives them.
 py::object to_python(Tensor t, const std::string& name) {
   switch (t.dtype()) {
     case DType::Sequence: {
@@ -255,7 +256,8 @@ py::object to_python(Tensor t, const std::string& name) {
     case DType::Map: {
       const TensorMap& m = t.as_map();
       py::list keys = to_python(m.keys, name).attr("tolist")();
-      py::array values = to_numpy(m.values, name);
+      py::array array = to_numpy(m.values, name);
+      py::object values = array.ndim() == 1 ? array.attr("tolist")() : py::object(array);
       py::dict out;
       for (size_t i = 0; i < keys.size(); ++i) out[keys[i]] = values[py::int_(i)];
       return out;

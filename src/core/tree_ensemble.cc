@@ -377,14 +377,23 @@ Result<TreeEnsembleModel> read_tree_ensemble_regressor(const AttrMap& attrs) {
 }
 
 Result<TreeEnsembleModel> read_tree_ensemble_classifier(const AttrMap& attrs) {
-  if (attrs.has("classlabels_strings"))
-    return unsupported("attribute 'classlabels_strings': string class labels (ignis has no string tensors)");
   TreeEnsembleModel m;
-  IGNIS_ASSIGN_OR_RETURN(m.class_labels, ints_attr(attrs, "classlabels_int64s"));
-  if (m.class_labels.empty())
-    return invalid_argument("attribute 'classlabels_int64s' is required (one label per class)");
-  if (m.class_labels.size() == 1) return unsupported("attribute 'classlabels_int64s' with a single class");
-  m.targets = static_cast<int64_t>(m.class_labels.size());
+  const bool string_labels = attrs.has("classlabels_strings");
+  if (string_labels == attrs.has("classlabels_int64s"))
+    return invalid_argument(
+        "exactly one of the attributes 'classlabels_int64s' and 'classlabels_strings' must be given (one label per "
+        "class)");
+  const char* labels_name = string_labels ? "classlabels_strings" : "classlabels_int64s";
+  if (string_labels) {
+    const Attribute* a = attrs.find(labels_name);
+    if (a->kind != Attribute::Kind::Strings) return wrong_kind(labels_name, "a list of strings", *a);
+    m.class_label_strings = a->strings;
+  } else {
+    IGNIS_ASSIGN_OR_RETURN(m.class_labels, ints_attr(attrs, labels_name));
+  }
+  m.targets = static_cast<int64_t>(string_labels ? m.class_label_strings.size() : m.class_labels.size());
+  if (m.targets == 0) return invalid_argument(str_cat("attribute '", labels_name, "' must not be empty"));
+  if (m.targets == 1) return unsupported(str_cat("attribute '", labels_name, "' with a single class"));
   IGNIS_ASSIGN_OR_RETURN(m.post_transform, read_post_transform(attrs));
   LegacyIds ids;
   IGNIS_RETURN_IF_ERROR(read_legacy_trees(attrs, "class", m.targets, m, ids));

@@ -54,15 +54,16 @@ struct TreeEnsembleModel {
   // the positive class's score s, and onnxruntime's convention is followed: the label is the
   // positive one when s > 0.5 (all votes >= 0) or s > 0 (some vote negative), and the scores
   // are [1 - s, s] or [-s, s] in the same two cases, [logistic(-s), logistic(s)] for LOGISTIC.
-  std::vector<int64_t> class_labels;
+  std::vector<int64_t> class_labels;              // classlabels_int64s, or
+  std::vector<std::string> class_label_strings;  // classlabels_strings
   bool binary_one_column = false;
   bool votes_nonnegative = true;
 };
 
 // Each reads and checks the op's attributes: array lengths, node and tree ids, children inside
 // their tree, no cycles, every leaf with at least one vote, targets and classes in range.
-// Errors are InvalidArgument (malformed) or Unsupported (valid but not implemented: string
-// class labels...), with messages naming the attribute.
+// Errors are InvalidArgument (malformed) or Unsupported (valid but not implemented: a single
+// class...), with messages naming the attribute.
 Result<TreeEnsembleModel> read_tree_ensemble_regressor(const AttrMap& attrs);
 Result<TreeEnsembleModel> read_tree_ensemble_classifier(const AttrMap& attrs);
 Result<TreeEnsembleModel> read_tree_ensemble(const AttrMap& attrs);  // TreeEnsemble (ai.onnx.ml 5)

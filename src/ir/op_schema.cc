@@ -129,6 +129,7 @@ const OpSchemaRegistry& OpSchemaRegistry::global() {
     register_text_schemas(r);
     register_control_flow_schemas(r);
     register_sequence_schemas(r);
+    register_string_schemas(r);
     register_fused_schemas(r);
     register_blocked_schemas(r);
     register_ml_schemas(r);

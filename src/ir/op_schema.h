@@ -42,7 +42,13 @@ class InferContext {
   DType input_dtype(int i) const { return inputs_[i]->dtype; }
   const Shape& input_shape(int i) const { return inputs_[i]->shape; }
   // The input's value when known at this point (initializer, folded constant, or run time).
-  const Tensor* input_value(int i) const { return has_input(i) ? values_[i] : nullptr; }
+  const Tensor* input_value(int i) const {
+    read_values_ = true;
+    return has_input(i) ? values_[i] : nullptr;
+  }
+  // True once inference asked for an input's value: until then its result follows from the
+  // input types and attributes alone.
+  bool read_values() const { return read_values_; }
   // Reads an integer input (shape, axes, pads...) as int64s. Fails with ValueRequired when the
   // value is unknown, and InvalidArgument when its dtype is not an integer type.
   Result<std::vector<int64_t>> input_ints(int i) const;
@@ -76,9 +82,13 @@ class InferContext {
   std::span<const ValueType* const> inputs_;
   std::span<const Tensor* const> values_;
   std::vector<ValueType> outputs_;
+  mutable bool read_values_ = false;
 };
 
 using InferFn = Status (*)(InferContext&);
+// Checks what needs no inputs (attribute values, a regular expression's syntax); errors carry
+// no node prefix, the caller adds it.
+using CheckFn = Status (*)(const AttrMap& attrs, int64_t opset);
 
 struct OpSchema {
   std::string_view domain;  // "" = ai.onnx
@@ -92,6 +102,9 @@ struct OpSchema {
   // checks what it can and answers ValueRequired; the plan is then dynamic and the kernel
   // gives each output its dtype and shape.
   bool kernel_sizes_outputs = false;
+  // Run once per node when a model is built, so a bad attribute fails the load even where the
+  // plan is dynamic (strings, containers) and `infer` first runs with the first inputs.
+  CheckFn check = nullptr;
 };
 
 class OpSchemaRegistry {
@@ -122,6 +135,7 @@ void register_text_schemas(OpSchemaRegistry& r);         // TfIdfVectorizer
 void register_ml_schemas(OpSchemaRegistry& r);           // ai.onnx.ml: linear models, scalers
 void register_control_flow_schemas(OpSchemaRegistry& r);  // If, Loop, Scan
 void register_sequence_schemas(OpSchemaRegistry& r);      // sequences and optionals
+void register_string_schemas(OpSchemaRegistry& r);  // StringNormalizer, RegexFullMatch, StringSplit, StringConcat
 void register_fused_schemas(OpSchemaRegistry& r);  // ai.ignis fused ops
 void register_blocked_schemas(OpSchemaRegistry& r);  // ai.ignis blocked channel layout
 

@@ -141,6 +141,7 @@ const KernelRegistry& KernelRegistry::global() {
     ref::register_blocked(r);
     ref::register_ml(r);
     ref::register_sequence(r);
+    ref::register_string(r);
 #ifdef IGNIS_HAVE_X86_KERNELS
     x86::register_all(r);
 #endif

@@ -61,6 +61,7 @@ void register_signal(KernelRegistry& r);       // DFT, STFT, windows, MelWeightM
 void register_text(KernelRegistry& r);         // TfIdfVectorizer
 void register_ml(KernelRegistry& r);           // ai.onnx.ml: linear models, scalers
 void register_sequence(KernelRegistry& r);     // sequences, optionals, Identity on them
+void register_string(KernelRegistry& r);       // string ops, Equal on strings
 void register_fused(KernelRegistry& r);  // ai.ignis fused ops
 void register_blocked(KernelRegistry& r);  // ai.ignis blocked channel layout
 }  // namespace ref

@@ -43,6 +43,12 @@ Result<std::shared_ptr<Model>> build_model(ir::Graph graph) {
       missing[key].push_back("'" + n.name + "'");
       continue;
     }
+    if (info.schema->check) {
+      const Status s = info.schema->check(n.attrs, info.opset);
+      if (!s)
+        return Status(s.code(), str_cat("node '", n.name, "' (", n.domain.empty() ? "" : n.domain + ".", n.op_type,
+                                        ", opset ", info.opset, "): ", s.message()));
+    }
     for (const auto& in : n.inputs) info.inputs.push_back(in.empty() ? -1 : id_of(in));
     for (const auto& out : n.outputs) info.outputs.push_back(out.empty() ? -1 : id_of(out));
     m->nodes.push_back(std::move(info));

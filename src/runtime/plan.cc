@@ -52,9 +52,10 @@ const kernels::KernelDef* choose_kernel(const NodeInfo& info, const std::vector<
   return def;
 }
 
-// Runs shape inference for one node; `types`/`values` are indexed by value id.
+// Runs shape inference for one node; `types`/`values` are indexed by value id. `read_values`,
+// when given, tells whether inference asked for any input's value.
 Result<std::vector<ir::ValueType>> infer_node(const NodeInfo& info, const std::vector<ir::ValueType>& types,
-                                              const std::vector<const Tensor*>& values) {
+                                              const std::vector<const Tensor*>& values, bool* read_values = nullptr) {
   std::vector<const ir::ValueType*> in_types(info.inputs.size(), nullptr);
   std::vector<const Tensor*> in_values(info.inputs.size(), nullptr);
   for (size_t i = 0; i < info.inputs.size(); ++i) {
@@ -66,6 +67,7 @@ Result<std::vector<ir::ValueType>> infer_node(const NodeInfo& info, const std::v
   ir::InferContext ctx(info.node->name, info.node->op_type, info.opset, info.node->attrs, in_types, in_values,
                        static_cast<int>(info.outputs.size()));
   Status s = info.schema->infer(ctx);
+  if (read_values) *read_values = ctx.read_values();
   if (!s) return with_node(*info.node, info.opset, s);
   for (size_t i = 0; i < ctx.outputs().size(); ++i)
     if (ctx.outputs()[i].dtype == DType::Undefined && info.outputs[i] >= 0)
@@ -470,6 +472,38 @@ Result<std::vector<Tensor>> Plan::run(std::span<const Tensor* const> inputs, std
   return results;
 }
 
+namespace {
+
+// Answers kept per node (Plan::find_inferred).
+constexpr size_t kMaxInferredPerNode = 8;
+
+bool same_types(const std::vector<ir::ValueType>& a, const std::vector<ir::ValueType>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].dtype != b[i].dtype || !(a[i].shape == b[i].shape)) return false;
+  return true;
+}
+
+}  // namespace
+
+const std::vector<ir::ValueType>* Plan::find_inferred(int node, const std::vector<ir::ValueType>& inputs) const {
+  std::shared_lock<std::shared_mutex> lock(infer_memo_mu_);
+  if (static_cast<size_t>(node) >= infer_memo_.size()) return nullptr;
+  for (const auto& e : infer_memo_[static_cast<size_t>(node)])
+    if (same_types(e->inputs, inputs)) return &e->outputs;
+  return nullptr;
+}
+
+void Plan::keep_inferred(int node, std::vector<ir::ValueType> inputs, const std::vector<ir::ValueType>& outputs) const {
+  std::unique_lock<std::shared_mutex> lock(infer_memo_mu_);
+  if (infer_memo_.size() <= static_cast<size_t>(node)) infer_memo_.resize(model_->nodes.size());
+  auto& kept = infer_memo_[static_cast<size_t>(node)];
+  if (kept.size() >= kMaxInferredPerNode) return;
+  for (const auto& e : kept)
+    if (same_types(e->inputs, inputs)) return;  // kept by a concurrent run
+  kept.push_back(std::make_unique<const InferMemo>(InferMemo{std::move(inputs), outputs}));
+}
+
 Result<std::vector<Tensor>> Plan::run_dynamic(std::span<const Tensor* const> inputs, std::span<const int> output_ids,
                                               ThreadPool* pool, std::vector<StepTiming>* timings) const {
   const Model& m = *model_;
@@ -490,7 +524,16 @@ Result<std::vector<Tensor>> Plan::run_dynamic(std::span<const Tensor* const> inp
   size_t live_bytes = 0;  // held in `owned`: this run's intermediates and outputs so far
   for (int ni = 0; ni < static_cast<int>(m.nodes.size()); ++ni) {
     const NodeInfo& info = m.nodes[ni];
-    auto inferred = infer_node(info, types, values);
+    std::vector<ir::ValueType> in_types;
+    for (int v : info.inputs) in_types.push_back(v >= 0 ? types[v] : ir::ValueType{});
+    Result<std::vector<ir::ValueType>> inferred = std::vector<ir::ValueType>{};
+    if (const auto* known_outs = find_inferred(ni, in_types)) {
+      inferred = *known_outs;
+    } else {
+      bool read_values = true;
+      inferred = infer_node(info, types, values, &read_values);
+      if (inferred && !read_values) keep_inferred(ni, std::move(in_types), *inferred);
+    }
     // Control flow: only running the node tells its output shapes; its kernel sizes them.
     const bool kernel_sized = !inferred && inferred.error().code() == StatusCode::ValueRequired &&
                               info.schema->kernel_sizes_outputs;
@@ -525,11 +568,18 @@ Result<std::vector<Tensor>> Plan::run_dynamic(std::span<const Tensor* const> inp
     std::shared_ptr<const kernels::Kernel> kernel;
     if (kernel_cache_) kernel = kernel_cache_->find(ni, def, dtypes);
     if (!kernel) {
-      IGNIS_RETURN_IF_ERROR(check_constants_present(info, in_values));
+      // Made from the model's initializers alone, as a static plan would make it, so that it
+      // serves every later run: making some kernels costs far more than running them (a tree
+      // ensemble reads its attributes, a control-flow op plans its bodies).
+      std::vector<const Tensor*> constants(info.inputs.size(), nullptr);
+      for (size_t i = 0; i < info.inputs.size(); ++i)
+        if (info.inputs[i] >= 0) constants[i] = m.initializers[info.inputs[i]];
+      IGNIS_RETURN_IF_ERROR(check_constants_present(info, constants));
       const std::vector<Shape> shapes = input_shapes(info, types);
-      kernels::KernelInit init{info.node->attrs, info.opset, dtypes, in_values, shapes};
+      kernels::KernelInit init{info.node->attrs, info.opset, dtypes, constants, shapes};
       IGNIS_ASSIGN_OR_RETURN(auto made, kernels::make_kernel(*def, init));
       kernel = std::move(made);
+      if (kernel_cache_) kernel_cache_->insert(ni, def, dtypes, kernel);
     }
     std::vector<Tensor*> out_ptrs(info.outputs.size(), nullptr);
     for (size_t o = 0; o < info.outputs.size(); ++o) {

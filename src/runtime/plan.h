@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -122,6 +123,19 @@ class Plan {
   mutable std::atomic<RunState*> spare_{nullptr};
   mutable std::mutex states_mu_;
   mutable std::vector<std::unique_ptr<RunState>> free_states_;
+
+  // Dynamic plans infer every node on every run. A node whose inference read no input value
+  // gets the same answer for the same input types, so its answers are kept, per node, for its
+  // first few input types (an ensemble's inference, which checks every tree, then runs once).
+  // Entries are never removed, so a pointer find_inferred returns stays valid.
+  struct InferMemo {
+    std::vector<ir::ValueType> inputs;
+    std::vector<ir::ValueType> outputs;
+  };
+  const std::vector<ir::ValueType>* find_inferred(int node, const std::vector<ir::ValueType>& inputs) const;
+  void keep_inferred(int node, std::vector<ir::ValueType> inputs, const std::vector<ir::ValueType>& outputs) const;
+  mutable std::shared_mutex infer_memo_mu_;
+  mutable std::vector<std::vector<std::unique_ptr<const InferMemo>>> infer_memo_;  // by node
 };
 
 // FLOPs of one node (multiply-add = 2), from its input and output types.

@@ -596,9 +596,9 @@ TEST(ElementwiseCast, StringNamedTargetInOpset1) {
   EXPECT_EQ(values_of<float>(*r), (std::vector<float>{3, -4}));
 }
 
-TEST(ElementwiseCast, StringComplexAndFloat6TargetsAreUnsupported) {
+TEST(ElementwiseCast, ComplexAndFloat6TargetsAreUnsupported) {
   auto x = make<float>({1}, {1});
-  for (int64_t to : {8, 14, 15, 27, 28}) {
+  for (int64_t to : {14, 15, 27, 28}) {
     auto r = run1("Cast", {x}, 19, attrs_of({{"to", attr_int(to)}}));
     ASSERT_FALSE(r.has_value()) << to;
     EXPECT_EQ(r.error().code(), StatusCode::Unsupported) << to;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests for the ai.onnx.ml reference kernels: LinearClassifier's post_transforms and binary
-// scoring, LinearRegressor, Normalizer, Scaler, Binarizer, ArrayFeatureExtractor. Expected
-// values come from plain scalar formulas written here.
+// Tests for the ai.onnx.ml reference kernels: LinearClassifier's post_transforms, binary
+// scoring and string labels, LinearRegressor, Normalizer, Scaler, Binarizer,
+// ArrayFeatureExtractor. Expected values come from plain scalar formulas written here.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -94,17 +94,33 @@ TEST(LinearClassifier, BinaryScoresFollowOnnxruntime) {
   expect_close((*r)[1], {1 - 1.5, 1.5, 1 + 1.5, -1.5, 1 - 0.2, 0.2}, 1e-6, 1e-6, "binary NONE");
 }
 
-TEST(LinearClassifier, StringLabelsAreUnsupported) {
-  OpCall call = ml_call("LinearClassifier", make_tensor_f32({1, 2}, {1.0f, 2.0f}));
-  call.attrs.set("coefficients", attr_floats({1.0f, -2.0f, 0.5f, 0.5f}));
-  Attribute labels;
-  labels.kind = Attribute::Kind::Strings;
-  labels.strings = {"a", "b"};
-  call.attrs.set("classlabels_strings", labels);
+TEST(LinearClassifier, StringLabelsNameTheClasses) {
+  // The rows of BinaryScoresFollowOnnxruntime, then three classes scored by kCoef.
+  OpCall call = ml_call("LinearClassifier", make_tensor_f32({3, 2}, {1.0f, 0.0f, 0.0f, 1.0f, 0.1f, 0.2f}));
+  call.attrs.set("coefficients", attr_floats({1.0f, -2.0f}));
+  call.attrs.set("intercepts", attr_floats({0.5f}));
+  call.attrs.set("classlabels_strings", attr_strings({"neg", "pos"}));
   call.num_outputs = 2;
   auto r = run_op(call);
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code(), StatusCode::Unsupported);
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_EQ((*r)[0].dtype(), DType::String);
+  EXPECT_EQ(values_of<std::string>((*r)[0]), (std::vector<std::string>{"pos", "neg", "pos"}));
+
+  OpCall multi = ml_call("LinearClassifier", make_tensor_f32({4, 3}, kX));
+  multi.attrs.set("coefficients", attr_floats(kCoef));
+  multi.attrs.set("intercepts", attr_floats(kIcp));
+  multi.attrs.set("classlabels_strings", attr_strings({"a", "b", "c"}));
+  r = run_op(multi);
+  ASSERT_TRUE(r) << r.error().to_string();
+  std::vector<std::string> want;
+  for (int64_t row = 0; row < 4; ++row) {
+    const std::vector<double> s = raw_scores(row);
+    want.push_back(std::string(1, static_cast<char>('a' + (std::max_element(s.begin(), s.end()) - s.begin()))));
+  }
+  EXPECT_EQ(values_of<std::string>((*r)[0]), want);
+
+  multi.attrs.set("classlabels_ints", attr_ints({1, 2, 3}));
+  expect_op_error(multi, "exactly one of");
 }
 
 TEST(LinearRegressor, TwoTargets) {

@@ -20,20 +20,6 @@ namespace {
 constexpr const char* kMl = "ai.onnx.ml";
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
-Attribute attr_strings(std::vector<std::string> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Strings;
-  a.strings = std::move(v);
-  return a;
-}
-
-Attribute attr_tensor(Tensor t) {
-  Attribute a;
-  a.kind = Attribute::Kind::Tensor;
-  a.t = std::move(t);
-  return a;
-}
-
 OpCall tree_call(const std::string& op, int64_t opset, Tensor x) {
   OpCall call;
   call.op_type = op;
@@ -241,7 +227,9 @@ TEST(TreeEnsembleRegressor, DoubleAttributesAreComparedInDouble) {
 }
 
 // One stump (BRANCH_LEQ 0 on feature 0), leaves 1 and 2 voting `w_true`/`w_false` for class 0.
-OpCall binary_classifier(float w_true, float w_false, const std::string& post, Tensor x) {
+// The classes are labelled 3 and 7, or by `string_labels` when given.
+OpCall binary_classifier(float w_true, float w_false, const std::string& post, Tensor x,
+                         std::vector<std::string> string_labels = {}) {
   OpCall call = tree_call("TreeEnsembleClassifier", 1, std::move(x));
   LegacyNodes nodes;
   nodes.add_stump(0, "BRANCH_LEQ", 0, 0.0f);
@@ -250,7 +238,8 @@ OpCall binary_classifier(float w_true, float w_false, const std::string& post, T
   votes.add(0, 1, 0, w_true);
   votes.add(0, 2, 0, w_false);
   votes.set_on(call, "class");
-  call.attrs.set("classlabels_int64s", attr_ints({3, 7}));
+  if (string_labels.empty()) call.attrs.set("classlabels_int64s", attr_ints({3, 7}));
+  else call.attrs.set("classlabels_strings", attr_strings(std::move(string_labels)));
   call.attrs.set("post_transform", attr_string(post));
   call.num_outputs = 2;
   return call;
@@ -308,13 +297,18 @@ TEST(TreeEnsembleClassifier, LabelIsTheBestClassThatGotVotes) {
   }
 }
 
-TEST(TreeEnsembleClassifier, StringLabelsAreUnsupported) {
-  OpCall call = binary_classifier(0.2f, 0.8f, "NONE", make_tensor_f32({1, 1}, {1.0f}));
-  call.attrs.set("classlabels_strings", attr_strings({"no", "yes"}));
-  auto r = run_op(call);
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code(), StatusCode::Unsupported);
-  EXPECT_NE(r.error().message().find("attribute 'classlabels_strings'"), std::string::npos) << r.error().message();
+TEST(TreeEnsembleClassifier, StringLabelsNameTheClasses) {
+  // The first case of BinaryWithOneColumnOfVotesFollowsOnnxruntime, its classes named.
+  auto r = run_op(binary_classifier(0.2f, 0.8f, "NONE", make_tensor_f32({2, 1}, {-1.0f, 1.0f}), {"no", "yes"}));
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_EQ((*r)[0].dtype(), DType::String);
+  EXPECT_EQ(values_of<std::string>((*r)[0]), (std::vector<std::string>{"no", "yes"}));
+  expect_close((*r)[1], {0.8, 0.2, 0.2, 0.8}, 1e-6, 1e-6, "binary with string labels");
+
+  // Integer and string labels together are ambiguous.
+  OpCall both = binary_classifier(0.2f, 0.8f, "NONE", make_tensor_f32({1, 1}, {1.0f}), {"no", "yes"});
+  both.attrs.set("classlabels_int64s", attr_ints({3, 7}));
+  EXPECT_EQ(expect_op_error(both, "'classlabels_strings'"), StatusCode::InvalidArgument);
 }
 
 // `call` runs; changed by `mutate` it must fail with InvalidArgument, its message containing

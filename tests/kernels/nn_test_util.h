@@ -25,8 +25,11 @@ using testing::attr_floats;
 using testing::attr_int;
 using testing::attr_ints;
 using testing::attr_string;
+using testing::attr_strings;
+using testing::attr_tensor;
 using testing::make_tensor_f32;
 using testing::make_tensor_i64;
+using testing::make_tensor_str;
 using testing::OpCall;
 
 inline std::vector<float> random_floats(int64_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
@@ -78,6 +81,16 @@ inline std::vector<double> as_doubles(const Tensor& t) {
 }
 
 // |got - want| <= atol + rtol * |want| elementwise; reports the first few mismatches.
+// Runs `call`, which must fail with a message containing `text`; returns the error's code
+// (Ok, after a test failure, when it ran).
+inline StatusCode expect_op_error(const OpCall& call, const std::string& text) {
+  auto r = testing::run_op(call);
+  EXPECT_FALSE(r) << "expected an error containing: " << text;
+  if (r) return StatusCode::Ok;
+  EXPECT_NE(r.error().message().find(text), std::string::npos) << r.error().message();
+  return r.error().code();
+}
+
 inline void expect_close(const Tensor& got, const std::vector<double>& want, double rtol, double atol,
                          const std::string& what) {
   const std::vector<double> g = as_doubles(got);

@@ -5,6 +5,10 @@ without ZipMap, so that every output is a tensor), then run through ignis's comm
 test_parity. Labels must match exactly, scores within rtol 1e-4, atol 1e-5. Linear models and
 scalers, and tree ensembles (TreeEnsembleRegressor/Classifier): single trees, random forests and
 gradient boosting, binary and multiclass, float and double inputs.
+
+Classifiers converted with skl2onnx's default options end in ZipMap, whose output is a list of
+{label: probability} dicts, and may have string labels; the command line writes neither, so
+those run through the installed Python package (`ignis.InferenceSession`, as onnxruntime's).
 """
 import numpy as np
 import pytest
@@ -207,3 +211,67 @@ def test_tree_ensemble_double_attributes_match_onnxruntime(tmp_path, parity_log)
     path = tmp_path / f"{name}.onnx"
     path.write_bytes(onx.SerializeToString())
     _check_against_onnxruntime(name, path, x, tmp_path, parity_log)
+
+
+# Classifiers with skl2onnx's default options (ZipMap) and string or integer labels.
+def _flower_names(y):
+    return np.array(["setosa", "versicolor", "virginica"])[y]
+
+
+def zipmap_logistic_strings():
+    x, y = _iris()
+    return LogisticRegression(max_iter=500).fit(x, _flower_names(y)), x
+
+
+def zipmap_logistic_binary_strings():
+    x, y = _cancer()
+    model = Pipeline([("scale", StandardScaler()), ("clf", LogisticRegression(max_iter=500))])
+    return model.fit(x, np.where(y == 1, "benign", "malignant")), x
+
+
+def zipmap_random_forest_strings():
+    x, y = _iris()
+    return RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(x, _flower_names(y)), x
+
+
+def zipmap_random_forest_binary_strings():
+    x, y = _cancer()
+    model = RandomForestClassifier(n_estimators=10, max_depth=5, random_state=0)
+    return model.fit(x, np.where(y == 1, "benign", "malignant")), x
+
+
+def zipmap_gradient_boosting_ints():
+    x, y = _iris()
+    return GradientBoostingClassifier(n_estimators=15, max_depth=3, random_state=0).fit(x, y), x
+
+
+ZIPMAP_MODELS = {
+    "zipmap_logistic_strings": zipmap_logistic_strings,
+    "zipmap_logistic_binary_strings": zipmap_logistic_binary_strings,
+    "zipmap_random_forest_strings": zipmap_random_forest_strings,
+    "zipmap_random_forest_binary_strings": zipmap_random_forest_binary_strings,
+    "zipmap_gradient_boosting_ints": zipmap_gradient_boosting_ints,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZIPMAP_MODELS))
+def test_sklearn_zipmap_matches_onnxruntime(name, parity_log):
+    ignis = pytest.importorskip("ignis", reason="the ignis Python package is not installed")
+    ort = pytest.importorskip("onnxruntime")
+    model, x = ZIPMAP_MODELS[name]()
+    onx = to_onnx(model, x[:1], target_opset=TARGET_OPSET)
+    assert onx.graph.node[-1].op_type == "ZipMap"
+    feeds = {onx.graph.input[0].name: np.ascontiguousarray(x)}
+    want = ort.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    got = ignis.InferenceSession(onx.SerializeToString()).run(None, feeds)
+    labels, probabilities = got
+    assert labels.dtype == want[0].dtype and labels.shape == want[0].shape, \
+        f"{name}: labels {labels.dtype}{labels.shape}"
+    np.testing.assert_array_equal(labels, want[0], err_msg=f"{name} labels")
+    assert isinstance(probabilities, list) and len(probabilities) == len(want[1]) == len(x)
+    for row, (g, w) in enumerate(zip(probabilities, want[1])):
+        assert isinstance(g, dict) and list(g) == list(w), f"{name} row {row}: keys {list(g)} != {list(w)}"
+        assert all(type(v) is float for v in g.values()), f"{name} row {row}: values {g}"
+        np.testing.assert_allclose(list(g.values()), list(w.values()), rtol=RTOL, atol=ATOL,
+                                   err_msg=f"{name} row {row} probabilities")
+    parity_log(f"sklearn {name}: matches onnxruntime on {len(x)} rows (labels {labels.dtype}, ZipMap)")

@@ -112,3 +112,21 @@ def test_strings_pass_through_identity(ort):
     assert actual[0].tolist() == expected[0].tolist() == ["a", "caf\u00e9", ""]
     # numpy's fixed-width str arrays work too.
     assert ignis.InferenceSession(model).run(None, {"s": np.array(["x", "yz", "w"])})[0].tolist() == ["x", "yz", "w"]
+
+
+def test_zipmap_gives_dicts_of_python_floats(ort):
+    # ZipMap's maps come back as onnxruntime gives them: {label: float}, not numpy scalars.
+    for labels in ({"classlabels_strings": ["no", "yes"]}, {"classlabels_int64s": [3, 7]}):
+        key_type = TensorProto.STRING if "classlabels_strings" in labels else TensorProto.INT64
+        map_type = helper.make_map_type_proto(key_type, helper.make_tensor_type_proto(TensorProto.FLOAT, []))
+        graph = helper.make_graph(
+            [helper.make_node("ZipMap", ["x"], ["maps"], domain="ai.onnx.ml", **labels)], "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 2])],
+            [helper.make_value_info("maps", helper.make_sequence_type_proto(map_type))])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
+                                                        helper.make_opsetid("ai.onnx.ml", 1)])
+        model.ir_version = 8
+        onnx.checker.check_model(model)
+        actual, expected = _both(ort, model.SerializeToString(), {"x": np.array([[0.25, 0.75], [1, 0]], np.float32)})
+        assert actual == expected
+        assert all(type(v) is float for m in actual[0] for v in m.values())

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Plans sharing kernels through a KernelCache, and weights released once only kernels that
 // keep their own copy read them: later signatures, dynamic plans and concurrent runs must
-// still compute what a session with every weight present computes.
+// still compute what a session with every weight present computes. Dynamic plans keep what
+// they may across runs (kernels, shapes that follow from types) and nothing that depends on
+// a run's values.
 #include "runtime/plan.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <random>
@@ -263,6 +266,44 @@ TEST(PlanWeightRelease, ConcurrentRunsAfterRelease) {
   for (int t = 0; t < 4; ++t) threads.emplace_back(work);
   for (auto& t : threads) t.join();
   EXPECT_EQ(bad.load(), 0);
+}
+
+TEST(DynamicPlan, ShapesFollowEachRunsValuesAndKernelsAreKept) {
+  // y = Relu(Reshape(x, shape)): Reshape's output shape depends on the run's `shape`, and Relu's
+  // on Reshape's. Runs alternate targets, so any answer kept from an earlier run for the wrong
+  // shape shows.
+  ModelBuilder b;
+  b.input("x", DType::F32, {2, kK})
+      .input("shape", DType::I64, {2})
+      .node("Reshape", {"x", "shape"}, {"r"}, "reshape")
+      .node("Relu", {"r"}, {"y"}, "relu")
+      .output("y", DType::F32);
+  auto model = load(b);
+  KernelCache cache;
+  PlanOptions po;
+  po.kernels = &cache;
+  auto plan = Plan::create(model, {{DType::F32, Shape{2, kK}}, {DType::I64, Shape{2}}}, po);
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  ASSERT_TRUE((*plan)->dynamic());
+  const Tensor x = random_input(2, 3);
+  for (const Shape& target : {Shape{1, 2 * kK}, Shape{2 * kK, 1}, Shape{1, 2 * kK}, Shape{kK, 2}}) {
+    Tensor shape = Tensor::empty(DType::I64, {2});
+    shape.data_as<int64_t>()[0] = target[0];
+    shape.data_as<int64_t>()[1] = target[1];
+    const Tensor* ins[2] = {&x, &shape};
+    const int outs[1] = {model->graph_outputs[0]};
+    auto out = (*plan)->run(ins, outs, nullptr, nullptr);
+    ASSERT_TRUE(out) << out.error().to_string();
+    ASSERT_EQ((*out)[0].shape(), target);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      EXPECT_EQ((*out)[0].data_as<float>()[i], std::max(x.data_as<float>()[i], 0.0f));
+  }
+  // The kernels the runs made serve later runs and plans.
+  const int relu = node_index(*model, "Relu");
+  const DType f32[1] = {DType::F32};
+  const auto* def = kernels::KernelRegistry::global().find("", "Relu", model->nodes[relu].opset, f32);
+  ASSERT_NE(def, nullptr);
+  EXPECT_NE(cache.find(relu, def, f32), nullptr);
 }
 
 TEST(KernelCache, MatchesNodeDefinitionAndDtypes) {

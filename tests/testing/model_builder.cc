@@ -91,12 +91,27 @@ ModelBuilder& ModelBuilder::opset_import(const std::string& domain, int64_t vers
   return *this;
 }
 
-ModelBuilder& ModelBuilder::float_attr(const std::string& name, float value) {
-  auto* g = impl_->model.mutable_graph();
+namespace {
+
+// A new attribute of the graph's last node.
+onnx::AttributeProto* add_last_node_attr(onnx::ModelProto& model, const std::string& name,
+                                         onnx::AttributeProto::AttributeType type) {
+  auto* g = model.mutable_graph();
   auto* a = g->mutable_node(g->node_size() - 1)->add_attribute();
   a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(value);
+  a->set_type(type);
+  return a;
+}
+
+}  // namespace
+
+ModelBuilder& ModelBuilder::float_attr(const std::string& name, float value) {
+  add_last_node_attr(impl_->model, name, onnx::AttributeProto::FLOAT)->set_f(value);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::string_attr(const std::string& name, const std::string& value) {
+  add_last_node_attr(impl_->model, name, onnx::AttributeProto::STRING)->set_s(value);
   return *this;
 }
 

@@ -31,6 +31,8 @@ class ModelBuilder {
   ModelBuilder& opset_import(const std::string& domain, int64_t version);
   // Adds a float attribute to the most recently added node.
   ModelBuilder& float_attr(const std::string& name, float value);
+  // Adds a string attribute to the most recently added node.
+  ModelBuilder& string_attr(const std::string& name, const std::string& value);
 
   std::string bytes() const;
   // Writes the model to a temporary file and returns its path.

@@ -75,6 +75,13 @@ Tensor make_tensor_i64(const Shape& shape, const std::vector<int64_t>& values) {
   return t;
 }
 
+Tensor make_tensor_str(const Shape& shape, const std::vector<std::string>& values) {
+  Tensor t = Tensor::empty(DType::String, shape);
+  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.numel(); ++i)
+    t.data_as<std::string>()[i] = values[i];
+  return t;
+}
+
 Attribute attr_int(int64_t v) {
   Attribute a;
   a.kind = Attribute::Kind::Int;
@@ -103,6 +110,19 @@ Attribute attr_string(std::string v) {
   Attribute a;
   a.kind = Attribute::Kind::String;
   a.s = std::move(v);
+  return a;
+}
+
+Attribute attr_strings(std::vector<std::string> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::Strings;
+  a.strings = std::move(v);
+  return a;
+}
+Attribute attr_tensor(Tensor t) {
+  Attribute a;
+  a.kind = Attribute::Kind::Tensor;
+  a.t = std::move(t);
   return a;
 }
 

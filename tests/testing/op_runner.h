@@ -38,10 +38,13 @@ Result<std::vector<Tensor>> run_op_with(const OpCall& call, const KernelChooser&
 // Helpers to build inputs and attributes tersely.
 Tensor make_tensor_f32(const Shape& shape, const std::vector<float>& values);
 Tensor make_tensor_i64(const Shape& shape, const std::vector<int64_t>& values);
+Tensor make_tensor_str(const Shape& shape, const std::vector<std::string>& values);
 Attribute attr_int(int64_t v);
 Attribute attr_float(float v);
 Attribute attr_ints(std::vector<int64_t> v);
 Attribute attr_floats(std::vector<float> v);
 Attribute attr_string(std::string v);
+Attribute attr_strings(std::vector<std::string> v);
+Attribute attr_tensor(Tensor t);
 
 }  // namespace ignis::testing

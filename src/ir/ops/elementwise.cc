@@ -18,7 +18,7 @@ namespace {
 using Kind = Attribute::Kind;
 
 // Type constraints shared by several ops (the union over the opsets ignis implements).
-enum class Types { Float, Numeric, SignedNumeric, Int, UInt, Bool, NumericBool, PowBase };
+enum class Types { Float, Numeric, SignedNumeric, Int, UInt, Bool, NumericBool, PowBase, String };
 
 DTypeSet type_set(Types t) {
   switch (t) {
@@ -30,6 +30,7 @@ DTypeSet type_set(Types t) {
     case Types::Bool: return DTypeSet{DType::Bool};
     case Types::NumericBool: return DTypeSet::all();
     case Types::PowBase: return DTypeSet::floats() | DTypeSet{DType::I32, DType::I64};
+    case Types::String: return DTypeSet{DType::String};
   }
   return {};
 }
@@ -52,7 +53,7 @@ Status check_attrs(const InferContext& ctx, std::initializer_list<AttrSpec> spec
   return Status::ok();
 }
 
-// Input dtype must be representable and in `allowed`; strings are never supported.
+// Input dtype must be representable and in `allowed`.
 Status check_dtype(const InferContext& ctx, int i, DTypeSet allowed) {
   const DType t = ctx.input_dtype(i);
   if (t == DType::Undefined) return ctx.fail("input ", i, " has an undefined dtype");
@@ -168,6 +169,15 @@ Status infer_binary_plain(InferContext& ctx) {
   return infer_binary(ctx, T, BoolOut, Legacy);
 }
 
+// Equal-19 also compares strings.
+Status infer_equal(InferContext& ctx) {
+  if (ctx.num_inputs() >= 1 && ctx.has_input(0) && ctx.input_dtype(0) == DType::String) {
+    if (ctx.opset() < 19) return ctx.unsupported("comparing strings needs Equal-19 (opset 19)");
+    return infer_binary(ctx, Types::String, true, false);
+  }
+  return infer_binary(ctx, Types::NumericBool, true, true);
+}
+
 // SwiGLU-28: gate A and value B of one shape (no broadcasting).
 Status infer_swiglu(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(check_attrs(ctx, {{"alpha", Kind::Float}}));
@@ -278,14 +288,20 @@ Result<DType> cast_target(const InferContext& ctx) {
   if (code <= 0 || code > 64) return ctx.fail("attribute 'to' is not a valid data type: ", code);
   auto t = dtype_from_onnx(static_cast<int32_t>(code));
   if (!t) return ctx.unsupported(str_cat("cast to ONNX data type ", code, " is not supported"));
-  if (*t == DType::String) return ctx.unsupported("cast to string is not supported");
   return *t;
 }
 
 Status check_cast_source(const InferContext& ctx) {
-  const DType t = ctx.input_dtype(0);
-  if (t == DType::String) return ctx.unsupported("cast from string is not supported");
-  return check_dtype(ctx, 0, DTypeSet::storable());
+  return check_dtype(ctx, 0, DTypeSet::storable() | DTypeSet{DType::String});
+}
+
+// Strings convert to and from numbers and bools; the low-bit types have no text form here.
+Status check_string_cast(const InferContext& ctx, DType from, DType to) {
+  if ((from == DType::String) == (to == DType::String)) return Status::ok();
+  const DType other = from == DType::String ? to : from;
+  if (!DTypeSet::all().contains(other))
+    return ctx.unsupported(str_cat("cast from ", dtype_name(from), " to ", dtype_name(to), " is not supported"));
+  return Status::ok();
 }
 
 // Cast-24's round_mode (float8e8m0 targets only): "up", "down" or "nearest".
@@ -302,6 +318,7 @@ Status infer_cast(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(check_round_mode(ctx));
   IGNIS_ASSIGN_OR_RETURN(DType to, cast_target(ctx));
   IGNIS_RETURN_IF_ERROR(check_cast_source(ctx));
+  IGNIS_RETURN_IF_ERROR(check_string_cast(ctx, ctx.input_dtype(0), to));
   ctx.set_output(0, to, ctx.input_shape(0));
   return Status::ok();
 }
@@ -310,7 +327,8 @@ Status infer_cast(InferContext& ctx) {
 Status infer_bitcast(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
   IGNIS_ASSIGN_OR_RETURN(DType to, cast_target(ctx));
-  IGNIS_RETURN_IF_ERROR(check_cast_source(ctx));
+  IGNIS_RETURN_IF_ERROR(check_dtype(ctx, 0, DTypeSet::storable()));
+  if (!dtype_is_plain(to)) return ctx.fail("cannot reinterpret bits as ", dtype_name(to));
   const DType from = ctx.input_dtype(0);
   // The 4- and 2-bit types are held one byte per element, so their bytes are not their bits.
   if (dtype_bits(from) < 8 || dtype_bits(to) < 8)
@@ -331,8 +349,8 @@ Status infer_castlike(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(check_round_mode(ctx));
   IGNIS_RETURN_IF_ERROR(check_cast_source(ctx));
   const DType to = ctx.input_dtype(1);
-  if (to == DType::String) return ctx.unsupported("cast to string is not supported");
-  IGNIS_RETURN_IF_ERROR(check_dtype(ctx, 1, DTypeSet::storable()));
+  IGNIS_RETURN_IF_ERROR(check_dtype(ctx, 1, DTypeSet::storable() | DTypeSet{DType::String}));
+  IGNIS_RETURN_IF_ERROR(check_string_cast(ctx, ctx.input_dtype(0), to));
   ctx.set_output(0, to, ctx.input_shape(0));
   return Status::ok();
 }
@@ -439,7 +457,7 @@ void register_elementwise_schemas(OpSchemaRegistry& r) {
   for (std::string_view op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"})
     r.add({"", op, 18, 21, infer_binary_plain<Types::Int, false, false>});
   for (std::string_view op : {"And", "Or", "Xor"}) r.add({"", op, 1, 21, infer_binary_plain<Types::Bool, true, true>});
-  r.add({"", "Equal", 1, 21, infer_binary_plain<Types::NumericBool, true, true>});
+  r.add({"", "Equal", 1, 21, infer_equal});
   for (std::string_view op : {"Less", "Greater"}) r.add({"", op, 1, 21, infer_binary_plain<N, true, true>});
   for (std::string_view op : {"LessOrEqual", "GreaterOrEqual"})
     r.add({"", op, 12, 21, infer_binary_plain<N, true, false>});

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Schemas and shape inference for the ONNX ML domain (ai.onnx.ml) ops of classic
 // scikit-learn pipelines: LinearRegressor, LinearClassifier, Normalizer, Scaler, Binarizer,
-// ArrayFeatureExtractor; the tree ensembles are in ml_tree.cc. String labels and ZipMap (a
-// sequence of maps) are unsupported: ignis has no string tensors.
+// ArrayFeatureExtractor; the tree ensembles are in ml_tree.cc, LabelEncoder and ZipMap in
+// ml_label.cc.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -58,10 +58,14 @@ Status infer_linear_classifier(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(expect_input(ctx, 0, "X", kMlTypes));
   int64_t n = 0, c = 0;
   IGNIS_RETURN_IF_ERROR(batch_and_features(ctx, n, c));
-  if (ctx.attrs().has("classlabels_strings"))
-    return ctx.unsupported("string class labels (ignis has no string tensors)");
-  const std::vector<int64_t> labels = ctx.attrs().get_ints("classlabels_ints");
-  if (labels.empty()) return ctx.fail("attribute 'classlabels_ints' is required");
+  // Labels are integers (classlabels_ints) or strings (classlabels_strings).
+  const bool string_labels = ctx.attrs().has("classlabels_strings");
+  if (string_labels == ctx.attrs().has("classlabels_ints"))
+    return ctx.error("exactly one of the attributes 'classlabels_ints' and 'classlabels_strings' must be given");
+  const std::string labels_name = string_labels ? "classlabels_strings" : "classlabels_ints";
+  const size_t labels =
+      string_labels ? ctx.attrs().get_strings(labels_name).size() : ctx.attrs().get_ints(labels_name).size();
+  if (labels == 0) return ctx.fail("attribute '", labels_name, "' must not be empty");
   const std::vector<float> coef = ctx.attrs().get_floats("coefficients");
   if (c <= 0 || coef.empty() || static_cast<int64_t>(coef.size()) % c != 0)
     return ctx.fail("attribute 'coefficients' must have a multiple of ", c, " values, got ", coef.size());
@@ -77,17 +81,15 @@ Status infer_linear_classifier(InferContext& ctx) {
   if (e == 1) {
     // One score column for two classes: onnxruntime's binary scoring, which ignis follows for
     // NONE and LOGISTIC only (its other transforms leave the scores half transformed).
-    if (labels.size() != 2)
-      return ctx.unsupported(str_cat("one coefficient row with ", labels.size(), " class labels"));
+    if (labels != 2) return ctx.unsupported(str_cat("one coefficient row with ", labels, " class labels"));
     if (post != "NONE" && post != "LOGISTIC")
       return ctx.unsupported(str_cat("post_transform '", post, "' for binary classification"));
     classes = 2;
-  } else if (static_cast<int64_t>(labels.size()) != e) {
-    return ctx.fail("attribute 'classlabels_ints' must have ", e, " labels (one per coefficient row), got ",
-                    labels.size());
+  } else if (static_cast<int64_t>(labels) != e) {
+    return ctx.fail("attribute '", labels_name, "' must have ", e, " labels (one per coefficient row), got ", labels);
   }
   if (ctx.num_outputs() > 2) return ctx.fail("has ", ctx.num_outputs(), " outputs, at most 2 are defined");
-  ctx.set_output(0, DType::I64, Shape({n}));
+  ctx.set_output(0, string_labels ? DType::String : DType::I64, Shape({n}));
   if (ctx.num_outputs() > 1) ctx.set_output(1, DType::F32, Shape({n, classes}));
   return Status::ok();
 }
@@ -153,6 +155,7 @@ void register_ml_schemas(OpSchemaRegistry& r) {
   r.add({kMl, "Binarizer", 1, 1, infer_binarizer});
   r.add({kMl, "ArrayFeatureExtractor", 1, 1, infer_array_feature_extractor});
   ml_ops::register_ml_tree_schemas(r);
+  ml_ops::register_ml_label_schemas(r);
 }
 
 }  // namespace ignis::ir

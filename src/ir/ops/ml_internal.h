@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Helpers shared by the ai.onnx.ml schema files (ml.cc, ml_tree.cc), and the tree ensembles'
-// registration, which register_ml_schemas in ml.cc calls.
+// Helpers shared by the ai.onnx.ml schema files (ml.cc, ml_tree.cc, ml_label.cc), and their
+// registrations, which register_ml_schemas in ml.cc calls.
 #pragma once
 
 #include <cstdint>
@@ -19,5 +19,7 @@ Status batch_and_features(const InferContext& ctx, int64_t& n, int64_t& c);
 
 // TreeEnsembleRegressor, TreeEnsembleClassifier (versions 1 and 3), TreeEnsemble (5).
 void register_ml_tree_schemas(OpSchemaRegistry& r);
+// LabelEncoder, ZipMap.
+void register_ml_label_schemas(OpSchemaRegistry& r);
 
 }  // namespace ignis::ir::ml_ops

@@ -47,7 +47,7 @@ Status infer_tree_ensemble_regressor(InferContext& ctx) {
 Status infer_tree_ensemble_classifier(InferContext& ctx) {
   int64_t n = 0;
   IGNIS_ASSIGN_OR_RETURN(const TreeEnsembleModel m, read_ensemble(ctx, kMlTypes, 2, read_tree_ensemble_classifier, n));
-  ctx.set_output(0, DType::I64, Shape({n}));
+  ctx.set_output(0, m.class_label_strings.empty() ? DType::I64 : DType::String, Shape({n}));
   if (ctx.num_outputs() > 1) ctx.set_output(1, DType::F32, Shape({n, m.targets}));
   return Status::ok();
 }
@@ -64,12 +64,22 @@ Status infer_tree_ensemble(InferContext& ctx) {
   return Status::ok();
 }
 
+// The ensemble alone, when the model is built: a classifier followed by ZipMap plans
+// dynamically, so its first inference would come only with the first run.
+template <Result<TreeEnsembleModel> (*Read)(const AttrMap&)>
+Status check_ensemble(const AttrMap& attrs, int64_t) {
+  return Read(attrs).status();
+}
+
 }  // namespace
 
 void ml_ops::register_ml_tree_schemas(OpSchemaRegistry& r) {
-  r.add({kMl, "TreeEnsembleRegressor", 1, 3, infer_tree_ensemble_regressor});
-  r.add({kMl, "TreeEnsembleClassifier", 1, 3, infer_tree_ensemble_classifier});
-  r.add({kMl, "TreeEnsemble", 5, 5, infer_tree_ensemble});
+  r.add({.domain = kMl, .op_type = "TreeEnsembleRegressor", .since_opset = 1, .until_opset = 3,
+         .infer = infer_tree_ensemble_regressor, .check = check_ensemble<read_tree_ensemble_regressor>});
+  r.add({.domain = kMl, .op_type = "TreeEnsembleClassifier", .since_opset = 1, .until_opset = 3,
+         .infer = infer_tree_ensemble_classifier, .check = check_ensemble<read_tree_ensemble_classifier>});
+  r.add({.domain = kMl, .op_type = "TreeEnsemble", .since_opset = 5, .until_opset = 5, .infer = infer_tree_ensemble,
+         .check = check_ensemble<read_tree_ensemble>});
 }
 
 }  // namespace ignis::ir

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reference kernels for type conversion and pass-through ops: Cast, CastLike, Identity and
-// Dropout (inference: a copy plus an all-true mask).
+// Reference kernels for type conversion and pass-through ops: Cast, CastLike (strings through
+// string.cc), Identity and Dropout (inference: a copy plus an all-true mask).
 #include <cstring>
 #include <string>
 #include <type_traits>
 
 #include "core/low_bit.h"
 #include "kernels/ref/elementwise_internal.h"
+#include "kernels/ref/string_internal.h"
 
 namespace ignis::kernels::ref {
 namespace {
@@ -88,11 +89,20 @@ void cast_low_bit(KernelContext& ctx, const Tensor& in, Tensor& out) {
 Status cast_kernel(KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
   Tensor& out = ctx.output(0);
+  if (in.dtype() == DType::String && out.dtype() == DType::String) {
+    std::copy_n(in.data_as<const std::string>(), in.numel(), out.data_as<std::string>());
+    return Status::ok();
+  }
   if (in.dtype() == out.dtype()) {
     if (in.data() != out.data()) std::memmove(out.data(), in.data(), in.nbytes());
     return Status::ok();
   }
-  if (out.dtype() == DType::String || out.dtype() == DType::Undefined) return dtype_unsupported("Cast", out.dtype());
+  if (out.dtype() == DType::String) {
+    cast_to_string(in, out);
+    return Status::ok();
+  }
+  if (in.dtype() == DType::String) return cast_from_string(in, out);
+  if (out.dtype() == DType::Undefined) return dtype_unsupported("Cast", out.dtype());
   if (dtype_is_low_bit(in.dtype()) || dtype_is_low_bit(out.dtype())) {
     cast_low_bit(ctx, in, out);
     return Status::ok();
@@ -143,7 +153,7 @@ void register_elementwise_misc(KernelRegistry& r) {
   KernelDef cast;
   cast.op_type = "Cast";
   cast.since_opset = 1;
-  cast.types = DTypeSet::storable();
+  cast.types = DTypeSet::storable() | DTypeSet{DType::String};
   cast.id = "ref/cast";
   cast.fn = cast_kernel;
   r.add(cast);

@@ -134,18 +134,24 @@ Status linear_classifier_kernel(KernelContext& ctx) {
   int64_t n = 0, c = 0;
   rows_and_features(xt, n, c);
   const std::vector<float> coef = ctx.attrs().get_floats("coefficients");
-  const std::vector<int64_t> labels = ctx.attrs().get_ints("classlabels_ints");
   const PostTransform pt = parse_post_transform(ctx.attrs().get_string("post_transform", "NONE"));
   const int64_t e = static_cast<int64_t>(coef.size()) / c;
   const std::vector<double> s = linear_scores(read_doubles(xt), n, c, coef, ctx.attrs().get_floats("intercepts"), e);
-  int64_t* y = ctx.output(0).data_as<int64_t>();
+  // Output 0 gets label k of classlabels_ints (int64) or classlabels_strings (string).
+  Tensor& y = ctx.output(0);
+  const std::vector<int64_t> int_labels = ctx.attrs().get_ints("classlabels_ints");
+  const std::vector<std::string> string_labels = ctx.attrs().get_strings("classlabels_strings");
+  auto set_label = [&](int64_t i, size_t k) {
+    if (y.dtype() == DType::String) y.data_as<std::string>()[i] = string_labels[k];
+    else y.data_as<int64_t>()[i] = int_labels[k];
+  };
   float* z = ctx.has_output(1) ? ctx.output(1).data_as<float>() : nullptr;
   if (e == 1) {
     // Binary (shape inference admits NONE and LOGISTIC only): the positive class wins when its
     // score is above 0; the scores are [1 - s, s] (NONE) or [logistic(-s), logistic(s)].
     for (int64_t i = 0; i < n; ++i) {
       const double v = s[i];
-      y[i] = v > 0 ? labels[1] : labels[0];
+      set_label(i, v > 0 ? 1 : 0);
       if (z == nullptr) continue;
       const bool logit = pt == PostTransform::Logistic;
       z[2 * i] = static_cast<float>(logit ? logistic(-v) : 1.0 - v);
@@ -158,7 +164,7 @@ Status linear_classifier_kernel(KernelContext& ctx) {
     std::copy(s.begin() + i * e, s.begin() + (i + 1) * e, row.begin());
     // The label is the first best raw score (onnxruntime's choice; every transform but
     // SOFTMAX_ZERO preserves the order).
-    y[i] = labels[std::max_element(row.begin(), row.end()) - row.begin()];
+    set_label(i, static_cast<size_t>(std::max_element(row.begin(), row.end()) - row.begin()));
     post_transform_row(pt, row.data(), e);
     if (z != nullptr)
       for (int64_t t = 0; t < e; ++t) z[i * e + t] = static_cast<float>(row[t]);
@@ -256,6 +262,7 @@ void register_ml(KernelRegistry& r) {
   r.add({.domain = kMl, .op_type = "ArrayFeatureExtractor", .types = kMlTypes, .id = "ref/array_feature_extractor",
          .fn = array_feature_extractor_kernel});
   register_ml_tree(r);
+  register_ml_label(r);
 }
 
 }  // namespace ignis::kernels::ref

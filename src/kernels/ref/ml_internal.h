@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Score transforms shared by the ai.onnx.ml reference kernels (ml.cc: LinearClassifier;
-// ml_tree.cc: the tree ensembles), and the tree ensembles' registration, which register_ml calls.
+// ml_tree.cc: the tree ensembles), and the registrations of ml_tree.cc and ml_label.cc, which
+// register_ml calls.
 #pragma once
 
 #include <cstdint>
@@ -28,5 +29,7 @@ void post_transform_row(PostTransform pt, double* s, int64_t k);
 
 // TreeEnsembleRegressor, TreeEnsembleClassifier (versions 1 and 3), TreeEnsemble (5).
 void register_ml_tree(KernelRegistry& r);
+// LabelEncoder, ZipMap.
+void register_ml_label(KernelRegistry& r);
 
 }  // namespace ignis::kernels::ref

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -138,8 +139,8 @@ class TreeEnsembleKernel final : public Kernel {
     post_transform_row(post_, out, k);
   }
 
-  // Classifiers: the label, and the class scores into `out`.
-  int64_t classify_row(const V* score, const uint8_t* has, double* out) const {
+  // Classifiers: the index of the label, and the class scores into `out`.
+  size_t classify_row(const V* score, const uint8_t* has, double* out) const {
     if (m_.binary_one_column) {
       // Every vote is for class 0, so a tree always scores it (see TreeEnsembleModel).
       const V s = score[0] + (base_.empty() ? V(0) : base_[0]);
@@ -151,7 +152,7 @@ class TreeEnsembleKernel final : public Kernel {
         out[0] = static_cast<double>(m_.votes_nonnegative ? V(1) - s : -s);
         out[1] = static_cast<double>(s);
       }
-      return m_.class_labels[positive ? 1 : 0];
+      return positive ? 1 : 0;
     }
     const int64_t k = m_.targets;
     int64_t best = -1;
@@ -166,7 +167,7 @@ class TreeEnsembleKernel final : public Kernel {
       }
     }
     post_transform_row(post_, out, k);
-    return m_.class_labels[static_cast<size_t>(std::max<int64_t>(best, 0))];
+    return static_cast<size_t>(std::max<int64_t>(best, 0));
   }
 
   template <class X>
@@ -175,7 +176,11 @@ class TreeEnsembleKernel final : public Kernel {
     const auto trees = static_cast<int64_t>(m_.roots.size());
     const int64_t grain = std::max<int64_t>(1, kTreesPerChunk / trees);
     const bool classify = op_ == TreeOp::Classifier;
-    int64_t* labels = classify && ctx.has_output(0) ? ctx.output(0).data_as<int64_t>() : nullptr;
+    // Labels are int64 (classlabels_int64s) or strings (classlabels_strings).
+    const bool string_labels = !m_.class_label_strings.empty();
+    int64_t* labels = classify && ctx.has_output(0) && !string_labels ? ctx.output(0).data_as<int64_t>() : nullptr;
+    std::string* label_strings =
+        classify && ctx.has_output(0) && string_labels ? ctx.output(0).data_as<std::string>() : nullptr;
     float* scores_out = classify && ctx.has_output(1) ? ctx.output(1).data_as<float>() : nullptr;
     Tensor* y = ctx.has_output(0) ? &ctx.output(0) : nullptr;
     parallel_for(ctx.pool(), n, grain, [&](int64_t begin, int64_t end) {
@@ -187,8 +192,9 @@ class TreeEnsembleKernel final : public Kernel {
         std::fill(has.begin(), has.end(), uint8_t{0});
         for (const int32_t root : m_.roots) add_votes(leaf_of(root, x + i * c), score.data(), has.data());
         if (classify) {
-          const int64_t label = classify_row(score.data(), has.data(), row.data());
-          if (labels != nullptr) labels[i] = label;
+          const size_t label = classify_row(score.data(), has.data(), row.data());
+          if (labels != nullptr) labels[i] = m_.class_labels[label];
+          if (label_strings != nullptr) label_strings[i] = m_.class_label_strings[label];
           if (scores_out != nullptr)
             for (int64_t j = 0; j < k; ++j) scores_out[i * k + j] = static_cast<float>(row[j]);
           continue;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reference kernel for TfIdfVectorizer on integer token ids.
+// Reference kernel for TfIdfVectorizer on integer token ids or strings. Strings become ids
+// first: each pool string its first position in pool_strings, any other string -1, which no
+// pool n-gram holds.
 //
 // For each row, each skip distance d = 1 .. max_skip_count + 1 and each start position, the
 // tokens at start, start + d, start + 2d ... form n-grams of growing length; those in the pool
@@ -9,6 +11,8 @@
 // count times the weight.
 #include <algorithm>
 #include <map>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/dtype_dispatch.h"
@@ -19,8 +23,9 @@ namespace {
 
 // Pool n-grams of the allowed lengths -> their position among all pool n-grams; prefixes of
 // those n-grams map to -1 so the scan knows to keep extending.
-std::map<std::vector<int64_t>, int64_t> pool_grams(const AttrMap& a, int64_t min_n, int64_t max_n) {
-  const std::vector<int64_t> counts = a.get_ints("ngram_counts"), pool = a.get_ints("pool_int64s");
+std::map<std::vector<int64_t>, int64_t> pool_grams(const AttrMap& a, const std::vector<int64_t>& pool, int64_t min_n,
+                                                   int64_t max_n) {
+  const std::vector<int64_t> counts = a.get_ints("ngram_counts");
   std::map<std::vector<int64_t>, int64_t> grams;
   int64_t id = 0;
   for (size_t k = 0; k < counts.size(); ++k) {
@@ -45,7 +50,20 @@ Status tfidf_vectorizer_kernel(KernelContext& ctx) {
   const std::vector<int64_t> indexes = a.get_ints("ngram_indexes");
   const std::vector<float> weights = a.get_floats("weights");
   const std::string mode = a.get_string("mode");
-  const auto grams = pool_grams(a, min_n, max_n);
+  std::vector<int64_t> pool = a.get_ints("pool_int64s");
+  std::unordered_map<std::string, int64_t> string_ids;
+  if (x.dtype() == DType::String) {
+    for (const std::string& s : a.get_strings("pool_strings")) {
+      string_ids.emplace(s, static_cast<int64_t>(string_ids.size()));
+      pool.push_back(string_ids.at(s));
+    }
+  }
+  auto token = [&](int64_t i) -> int64_t {
+    if (x.dtype() != DType::String) return load_as_int64(x.dtype(), x.data(), i);
+    const auto it = string_ids.find(x.data_as<const std::string>()[i]);
+    return it == string_ids.end() ? -1 : it->second;
+  };
+  const auto grams = pool_grams(a, pool, min_n, max_n);
   const int64_t rows = x.rank() == 2 ? x.dim(0) : 1;
   const int64_t cols = x.rank() == 0 ? 1 : x.dim(x.rank() - 1);
   const int64_t width = y.dim(y.rank() - 1);
@@ -54,7 +72,7 @@ Status tfidf_vectorizer_kernel(KernelContext& ctx) {
   for (int64_t r = 0; r < rows; ++r) {
     std::fill(counts.begin(), counts.end(), 0);
     std::vector<int64_t> tokens(static_cast<size_t>(cols));
-    for (int64_t c = 0; c < cols; ++c) tokens[static_cast<size_t>(c)] = load_as_int64(x.dtype(), x.data(), r * cols + c);
+    for (int64_t c = 0; c < cols; ++c) tokens[static_cast<size_t>(c)] = token(r * cols + c);
     int64_t shortest = min_n;
     for (int64_t d = 1; d <= max_skip + 1 && shortest <= max_n; ++d) {
       for (int64_t s = 0; s + d * (shortest - 1) < cols; ++s) {
@@ -83,7 +101,7 @@ Status tfidf_vectorizer_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_text(KernelRegistry& r) {
-  r.add({.domain = "", .op_type = "TfIdfVectorizer", .since_opset = 9, .types = DTypeSet{DType::I32, DType::I64},
+  r.add({.domain = "", .op_type = "TfIdfVectorizer", .since_opset = 9, .types = {DType::String, DType::I32, DType::I64},
          .id = "ref/tfidfvectorizer", .fn = tfidf_vectorizer_kernel});
 }
 
