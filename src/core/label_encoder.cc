@@ -93,8 +93,9 @@ Result<Tensor> read_default(const AttrMap& attrs, int64_t version, DType type) {
   Tensor t = Tensor::empty(type, Shape{1});
   visit_dtype(type, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>)
-      *t.data_as<T>() = static_cast<T>(attrs.get_float("default_float", -0.0f));
+    using C = compute_t<T>;  // float for float16/bfloat16, which convert only from float
+    if constexpr (std::is_floating_point_v<C>)
+      *t.data_as<T>() = from_compute<T>(static_cast<C>(attrs.get_float("default_float", -0.0f)));
     else
       *t.data_as<T>() = static_cast<T>(attrs.get_int("default_int64", -1));
   });
