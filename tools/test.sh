@@ -71,14 +71,15 @@ printf '\000%s' 'name: "m" max_batch_size: 8 input [ { name: "x" data_type: TYPE
 summary+=("fuzz: request decoder ran ${FUZZ_SECONDS}s without a crash")
 
 echo "== 4. Python package"
-bash tools/python_test.sh 2>&1 | tee build/python_tests.txt | tail -n 5
-summary+=("python: $(grep -E '[0-9]+ passed' build/python_tests.txt | tail -n 1)")
-
-echo "== 5. parity with onnxruntime on the model zoo"
+# The model zoo first: the package's zoo tests (tests/python/test_zoo.py) and step 5 use it.
 if [ ! -f models/.complete ]; then
   /usr/bin/python3 tools/make_zoo.py --out models
   touch models/.complete
 fi
+bash tools/python_test.sh 2>&1 | tee build/python_tests.txt | tail -n 5
+summary+=("python: $(grep -E '[0-9]+ passed' build/python_tests.txt | tail -n 1)")
+
+echo "== 5. parity with onnxruntime on the model zoo"
 IGNIS_BIN=build/ignis python3 -m pytest -q tests/models 2>&1 | tee build/parity.txt | tail -n 20
 summary+=("$(grep -E '^(parity|optimize) ' build/parity.txt || true)")
 IGNIS_KERNELS=ref IGNIS_BIN=build/ignis python3 -m pytest -q tests/models/test_parity.py 2>&1 | tee build/parity_ref.txt | tail -n 3
