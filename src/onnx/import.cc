@@ -410,38 +410,28 @@ Result<Tensor> convert_value(const onnx::MapProto& mp, int depth);
 
 constexpr int kMaxValueDepth = 16;
 
+// Converts each element of a repeated proto field with `convert` into `items`.
+template <class Field, class Convert>
+Status convert_all(const Field& field, Convert convert, std::vector<Tensor>* items) {
+  for (const auto& element : field) {
+    IGNIS_ASSIGN_OR_RETURN(Tensor t, convert(element));
+    items->push_back(std::move(t));
+  }
+  return Status::ok();
+}
+
 Result<Tensor> convert_value(const onnx::SequenceProto& sp, int depth) {
   if (depth > kMaxValueDepth) return invalid_argument("sequence nests too deeply");
   std::vector<Tensor> items;
-  DType element = DType::Undefined;
+  auto nested = [&](const auto& inner) { return convert_value(inner, depth + 1); };
   switch (sp.elem_type()) {
-    case onnx::SequenceProto::TENSOR:
-      for (const auto& tp : sp.tensor_values()) {
-        IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_inline(tp));
-        items.push_back(std::move(t));
-      }
-      break;
-    case onnx::SequenceProto::SEQUENCE:
-      for (const auto& inner : sp.sequence_values()) {
-        IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_value(inner, depth + 1));
-        items.push_back(std::move(t));
-      }
-      break;
-    case onnx::SequenceProto::MAP:
-      for (const auto& inner : sp.map_values()) {
-        IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_value(inner, depth + 1));
-        items.push_back(std::move(t));
-      }
-      break;
-    case onnx::SequenceProto::OPTIONAL:
-      for (const auto& inner : sp.optional_values()) {
-        IGNIS_ASSIGN_OR_RETURN(Tensor t, convert_value(inner, depth + 1));
-        items.push_back(std::move(t));
-      }
-      break;
+    case onnx::SequenceProto::TENSOR: IGNIS_RETURN_IF_ERROR(convert_all(sp.tensor_values(), convert_inline, &items)); break;
+    case onnx::SequenceProto::SEQUENCE: IGNIS_RETURN_IF_ERROR(convert_all(sp.sequence_values(), nested, &items)); break;
+    case onnx::SequenceProto::MAP: IGNIS_RETURN_IF_ERROR(convert_all(sp.map_values(), nested, &items)); break;
+    case onnx::SequenceProto::OPTIONAL: IGNIS_RETURN_IF_ERROR(convert_all(sp.optional_values(), nested, &items)); break;
     default: return unsupported(str_cat("sequence element type ", sp.elem_type(), " is not supported"));
   }
-  if (!items.empty()) element = items[0].dtype();
+  const DType element = items.empty() ? DType::Undefined : items[0].dtype();
   for (const Tensor& t : items)
     if (t.dtype() != element) return invalid_argument("sequence items have different types");
   return Tensor::sequence(element, std::move(items));

@@ -38,24 +38,14 @@ class PackedKernels final : public ref::RecurrentKernels {
   }
 
   void project(int64_t d, int64_t rows, const float* x, float* xw, ThreadPool* pool) const override {
-    GemmArgs g;
-    g.backend = backend_;
-    g.m = rows;
-    g.n = gh_;
-    g.k = input_;
-    g.a.data = x;
-    g.a.ld = input_;
-    g.b.packed = &w_[static_cast<size_t>(d)];
-    g.c = xw;
-    g.ldc = gh_;
-    run(g, pool);
+    multiply(x, input_, rows, w_[static_cast<size_t>(d)], gh_, input_, xw, gh_, pool);
   }
 
   void recur(int64_t d, int64_t row0, int64_t n, const float* h, int64_t batch, float* out, int64_t ldo,
              ThreadPool* pool) const override {
     if (batch <= kGemvMaxBatch) {
       const float* r = r_plain_[static_cast<size_t>(d)].data() + row0 * hid_;
-      // Rows split over the pool in blocks of 8 when the product is worth a hand-off.
+      // Rows split over the pool in blocks of 64 when the product is worth a hand-off.
       const int64_t grain = n * hid_ >= (int64_t{1} << 15) ? 64 : n;
       for (int64_t b = 0; b < batch; ++b)
         parallel_for(pool, n, grain, [&](int64_t i0, int64_t i1) {
@@ -66,28 +56,35 @@ class PackedKernels final : public ref::RecurrentKernels {
     // out = h · R_d[row0 : row0 + n]^T with R packed as the B operand (columns [0, n) of the
     // whole-R packing: the sgemm stops at n).
     const PackedMatrix& b = row0 == 0 ? r_[static_cast<size_t>(d)] : r_h_[static_cast<size_t>(d)];
-    GemmArgs g;
-    g.backend = backend_;
-    g.m = batch;
-    g.n = n;
-    g.k = hid_;
-    g.a.data = h;
-    g.a.ld = hid_;
-    g.b.packed = &b;
-    g.c = out;
-    g.ldc = ldo;
-    run(g, pool);
+    multiply(h, hid_, batch, b, n, hid_, out, ldo, pool);
   }
 
   void sigmoid(float* v, int64_t n) const override { sigmoid_f32_in_place(v, n); }
   void tanh(float* v, int64_t n) const override { tanh_f32_in_place(v, n); }
 
  private:
-  static void run(const GemmArgs& g, ThreadPool* pool) {
-    const int threads = pool ? pool->threads() : 1;
-    const size_t floats = gemm_f32_workspace(g, threads);
-    std::shared_ptr<void> ws = make_aligned_buffer(std::max<size_t>(floats, 1) * sizeof(float));
-    gemm_f32(g, pool, static_cast<float*>(ws.get()));
+  // c[m, n] (rows ldc apart) = a[m, k] (rows lda apart) · b, b packed as the B operand.
+  void multiply(const float* a, int64_t lda, int64_t m, const PackedMatrix& b, int64_t n, int64_t k, float* c,
+                int64_t ldc, ThreadPool* pool) const {
+    GemmArgs g;
+    g.backend = backend_;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.a.data = a;
+    g.a.ld = lda;
+    g.b.packed = &b;
+    g.c = c;
+    g.ldc = ldc;
+    // The workspace is the calling thread's, kept between calls: this runs once per time step.
+    thread_local std::shared_ptr<void> workspace;
+    thread_local size_t workspace_floats = 0;
+    const size_t floats = std::max<size_t>(gemm_f32_workspace(g, pool ? pool->threads() : 1), 1);
+    if (floats > workspace_floats) {
+      workspace = make_aligned_buffer(floats * sizeof(float));
+      workspace_floats = floats;
+    }
+    gemm_f32(g, pool, static_cast<float*>(workspace.get()));
   }
 
   static constexpr int64_t kGemvMaxBatch = 2;
