@@ -11,7 +11,9 @@ struct CpuFeatures {
   bool fma = false;
   bool f16c = false;
   bool avx512f = false;
+  bool avx512bw = false;
   bool avx512vnni = false;
+  bool avx512bf16 = false;
   bool avx_vnni = false;
 
   bool has_avx2_fma() const { return avx2 && fma; }

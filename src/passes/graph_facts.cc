@@ -183,6 +183,7 @@ std::vector<ValueFact> infer_node(const ir::Graph& g, const ir::Node& n, const F
     else if (op == "FusedConv") out[0] = window_op(n, x, &in(1), x.dtype);
     else if (op == "FusedMatMul")
       out[0] = matmul(x, in(1), x.dtype, n.attrs.get_int("transA", 0) != 0, n.attrs.get_int("transB", 0) != 0);
+    else if (op == "MatMulIntegerToFloat") out[0] = matmul(x, in(1), DType::F32);
     else if (op == "SkipLayerNorm") {
       out[0] = broadcast_all({&x, &in(1)}, x.dtype);
       if (out.size() > 1) out[1] = out[0];
@@ -302,6 +303,13 @@ std::vector<ValueFact> infer_node(const ir::Graph& g, const ir::Node& n, const F
     }
   } else if (op == "Size") {
     out[0] = with_rank(DType::I64, 0);
+  } else if (op == "DynamicQuantizeLinear") {
+    out[0] = x;
+    out[0].dtype = DType::U8;
+    if (out.size() > 1) out[1] = with_rank(DType::F32, 0);
+    if (out.size() > 2) out[2] = with_rank(DType::U8, 0);
+  } else if (op == "MatMulInteger") {
+    out[0] = matmul(x, in(1), DType::I32);
   } else if (op == "Gather") {
     const ValueFact& idx = in(1);
     out[0] = with_rank(x.dtype, -1);

@@ -32,6 +32,7 @@ const std::vector<Pass>& pipeline() {
         {"fuse_attention", Level::All, fuse_attention},
         {"fuse_conv_activation", Level::All, fuse_conv_activation},
         {"fuse_matmul_activation", Level::All, fuse_matmul_activation},
+        {"fuse_matmul_integer", Level::All, fuse_matmul_integer},
         {"fuse_skip_layer_norm", Level::All, fuse_skip_layer_norm},
         // After the MatMul fusions, so it adds the flags to the FusedMatMul they leave.
         {"fold_transpose_into_matmul", Level::All, fold_transpose_into_matmul},

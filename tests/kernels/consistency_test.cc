@@ -6,7 +6,8 @@
 // by a guard region that must survive; the tolerance is declared next to the generators
 // (cases.h). Kernels whose ISA this CPU lacks are skipped. Each failure prints the kernel id,
 // the case, its seed and the first bad element; IGNIS_CONSISTENCY_SEED=<seed> reruns only
-// the case with that seed.
+// the case with that seed. Cases may declare integer inputs (quantized ops); integer outputs
+// must match exactly.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "core/aligned_alloc.h"
+#include "core/dtype_dispatch.h"
 #include "core/strings.h"
 #include "core/thread_pool.h"
 #include "ir/op_schema.h"
@@ -34,7 +36,7 @@ using kernel_cases::KernelCase;
 using kernels::Isa;
 using kernels::KernelDef;
 
-constexpr size_t kGuardFloats = 64;
+constexpr size_t kGuardBytes = 256;
 constexpr uint32_t kGuardBits = 0x7fc0dead;  // a NaN no kernel produces
 
 std::vector<const KernelDef*> optimized_kernels() {
@@ -46,11 +48,11 @@ std::vector<const KernelDef*> optimized_kernels() {
 
 // The reference kernel of the op: the ISA-less kernel of lowest priority (ISA-less kernels of
 // higher priority compose optimized ones).
-const KernelDef* reference_kernel(const KernelDef& def, int64_t opset) {
+const KernelDef* reference_kernel(const KernelDef& def, int64_t opset, DType type) {
   const KernelDef* best = nullptr;
   for (const KernelDef& d : kernels::KernelRegistry::global().all())
     if (d.isa == Isa::None && d.backend == kernels::Backend::Cpu && d.domain == def.domain &&
-        d.op_type == def.op_type && d.types.contains(DType::F32) && opset >= d.since_opset &&
+        d.op_type == def.op_type && d.types.contains(type) && opset >= d.since_opset &&
         opset <= d.until_opset && (!best || d.priority < best->priority))
       best = &d;
   return best;
@@ -68,37 +70,52 @@ std::optional<uint32_t> seed_filter() {
   return static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
 }
 
-Tensor random_input(const Shape& shape, uint32_t seed) {
-  Tensor t = Tensor::empty(DType::F32, shape);
+// float32: uniform in [-1, 1]; uint8 / int8: uniform over the whole type.
+Tensor random_input(DType dtype, const Shape& shape, uint32_t seed) {
+  Tensor t = Tensor::empty(dtype, shape);
   std::mt19937 rng(seed);
+  if (dtype == DType::U8 || dtype == DType::I8) {
+    std::uniform_int_distribution<int> dist(0, 255);
+    auto* p = static_cast<uint8_t*>(t.data());
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<uint8_t>(dist(rng));
+    return t;
+  }
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = dist(rng);
   return t;
 }
 
-// An output tensor over a buffer filled with NaN and followed by a guard region.
+DType input_dtype(const KernelCase& c, size_t i) { return i < c.input_dtypes.size() ? c.input_dtypes[i] : DType::F32; }
+
+// An output tensor over a buffer filled with NaN (float32) or 0xA5 bytes (other types) and
+// followed by a guard region.
 class GuardedOutput {
  public:
-  explicit GuardedOutput(const Shape& shape)
-      : numel_(static_cast<size_t>(shape.numel())),
-        buf_(static_cast<float*>(aligned_malloc((numel_ + kGuardFloats) * sizeof(float))), aligned_free) {
-    std::fill(buf_.get(), buf_.get() + numel_, std::numeric_limits<float>::quiet_NaN());
-    for (size_t i = 0; i < kGuardFloats; ++i) std::memcpy(buf_.get() + numel_ + i, &kGuardBits, sizeof(float));
-    tensor_ = Tensor::view(DType::F32, shape, static_cast<void*>(buf_.get()));
+  GuardedOutput(DType dtype, const Shape& shape)
+      : bytes_(static_cast<size_t>(shape.numel()) * dtype_size(dtype)),
+        buf_(static_cast<uint8_t*>(aligned_malloc(bytes_ + kGuardBytes)), aligned_free) {
+    if (dtype == DType::F32) {
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      for (size_t i = 0; i < bytes_; i += sizeof(float)) std::memcpy(buf_.get() + i, &nan, sizeof(float));
+    } else {
+      std::memset(buf_.get(), 0xA5, bytes_);
+    }
+    for (size_t i = 0; i < kGuardBytes; i += sizeof(kGuardBits)) std::memcpy(buf_.get() + bytes_ + i, &kGuardBits, sizeof(kGuardBits));
+    tensor_ = Tensor::view(dtype, shape, static_cast<void*>(buf_.get()));
   }
   Tensor& tensor() { return tensor_; }
   bool guard_intact() const {
-    for (size_t i = 0; i < kGuardFloats; ++i) {
+    for (size_t i = 0; i < kGuardBytes; i += sizeof(kGuardBits)) {
       uint32_t bits;
-      std::memcpy(&bits, buf_.get() + numel_ + i, sizeof(bits));
+      std::memcpy(&bits, buf_.get() + bytes_ + i, sizeof(bits));
       if (bits != kGuardBits) return false;
     }
     return true;
   }
 
  private:
-  size_t numel_;
-  std::unique_ptr<float, void (*)(void*)> buf_;
+  size_t bytes_;
+  std::unique_ptr<uint8_t, void (*)(void*)> buf_;
   Tensor tensor_;
 };
 
@@ -112,14 +129,14 @@ struct Prepared {
 Result<Prepared> prepare(const KernelCase& c, uint32_t seed) {
   Prepared p;
   for (size_t i = 0; i < c.inputs.size(); ++i)
-    p.inputs.push_back(random_input(c.inputs[i], seed + static_cast<uint32_t>(i)));
+    p.inputs.push_back(random_input(input_dtype(c, i), c.inputs[i], seed + static_cast<uint32_t>(i)));
   std::vector<ir::ValueType> types;
   for (const Tensor& t : p.inputs) types.push_back({t.dtype(), t.shape()});
   std::vector<const ir::ValueType*> type_ptrs;
   for (size_t i = 0; i < p.inputs.size(); ++i) {
     type_ptrs.push_back(&types[i]);
     p.input_ptrs.push_back(&p.inputs[i]);
-    p.dtypes.push_back(DType::F32);
+    p.dtypes.push_back(p.inputs[i].dtype());
   }
   const auto* schema = ir::OpSchemaRegistry::global().find(c.domain, c.op_type, c.opset);
   if (!schema) return unsupported(str_cat("no schema for ", c.op_type));
@@ -145,7 +162,7 @@ Result<std::vector<Tensor>> run_kernel(const KernelDef& def, const KernelCase& c
   std::vector<std::unique_ptr<GuardedOutput>> outs;
   std::vector<Tensor*> out_ptrs;
   for (const auto& vt : p.output_types) {
-    outs.push_back(std::make_unique<GuardedOutput>(vt.shape));
+    outs.push_back(std::make_unique<GuardedOutput>(vt.dtype, vt.shape));
     out_ptrs.push_back(&outs.back()->tensor());
   }
   kernels::Scratch scratch;
@@ -162,6 +179,14 @@ Result<std::vector<Tensor>> run_kernel(const KernelDef& def, const KernelCase& c
 // Empty when equal within tolerance, else a description of the first bad element.
 std::string compare(const Tensor& got, const Tensor& want, int64_t depth, double error_scale) {
   if (!(got.shape() == want.shape())) return str_cat("shape ", got.shape().str(), " vs ", want.shape().str());
+  if (got.dtype() != want.dtype()) return str_cat("dtype ", dtype_name(got.dtype()), " vs ", dtype_name(want.dtype()));
+  if (got.dtype() != DType::F32) {  // integers: exact
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      const double g = load_as_double(got.dtype(), got.data(), i), w = load_as_double(want.dtype(), want.data(), i);
+      if (g != w) return str_cat("element ", i, ": got ", g, ", reference ", w);
+    }
+    return {};
+  }
   const float* g = got.data_as<float>();
   const float* w = want.data_as<float>();
   double max_ref = 0;
@@ -180,7 +205,6 @@ class KernelConsistency : public ::testing::TestWithParam<const KernelDef*> {};
 TEST_P(KernelConsistency, MatchesReference) {
   const KernelDef& def = *GetParam();
   if (!kernels::isa_available(def.isa)) GTEST_SKIP() << def.id << ": this CPU lacks the kernel's ISA";
-  if (!def.types.contains(DType::F32)) GTEST_SKIP() << def.id << ": the cases cover float32 only";
   kernel_cases::CaseGenerator generator = nullptr;
   for (const auto& entry : kernel_cases::case_generators())
     if (entry.domain == def.domain && entry.op_type == def.op_type) generator = entry.generate;
@@ -195,8 +219,10 @@ TEST_P(KernelConsistency, MatchesReference) {
     const uint32_t seed = case_seed(c.op_type, ci);
     if (only && *only != seed) continue;
     if (c.domain != def.domain || c.opset < def.since_opset || c.opset > def.until_opset) continue;
+    const DType type = input_dtype(c, static_cast<size_t>(def.type_input));
+    if (!def.types.contains(type)) continue;
     const std::string where = str_cat(def.id, " on ", c.op_type, " ", c.label, " (seed ", seed, ")");
-    const KernelDef* ref = reference_kernel(def, c.opset);
+    const KernelDef* ref = reference_kernel(def, c.opset, type);
     ASSERT_NE(ref, nullptr) << where << ": no reference kernel";
     auto prepared = prepare(c, seed);
     ASSERT_TRUE(prepared.has_value()) << where << ": " << prepared.error().to_string();
@@ -225,7 +251,7 @@ TEST_P(KernelConsistency, MatchesReference) {
     }
   }
   if (!only) {
-    EXPECT_GT(checked, 0) << def.id << ": no case matched its opset range";
+    EXPECT_GT(checked, 0) << def.id << ": no case matched its opset range and types";
   }
 }
 

@@ -143,6 +143,27 @@ Status infer_matmul_integer(InferContext& ctx) {
   return infer_like_float_op(ctx, "MatMul", {0, 1}, DType::I32);
 }
 
+// ai.ignis MatMulIntegerToFloat(A, B, scale, a_zero_point?, b_zero_point?, bias?) -> float32:
+// MatMulInteger's product times scale (one value or one per column), plus bias (one per column).
+Status infer_matmul_integer_to_float(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(3, 6));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(0, kIntegerTypes));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(1, kIntegerTypes));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(2, DTypeSet{DType::F32}));
+  const Shape& a = ctx.input_shape(0);
+  const Shape& b = ctx.input_shape(1);
+  const int64_t n = b.rank() >= 1 ? b[b.rank() - 1] : 0;
+  IGNIS_RETURN_IF_ERROR(expect_scalar_or_vector(ctx, 2, "scale", n));
+  IGNIS_RETURN_IF_ERROR(expect_scalar_or_vector(ctx, 3, "a_zero_point", a.rank() >= 2 ? a[a.rank() - 2] : 0));
+  IGNIS_RETURN_IF_ERROR(expect_scalar_or_vector(ctx, 4, "b_zero_point", n));
+  if (ctx.has_input(5)) {
+    IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(5, DTypeSet{DType::F32}));
+    if (!(ctx.input_shape(5) == Shape{n}))
+      return ctx.fail("input 5 (bias) must have ", n, " entries, got ", ctx.input_shape(5).str());
+  }
+  return infer_like_float_op(ctx, "MatMul", {0, 1}, DType::F32);
+}
+
 // ConvInteger(x, w, x_zero_point?, w_zero_point?) -> int32.
 Status infer_conv_integer(InferContext& ctx) {
   IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 4));
@@ -197,6 +218,7 @@ Status infer_qlinear_conv(InferContext& ctx) {
 void register_quantize_schemas(OpSchemaRegistry& r) {
   r.add({"", "MatMulInteger", 10, 10, infer_matmul_integer});
   r.add({"", "ConvInteger", 10, 10, infer_conv_integer});
+  r.add({"ai.ignis", "MatMulIntegerToFloat", 1, 1, infer_matmul_integer_to_float});
   // QLinearMatMul-21 adds float8 types and float16/bfloat16 scales.
   r.add({"", "QLinearMatMul", 10, 21, infer_qlinear_matmul});
   r.add({"", "QLinearConv", 10, 10, infer_qlinear_conv});

@@ -111,6 +111,31 @@ Status matmul_integer_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
+// ai.ignis MatMulIntegerToFloat(A, B, scale, a_zero_point, b_zero_point, bias): the exact
+// integer product converted to float32, times scale (per column or scalar), plus bias, each
+// step rounding as the unfused MatMulInteger -> Cast -> Mul -> Add does.
+Status matmul_integer_to_float_kernel(KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  const Tensor ca = centered(a, zero_point_values(ctx, 3), std::max(a.shape().rank() - 2, 0));
+  const Tensor cb = centered(b, zero_point_values(ctx, 4), b.shape().rank() - 1);
+  Tensor& y = ctx.output(0);
+  Tensor acc = Tensor::empty(DType::F64, y.shape());
+  IGNIS_RETURN_IF_ERROR(run_float64(ctx, "MatMul", {&ca, &cb}, acc));
+  const std::vector<float> scale = scale_values(ctx.input(2));
+  const float* bias = ctx.has_input(5) ? ctx.input(5).data_as<float>() : nullptr;
+  const int64_t n = y.shape().rank() >= 1 ? y.shape()[y.shape().rank() - 1] : 1;
+  const double* ap = acc.data_as<double>();
+  float* yp = y.data_as<float>();
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const int64_t j = n > 0 ? i % n : 0;
+    float v = static_cast<float>(static_cast<int32_t>(ap[i])) * scale[scale.size() == 1 ? 0 : static_cast<size_t>(j)];
+    if (bias) v += bias[j];
+    yp[i] = v;
+  }
+  return Status::ok();
+}
+
 // ConvInteger(x, w, x_zero_point, w_zero_point): w_zero_point per output channel or scalar.
 Status conv_integer_kernel(KernelContext& ctx) {
   const Tensor cx = centered(ctx.input(0), zero_point_values(ctx, 2), 0);
@@ -160,6 +185,8 @@ void register_quantize_integer(KernelRegistry& r) {
   const DTypeSet q{DType::U8, DType::I8};
   r.add({.domain = "", .op_type = "MatMulInteger", .since_opset = 10, .types = q, .id = "ref/matmulinteger",
          .fn = matmul_integer_kernel});
+  r.add({.domain = "ai.ignis", .op_type = "MatMulIntegerToFloat", .since_opset = 1, .types = q,
+         .id = "ref/matmulintegertofloat", .fn = matmul_integer_to_float_kernel});
   r.add({.domain = "", .op_type = "ConvInteger", .since_opset = 10, .types = q, .id = "ref/convinteger",
          .fn = conv_integer_kernel});
   r.add({.domain = "", .op_type = "QLinearMatMul", .since_opset = 10, .types = q, .id = "ref/qlinearmatmul",

@@ -27,6 +27,10 @@ void register_elementwise(KernelRegistry& r) {
          .priority = 10, .id = "x86/exp_f32_avx2", .fn = elementwise_f32_exp});
   r.add({.domain = "", .op_type = "Erf", .since_opset = 9, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/erf_f32_avx2", .fn = elementwise_f32_erf});
+  r.add({.domain = "", .op_type = "Gelu", .since_opset = 20, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/gelu_f32_avx2", .fn = elementwise_f32_gelu});
+  r.add({.domain = "ai.ignis", .op_type = "Gelu", .since_opset = 1, .until_opset = 1, .types = kF32,
+         .isa = Isa::Avx2, .priority = 10, .id = "x86/ignis_gelu_f32_avx2", .fn = elementwise_f32_gelu});
 }
 
 }  // namespace ignis::kernels::x86

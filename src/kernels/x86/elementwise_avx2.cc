@@ -259,6 +259,14 @@ struct ExpFn {
 struct ErfFn {
   __m256 operator()(__m256 v) const { return erf_series_avx2(v); }
 };
+template <Activation kAct>
+struct ActivationFn {
+  __m256 operator()(__m256 v) const {
+    GemmEpilogue e;
+    e.act = kAct;
+    return activate_avx2(v, e);
+  }
+};
 
 // f over v[0:n] in place, on the calling thread.
 template <class F>
@@ -309,6 +317,10 @@ Status elementwise_f32_sigmoid(KernelContext& ctx) { return run_unary<SigmoidFn>
 Status elementwise_f32_tanh(KernelContext& ctx) { return run_unary<TanhFn>(ctx); }
 Status elementwise_f32_exp(KernelContext& ctx) { return run_unary<ExpFn>(ctx); }
 Status elementwise_f32_erf(KernelContext& ctx) { return run_unary<ErfFn>(ctx); }
+Status elementwise_f32_gelu(KernelContext& ctx) {
+  if (ctx.attrs().get_string("approximate", "none") == "tanh") return run_unary<ActivationFn<Activation::GeluTanh>>(ctx);
+  return run_unary<ActivationFn<Activation::Gelu>>(ctx);
+}
 
 void sigmoid_f32_in_place(float* v, int64_t n) { apply_in_place<SigmoidFn>(v, n); }
 void tanh_f32_in_place(float* v, int64_t n) { apply_in_place<TanhFn>(v, n); }

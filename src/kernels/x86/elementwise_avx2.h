@@ -20,6 +20,8 @@ Status elementwise_f32_sigmoid(KernelContext& ctx);
 Status elementwise_f32_tanh(KernelContext& ctx);
 Status elementwise_f32_exp(KernelContext& ctx);
 Status elementwise_f32_erf(KernelContext& ctx);
+// ONNX Gelu-20 and ai.ignis Gelu; `approximate` "tanh" selects the tanh form.
+Status elementwise_f32_gelu(KernelContext& ctx);
 
 // The same functions over a plain array in place, on the calling thread (recurrent gates).
 void sigmoid_f32_in_place(float* v, int64_t n);

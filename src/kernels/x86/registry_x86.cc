@@ -12,6 +12,7 @@ namespace ignis::kernels::x86 {
 
 void register_all(KernelRegistry& r) {
   register_nn_gemm(r);
+  register_nn_int8(r);
   register_nn_conv(r);
   register_nn_conv_blocked(r);
   register_nn_pool(r);

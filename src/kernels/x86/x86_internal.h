@@ -16,13 +16,15 @@
 namespace ignis::kernels::x86 {
 
 void register_nn_recurrent(KernelRegistry& r);  // LSTM, GRU, RNN (nn_recurrent.cc)
-void register_nn_gemm(KernelRegistry& r);  // MatMul, Gemm, ai.ignis FusedMatMul (nn_gemm.cc)
+void register_nn_gemm(KernelRegistry& r);
+// MatMulInteger, ai.ignis MatMulIntegerToFloat, DynamicQuantizeLinear (nn_int8.cc)
+void register_nn_int8(KernelRegistry& r);  // MatMul, Gemm, ai.ignis FusedMatMul (nn_gemm.cc)
 void register_nn_conv(KernelRegistry& r);  // Conv, ai.ignis FusedConv (nn_conv.cc)
 // ai.ignis BlockChannels, UnblockChannels, BlockedConv (nn_conv_blocked.cc)
 void register_nn_conv_blocked(KernelRegistry& r);
 // MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool (nn_pool.cc)
 void register_nn_pool(KernelRegistry& r);
-// Add, Sub, Mul, Div, Relu, Sigmoid, Tanh, Exp, Erf (elementwise.cc)
+// Add, Sub, Mul, Div, Relu, Sigmoid, Tanh, Exp, Erf, Gelu and ai.ignis Gelu (elementwise.cc)
 void register_elementwise(KernelRegistry& r);
 // ai.ignis Attention and SkipLayerNorm, LayerNormalization, Softmax (nn_transformer.cc)
 void register_nn_transformer(KernelRegistry& r);

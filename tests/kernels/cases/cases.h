@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/attribute.h"
+#include "ignis/dtype.h"
 #include "ignis/shape.h"
 
 namespace ignis::kernel_cases {
@@ -22,6 +23,7 @@ struct KernelCase {
   int64_t opset = 17;
   AttrMap attrs;
   std::vector<Shape> inputs;         // float32 inputs filled with uniform values in [-1, 1]
+  std::vector<DType> input_dtypes;   // per input, float32 when absent; uint8/int8 take any value
   std::vector<int> weight_inputs;    // also run with these passed as plan-time constants
   int64_t depth = 1;                 // products summed per output element
   double error_scale = 1.0;          // rounding of the method relative to a direct sum (tolerance factor)
@@ -75,6 +77,11 @@ std::vector<KernelCase> blocked_conv_cases();      // blocked.cc (ai.ignis)
 std::vector<KernelCase> block_channels_cases();    // blocked.cc (ai.ignis)
 std::vector<KernelCase> unblock_channels_cases();  // blocked.cc (ai.ignis)
 std::vector<KernelCase> blocked_global_average_pool_cases();  // blocked.cc (ai.ignis)
+std::vector<KernelCase> matmul_integer_cases();            // quantize.cc
+std::vector<KernelCase> matmul_integer_to_float_cases();   // quantize.cc (ai.ignis)
+std::vector<KernelCase> dynamic_quantize_linear_cases();   // quantize.cc
+std::vector<KernelCase> gelu_cases();                      // elementwise.cc (ONNX Gelu-20)
+std::vector<KernelCase> ignis_gelu_cases();                // elementwise.cc (ai.ignis)
 
 // a followed by b (one op's cases from several files; later files append, so the seeds of
 // earlier cases do not change).
@@ -126,6 +133,11 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"ai.ignis", "BlockChannels", block_channels_cases},
       {"ai.ignis", "UnblockChannels", unblock_channels_cases},
       {"ai.ignis", "BlockedGlobalAveragePool", blocked_global_average_pool_cases},
+      {"", "MatMulInteger", matmul_integer_cases},
+      {"ai.ignis", "MatMulIntegerToFloat", matmul_integer_to_float_cases},
+      {"", "DynamicQuantizeLinear", dynamic_quantize_linear_cases},
+      {"", "Gelu", gelu_cases},
+      {"ai.ignis", "Gelu", ignis_gelu_cases},
   };
   return list;
 }

@@ -83,5 +83,22 @@ std::vector<KernelCase> sigmoid_cases() { return unary_cases("Sigmoid", 13); }
 std::vector<KernelCase> tanh_cases() { return unary_cases("Tanh", 13); }
 std::vector<KernelCase> exp_cases() { return unary_cases("Exp", 13); }
 std::vector<KernelCase> erf_cases() { return unary_cases("Erf", 13); }
+std::vector<KernelCase> gelu_cases() {
+  std::vector<KernelCase> cases = unary_cases("Gelu", 20);
+  for (KernelCase c : unary_cases("Gelu", 20)) {
+    c.attrs.set("approximate", string_attr("tanh"));
+    c.label += " approximate=tanh";
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+std::vector<KernelCase> ignis_gelu_cases() {
+  std::vector<KernelCase> cases = gelu_cases();
+  for (KernelCase& c : cases) {
+    c.domain = "ai.ignis";
+    c.opset = 1;
+  }
+  return cases;
+}
 
 }  // namespace ignis::kernel_cases

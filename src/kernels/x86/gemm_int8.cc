@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// The parts of the int8 GEMM that run no vector code: packing B, row sums, backend choice and
+// the split over the thread pool. The tiles are in gemm_int8_avx2.cc and
+// gemm_int8_avx512vnni.cc.
+#include "kernels/x86/gemm_int8.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/aligned_alloc.h"
+#include "core/cpu_features.h"
+#include "kernels/registry.h"
+
+namespace ignis::kernels::x86 {
+
+namespace {
+
+template <class T>
+std::shared_ptr<T> aligned_array(int64_t count) {
+  const size_t bytes = static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(T);
+  T* p = static_cast<T*>(aligned_malloc(bytes));
+  std::memset(static_cast<void*>(p), 0, bytes);
+  return std::shared_ptr<T>(p, [](T* q) { aligned_free(q); });
+}
+
+}  // namespace
+
+PackedInt8B PackedInt8B::pack(const void* b, bool is_unsigned, int64_t k, int64_t n, int64_t ld, bool trans) {
+  PackedInt8B p;
+  p.k_ = k;
+  p.n_ = n;
+  p.unsigned_ = is_unsigned;
+  const int64_t panel_bytes = p.quads() * kInt8Quad * kInt8PanelCols;
+  p.data_ = aligned_array<int8_t>(p.panels() * panel_bytes);
+  p.col_sums_ = aligned_array<int32_t>(p.panels() * kInt8PanelCols);
+  const auto* bytes = static_cast<const uint8_t*>(b);
+  int32_t* sums = p.col_sums_.get();
+  for (int64_t kk = 0; kk < k; ++kk) {
+    for (int64_t j = 0; j < n; ++j) {
+      const uint8_t raw = trans ? bytes[j * ld + kk] : bytes[kk * ld + j];
+      // uint8 values are stored shifted by -128 (flipping the top bit does exactly that).
+      const int32_t value = is_unsigned ? static_cast<int32_t>(raw) : static_cast<int32_t>(static_cast<int8_t>(raw));
+      const int8_t stored = static_cast<int8_t>(is_unsigned ? raw ^ 0x80u : raw);
+      sums[j] += value;
+      const int64_t panel = j / kInt8PanelCols, col = j % kInt8PanelCols;
+      p.data_.get()[panel * panel_bytes + (kk / kInt8Quad) * kInt8Quad * kInt8PanelCols + col * kInt8Quad +
+                    kk % kInt8Quad] = stored;
+    }
+  }
+  return p;
+}
+
+void int8_row_sums(const uint8_t* a, int64_t m, int64_t k, int64_t lda, int32_t* out) {
+  for (int64_t i = 0; i < m; ++i) {
+    const uint8_t* row = a + i * lda;
+    int32_t s = 0;
+    for (int64_t kk = 0; kk < k; ++kk) s += row[kk];
+    out[i] = s;
+  }
+}
+
+const Int8GemmBackend& int8_gemm_backend_default() {
+  static const Int8GemmBackend& best =
+      isa_enabled(Isa::Avx512) && cpu_features().avx512vnni && cpu_features().avx512bw ? int8_gemm_backend_vnni()
+                                                                                        : int8_gemm_backend_avx2();
+  return best;
+}
+
+void gemm_u8s8(const Int8GemmArgs& g, ThreadPool* pool, const Int8GemmBackend& backend) {
+  const int64_t panels = g.b->panels();
+  if (g.m <= 0 || panels == 0) return;
+  const int threads = pool ? pool->threads() : 1;
+  // Work below ~256 Ki multiply-adds stays on one thread (waking another costs more).
+  const int64_t work = g.m * g.b->k() * g.b->n();
+  const int parts = static_cast<int>(std::clamp<int64_t>(work >> 18, 1, threads));
+  if (parts == 1) {
+    backend.range(g, 0, g.m, 0, panels);
+    return;
+  }
+  // Split by columns (each thread streams its own part of B) when every thread gets a panel;
+  // otherwise by rows, in whole row groups of 8.
+  const bool by_columns = panels >= parts;
+  parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t part = begin; part < end; ++part) {
+      if (by_columns) {
+        backend.range(g, 0, g.m, panels * part / parts, panels * (part + 1) / parts);
+      } else {
+        const int64_t groups = (g.m + 7) / 8;
+        const int64_t i0 = std::min(g.m, groups * part / parts * 8), i1 = std::min(g.m, groups * (part + 1) / parts * 8);
+        if (i1 > i0) backend.range(g, i0, i1, 0, panels);
+      }
+    }
+  });
+}
+
+}  // namespace ignis::kernels::x86

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// Integer GEMM for quantized models: C = (A - za) * (B - zb), A uint8 [M x K], B int8 or uint8
+// [K x N] packed once, accumulated exactly in int32, then stored as int32 (MatMulInteger) or
+// as float32 scaled per row / column plus a bias (MatMulIntegerToFloat, dynamic quantization).
+//
+// Two tile implementations share the packed layout: AVX-512 VNNI (vpdpbusd: 64 u8 x s8
+// products summed four at a time into int32, exact) and AVX2 (each quad widened to int16 and
+// multiplied with vpmaddwd, exact too: vpmaddubsw is not used because its int16 sums
+// saturate when two large products meet). uint8 B is stored as b - 128 so both see int8; the
+// shift, and the zero points, come back as one correction per output:
+//   sum_k (a - za_i)(b - zb_j) = sum_k a (b - off) + (off - zb_j) sum_k a - za_i (sum_k b - K zb_j)
+// where off is 128 for uint8 B and 0 for int8 B. A signed int8 A is flipped to uint8 by the
+// caller (a + 128, with za + 128), which the same identity absorbs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "core/thread_pool.h"
+
+namespace ignis::kernels::x86 {
+
+// Columns per packed panel and the depth unit of one vpdpbusd lane.
+inline constexpr int kInt8PanelCols = 32;
+inline constexpr int kInt8Quad = 4;
+
+// op(B) [K x N] packed for the int8 GEMM: panel p holds columns [32p, 32p + 32), as
+// ceil(K / 4) quads of 32 columns x 4 consecutive depths (byte (q, j, r) at q * 128 + j * 4 + r),
+// zero past K and past N. Immutable once packed; shareable across threads.
+class PackedInt8B {
+ public:
+  PackedInt8B() = default;
+  // B holds int8 (is_unsigned false) or uint8 values, row-major [K x N] with leading dimension
+  // ld, or [N x K] when `trans`.
+  static PackedInt8B pack(const void* b, bool is_unsigned, int64_t k, int64_t n, int64_t ld, bool trans);
+
+  bool empty() const { return !data_; }
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+  int64_t quads() const { return (k_ + kInt8Quad - 1) / kInt8Quad; }
+  int64_t panels() const { return (n_ + kInt8PanelCols - 1) / kInt8PanelCols; }
+  bool is_unsigned() const { return unsigned_; }
+  const int8_t* panel(int64_t p) const { return data_.get() + p * quads() * kInt8Quad * kInt8PanelCols; }
+  // sum_k b[k][j] of the original (unshifted) values, per column.
+  const int32_t* column_sums() const { return col_sums_.get(); }
+
+ private:
+  int64_t k_ = 0, n_ = 0;
+  bool unsigned_ = false;
+  std::shared_ptr<int8_t> data_;
+  std::shared_ptr<int32_t> col_sums_;
+};
+
+// One integer GEMM. The zero-point correction per output is
+//   row_sum[i] * col_shift[j] - row_zp[i] * col_corr[j]
+// (col_shift = off - zb, col_corr = sum_k b - K zb; see the file comment), where row_sum may be
+// null when every col_shift is 0, and row_zp null when A's zero point is 0.
+struct Int8GemmArgs {
+  int64_t m = 0;
+  const uint8_t* a = nullptr;  // [M x K], leading dimension lda
+  int64_t lda = 0;
+  const PackedInt8B* b = nullptr;
+  const int32_t* row_zp = nullptr;     // [M] or null
+  const int32_t* row_sum = nullptr;    // [M] or null
+  const int32_t* col_shift = nullptr;  // [N] or null
+  const int32_t* col_corr = nullptr;   // [N]; read only when row_zp is set
+  // Output: int32 when c_i32 is set, else float32 c_f32 = acc * row_scale[i] * col_scale[j]
+  // + bias[j] (row_scale and bias may be null; col_scale is required).
+  int32_t* c_i32 = nullptr;
+  float* c_f32 = nullptr;
+  int64_t ldc = 0;
+  const float* row_scale = nullptr;
+  const float* col_scale = nullptr;
+  const float* bias = nullptr;
+};
+
+// One tile implementation: rows [i0, i1) x panels [p0, p1) of C on the calling thread.
+struct Int8GemmBackend {
+  std::string_view name;
+  void (*range)(const Int8GemmArgs& args, int64_t i0, int64_t i1, int64_t p0, int64_t p1) = nullptr;
+};
+
+const Int8GemmBackend& int8_gemm_backend_avx2();
+const Int8GemmBackend& int8_gemm_backend_vnni();
+// AVX-512 VNNI where the CPU has it and IGNIS_KERNELS allows AVX-512, else AVX2.
+const Int8GemmBackend& int8_gemm_backend_default();
+
+// The whole GEMM, split over `pool` by column panels (or rows when there are few panels).
+void gemm_u8s8(const Int8GemmArgs& args, ThreadPool* pool, const Int8GemmBackend& backend = int8_gemm_backend_default());
+
+// sum_k a[i][k] for each row of a [M x K] uint8 matrix (leading dimension lda).
+void int8_row_sums(const uint8_t* a, int64_t m, int64_t k, int64_t lda, int32_t* out);
+
+}  // namespace ignis::kernels::x86

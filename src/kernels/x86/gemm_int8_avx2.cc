@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// The int8 GEMM tile for AVX2 CPUs without VNNI: up to 3 rows x 16 columns of C. Each packed
+// quad row of 4 columns (16 bytes) is widened to int16 and multiplied by the row's 4 bytes of A
+// (widened likewise) with vpmaddwd, giving per column two int32 partial sums that are added at
+// the end. Widening costs half the speed of vpmaddubsw but stays exact: vpmaddubsw adds two
+// u8 x s8 products in int16 and saturates when both are large (255 * 127 * 2 > 32767).
+// 3 rows x 4 accumulators per row use 12 of the 16 ymm registers.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/x86/gemm_int8.h"
+
+namespace ignis::kernels::x86 {
+
+namespace {
+
+constexpr int kRows = 3;
+constexpr int kCols = 16;  // half a packed panel
+
+// 4 bytes of A at `p`, of which only `valid` (1..4) may be read.
+inline int32_t load_quad(const uint8_t* p, int valid) {
+  int32_t v = 0;
+  std::memcpy(&v, p, static_cast<size_t>(valid));
+  return v;
+}
+
+// Stores 8 columns [j, j + valid) of row i: the correction, then int32 or scaled float.
+inline void store8(const Int8GemmArgs& g, int64_t i, int64_t j, __m256i acc, int valid) {
+  if (valid < 8) {
+    alignas(32) int32_t lanes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
+    for (int c = 0; c < valid; ++c) {
+      int32_t v = lanes[c];
+      if (g.row_sum && g.col_shift) v += g.row_sum[i] * g.col_shift[j + c];
+      if (g.row_zp) v -= g.row_zp[i] * g.col_corr[j + c];
+      if (g.c_i32) {
+        g.c_i32[i * g.ldc + j + c] = v;
+      } else {
+        float f = static_cast<float>(v) * g.col_scale[j + c];
+        if (g.row_scale) f *= g.row_scale[i];
+        if (g.bias) f += g.bias[j + c];
+        g.c_f32[i * g.ldc + j + c] = f;
+      }
+    }
+    return;
+  }
+  if (g.row_sum && g.col_shift) {
+    const __m256i shift = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.col_shift + j));
+    acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(shift, _mm256_set1_epi32(g.row_sum[i])));
+  }
+  if (g.row_zp && g.row_zp[i] != 0) {
+    const __m256i corr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.col_corr + j));
+    acc = _mm256_sub_epi32(acc, _mm256_mullo_epi32(corr, _mm256_set1_epi32(g.row_zp[i])));
+  }
+  if (g.c_i32) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(g.c_i32 + i * g.ldc + j), acc);
+    return;
+  }
+  __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(g.col_scale + j));
+  if (g.row_scale) v = _mm256_mul_ps(v, _mm256_set1_ps(g.row_scale[i]));
+  if (g.bias) v = _mm256_add_ps(v, _mm256_loadu_ps(g.bias + j));
+  _mm256_storeu_ps(g.c_f32 + i * g.ldc + j, v);
+}
+
+// Adds the two partial sums of each column: [c0 c0' c1 c1' c2 c2' c3 c3'] and the same for
+// c4..c7 become [c0 .. c7].
+inline __m256i fold_pairs(__m256i lo, __m256i hi) {
+  return _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo, hi), 0xD8);
+}
+
+template <int kR>
+void tile(const Int8GemmArgs& g, int64_t i0, int64_t panel, int half) {
+  const PackedInt8B& b = *g.b;
+  const int8_t* bp = b.panel(panel) + half * kCols * kInt8Quad;
+  const int64_t k = b.k();
+  const int64_t quads = b.quads();
+  const int64_t full = k / kInt8Quad;
+  __m256i acc[kR][4];
+  #pragma GCC unroll 16
+  for (int r = 0; r < kR; ++r)
+    #pragma GCC unroll 16
+    for (int c = 0; c < 4; ++c) acc[r][c] = _mm256_setzero_si256();
+  const uint8_t* a = g.a + i0 * g.lda;
+  for (int64_t q = 0; q < quads; ++q) {
+    __m256i av[kR];
+    #pragma GCC unroll 16
+    for (int r = 0; r < kR; ++r) {
+      const uint8_t* src = a + r * g.lda + q * kInt8Quad;
+      int32_t quad;
+      if (q < full) std::memcpy(&quad, src, sizeof quad);
+      else quad = load_quad(src, static_cast<int>(k - full * kInt8Quad));
+      av[r] = _mm256_cvtepu8_epi16(_mm_set1_epi32(quad));
+    }
+    #pragma GCC unroll 16
+    for (int c = 0; c < 4; ++c) {
+      const __m256i bw =
+          _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + q * 128 + c * 16)));
+      #pragma GCC unroll 16
+      for (int r = 0; r < kR; ++r) acc[r][c] = _mm256_add_epi32(acc[r][c], _mm256_madd_epi16(av[r], bw));
+    }
+  }
+  const int64_t j0 = panel * kInt8PanelCols + half * kCols;
+  const int64_t cols = std::min<int64_t>(kCols, b.n() - j0);
+  #pragma GCC unroll 16
+  for (int r = 0; r < kR; ++r) {
+    store8(g, i0 + r, j0, fold_pairs(acc[r][0], acc[r][1]), static_cast<int>(std::min<int64_t>(8, cols)));
+    if (cols > 8) store8(g, i0 + r, j0 + 8, fold_pairs(acc[r][2], acc[r][3]), static_cast<int>(cols - 8));
+  }
+}
+
+void range(const Int8GemmArgs& g, int64_t i0, int64_t i1, int64_t p0, int64_t p1) {
+  for (int64_t i = i0; i < i1; i += kRows) {
+    const int64_t rows = std::min<int64_t>(kRows, i1 - i);
+    for (int64_t p = p0; p < p1; ++p) {
+      for (int half = 0; half < 2; ++half) {
+        if (p * kInt8PanelCols + half * kCols >= g.b->n()) break;
+        switch (rows) {
+          case 3: tile<3>(g, i, p, half); break;
+          case 2: tile<2>(g, i, p, half); break;
+          default: tile<1>(g, i, p, half); break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const Int8GemmBackend& int8_gemm_backend_avx2() {
+  static const Int8GemmBackend backend{.name = "avx2_3x16", .range = range};
+  return backend;
+}
+
+}  // namespace ignis::kernels::x86

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0
+// x86 MatMulInteger and ai.ignis MatMulIntegerToFloat on the int8 GEMM (gemm_int8.h), and the
+// registration of DynamicQuantizeLinear (quantize_avx2.cc).
+// A constant B (the weights of a quantized model) is packed once when the kernel is made,
+// with its zero-point corrections when b_zero_point is constant too; a B computed at run time
+// is packed per run. A's batch dimensions fold into the GEMM's rows. Configurations the GEMM
+// does not take (a batched B, zero points shaped per batch) run on the reference kernel.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/aligned_alloc.h"
+#include "core/strings.h"
+#include "kernels/x86/gemm_int8.h"
+#include "kernels/x86/quantize_avx2.h"
+#include "kernels/x86/x86_internal.h"
+
+namespace ignis::kernels::x86 {
+
+namespace {
+
+// Input positions of the two ops.
+struct Inputs {
+  int a = 0, b = 1, scale = -1, a_zp = 2, b_zp = 3, bias = -1;
+};
+constexpr Inputs kMatMulInteger{};
+constexpr Inputs kToFloat{.a = 0, .b = 1, .scale = 2, .a_zp = 3, .b_zp = 4, .bias = 5};
+
+// One zero-point entry of a uint8/int8 tensor as int32.
+int32_t zero_point_at(const Tensor& t, int64_t i) {
+  return t.dtype() == DType::U8 ? static_cast<int32_t>(t.data_as<uint8_t>()[i])
+                                : static_cast<int32_t>(t.data_as<int8_t>()[i]);
+}
+
+// The per-column corrections of B for zero point zb (one value or one per column).
+struct ColumnTerms {
+  std::vector<int32_t> shift;  // off - zb_j; empty when all 0
+  std::vector<int32_t> corr;   // sum_k b_j - K zb_j
+};
+
+ColumnTerms column_terms(const PackedInt8B& b, const Tensor* zp) {
+  ColumnTerms t;
+  const int64_t n = b.n();
+  const int32_t off = b.is_unsigned() ? 128 : 0;
+  t.corr.resize(static_cast<size_t>(n));
+  std::vector<int32_t> shift(static_cast<size_t>(n));
+  bool any_shift = false;
+  for (int64_t j = 0; j < n; ++j) {
+    const int32_t zb = zp == nullptr ? 0 : zero_point_at(*zp, zp->numel() == 1 ? 0 : j);
+    t.corr[static_cast<size_t>(j)] = b.column_sums()[j] - static_cast<int32_t>(b.k()) * zb;
+    shift[static_cast<size_t>(j)] = off - zb;
+    any_shift |= off != zb;
+  }
+  if (any_shift) t.shift = std::move(shift);
+  return t;
+}
+
+bool is_vector_of(const Tensor& t, int64_t n) { return t.numel() == 1 || (t.rank() == 1 && t.dim(0) == n); }
+
+class Int8MatMulKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, const Inputs& in, std::string_view domain,
+                                                std::string_view op) {
+    auto k = std::make_unique<Int8MatMulKernel>();
+    k->in_ = in;
+    IGNIS_ASSIGN_OR_RETURN(k->fallback_, make_integer_reference(domain, op, init));
+    const auto constant = [&](int i) -> const Tensor* {
+      return i >= 0 && static_cast<size_t>(i) < init.constants.size() ? init.constants[static_cast<size_t>(i)] : nullptr;
+    };
+    const Tensor* b = constant(in.b);
+    const bool b_zp_given = static_cast<size_t>(in.b_zp) < init.input_dtypes.size() &&
+                            init.input_dtypes[static_cast<size_t>(in.b_zp)] != DType::Undefined;
+    const Tensor* b_zp = constant(in.b_zp);
+    if (b && b->rank() == 2 && (b->dtype() == DType::U8 || b->dtype() == DType::I8)) {
+      k->packed_b_ = PackedInt8B::pack(b->data(), b->dtype() == DType::U8, b->dim(0), b->dim(1), b->dim(1), false);
+      if (!b_zp_given || (b_zp && is_vector_of(*b_zp, b->dim(1)))) {
+        k->terms_ = column_terms(k->packed_b_, b_zp);
+        k->terms_ready_ = true;
+      }
+    }
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  bool uses_constant_data(int input) const override { return input != in_.b || packed_b_.empty(); }
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(in_.a);
+    const Tensor& b = ctx.input(in_.b);
+    Tensor& y = ctx.output(0);
+    if (y.numel() == 0) return Status::ok();
+    if (!takes(ctx)) {
+      if (!packed_b_.empty()) return internal_error("MatMulInteger: prepacked B but the GEMM cannot take this call");
+      return fallback_->run(ctx);
+    }
+    const int64_t k = a.dim(a.rank() - 1);
+    const int64_t rows = a.numel() / std::max<int64_t>(k, 1);
+    const int64_t n = b.dim(1);
+    if (k == 0) {
+      if (y.dtype() == DType::I32) std::fill_n(y.data_as<int32_t>(), y.numel(), 0);
+      else return fallback_->run(ctx);
+      return Status::ok();
+    }
+
+    // B: prepacked, or packed now.
+    PackedInt8B packed_now;
+    const PackedInt8B* pb = &packed_b_;
+    if (packed_b_.empty()) {
+      packed_now = PackedInt8B::pack(b.data(), b.dtype() == DType::U8, k, n, n, false);
+      pb = &packed_now;
+    }
+    ColumnTerms terms_now;
+    const ColumnTerms* terms = &terms_;
+    if (!terms_ready_) {
+      terms_now = column_terms(*pb, has(ctx, in_.b_zp) ? &ctx.input(in_.b_zp) : nullptr);
+      terms = &terms_now;
+    }
+
+    // A as uint8: int8 is flipped to a + 128 (its zero point moves by 128 too).
+    const bool a_signed = a.dtype() == DType::I8;
+    const uint8_t* au = static_cast<const uint8_t*>(a.data());
+    const size_t a_bytes = a_signed ? align_up(static_cast<size_t>(rows * k)) : 0;
+    const size_t zp_bytes = align_up(static_cast<size_t>(rows) * sizeof(int32_t));
+    auto* scratch = static_cast<uint8_t*>(ctx.scratch(a_bytes + 2 * zp_bytes));
+    if (a_signed) {
+      uint8_t* flipped = scratch;
+      const auto* src = static_cast<const uint8_t*>(a.data());
+      for (int64_t i = 0; i < rows * k; ++i) flipped[i] = src[i] ^ 0x80u;
+      au = flipped;
+    }
+    auto* row_zp = reinterpret_cast<int32_t*>(scratch + a_bytes);
+    auto* row_sum = reinterpret_cast<int32_t*>(scratch + a_bytes + zp_bytes);
+    bool any_zp = a_signed;
+    if (has(ctx, in_.a_zp)) {
+      const Tensor& zp = ctx.input(in_.a_zp);
+      const int64_t m = a.rank() >= 2 ? a.dim(a.rank() - 2) : 1;
+      for (int64_t i = 0; i < rows; ++i) {
+        row_zp[i] = zero_point_at(zp, zp.numel() == 1 ? 0 : i % m) + (a_signed ? 128 : 0);
+        any_zp |= row_zp[i] != 0;
+      }
+    } else {
+      std::fill_n(row_zp, rows, a_signed ? 128 : 0);
+    }
+    if (!terms->shift.empty()) int8_row_sums(au, rows, k, k, row_sum);
+
+    Int8GemmArgs g;
+    g.m = rows;
+    g.a = au;
+    g.lda = k;
+    g.b = pb;
+    g.row_zp = any_zp ? row_zp : nullptr;
+    g.row_sum = terms->shift.empty() ? nullptr : row_sum;
+    g.col_shift = terms->shift.empty() ? nullptr : terms->shift.data();
+    g.col_corr = terms->corr.data();
+    g.ldc = n;
+    std::vector<float> col_scale;
+    if (y.dtype() == DType::I32) {
+      g.c_i32 = y.data_as<int32_t>();
+    } else {
+      const Tensor& scale = ctx.input(in_.scale);
+      if (scale.numel() == 1) {
+        col_scale.assign(static_cast<size_t>(n), scale.data_as<float>()[0]);
+        g.col_scale = col_scale.data();
+      } else {
+        g.col_scale = scale.data_as<float>();
+      }
+      g.bias = has(ctx, in_.bias) ? ctx.input(in_.bias).data_as<float>() : nullptr;
+      g.c_f32 = y.data_as<float>();
+    }
+    gemm_u8s8(g, ctx.pool());
+    return Status::ok();
+  }
+
+ private:
+  static bool has(const KernelContext& ctx, int i) { return i >= 0 && ctx.has_input(i); }
+
+  static Result<std::unique_ptr<Kernel>> make_integer_reference(std::string_view domain, std::string_view op,
+                                                                const KernelInit& init) {
+    for (const KernelDef& d : KernelRegistry::global().all())
+      if (d.implements(domain, op, init.opset) && d.isa == Isa::None && d.backend == Backend::Cpu)
+        return make_kernel(d, init);
+    return internal_error(str_cat("no reference kernel for ", op));
+  }
+
+  // Whether the GEMM runs this call: B is 2-D, the zero points are one value or one per row of
+  // a 2-D A (per column of B), and the scale is one value or one per column.
+  bool takes(const KernelContext& ctx) const {
+    const Tensor& a = ctx.input(in_.a);
+    const Tensor& b = ctx.input(in_.b);
+    if (b.rank() != 2 || a.rank() < 1) return false;
+    const int64_t n = b.dim(1);
+    if (has(ctx, in_.a_zp)) {
+      const Tensor& zp = ctx.input(in_.a_zp);
+      if (zp.numel() != 1 && !(a.rank() >= 2 && zp.rank() == 1 && zp.dim(0) == a.dim(a.rank() - 2))) return false;
+    }
+    if (has(ctx, in_.b_zp) && !is_vector_of(ctx.input(in_.b_zp), n)) return false;
+    if (in_.scale >= 0 && !is_vector_of(ctx.input(in_.scale), n)) return false;
+    if (has(ctx, in_.bias) && !(ctx.input(in_.bias).rank() == 1 && ctx.input(in_.bias).dim(0) == n)) return false;
+    return true;
+  }
+
+  Inputs in_;
+  std::unique_ptr<Kernel> fallback_;
+  PackedInt8B packed_b_;
+  ColumnTerms terms_;
+  bool terms_ready_ = false;  // terms_ belong to packed_b_ and the (constant or absent) b_zero_point
+};
+
+Result<std::unique_ptr<Kernel>> create_matmul_integer(const KernelInit& init) {
+  return Int8MatMulKernel::create(init, kMatMulInteger, "", "MatMulInteger");
+}
+Result<std::unique_ptr<Kernel>> create_matmul_integer_to_float(const KernelInit& init) {
+  return Int8MatMulKernel::create(init, kToFloat, "ai.ignis", "MatMulIntegerToFloat");
+}
+
+}  // namespace
+
+void register_nn_int8(KernelRegistry& r) {
+  const DTypeSet q{DType::U8, DType::I8};
+  r.add({.domain = "", .op_type = "MatMulInteger", .since_opset = 10, .types = q, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/matmulinteger_u8s8", .factory = create_matmul_integer});
+  r.add({.domain = "ai.ignis", .op_type = "MatMulIntegerToFloat", .since_opset = 1, .types = q, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/matmulintegertofloat_u8s8", .factory = create_matmul_integer_to_float});
+  r.add({.domain = "", .op_type = "DynamicQuantizeLinear", .since_opset = 11, .types = DTypeSet{DType::F32},
+         .isa = Isa::Avx2, .priority = 10, .id = "x86/dynamicquantizelinear_avx2", .fn = dynamic_quantize_linear_avx2});
+}
+
+}  // namespace ignis::kernels::x86
