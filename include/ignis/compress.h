@@ -20,12 +20,21 @@ enum class QuantizeMode {
   Int8,
   // float16 weights feeding the op through Cast(to=float): ~2x smaller, computed in float32.
   Fp16,
+  // Dynamic int8 MatMul/Gemm, in onnxruntime quantize_dynamic's form: each activation read by
+  // a MatMul (or Gemm with transA=0) whose B is a constant 2-D float32 weight goes through
+  // DynamicQuantizeLinear (uint8, range taken per run), and the product becomes
+  // MatMulInteger(uint8, int8) -> Cast(to=float) -> Mul(x_scale * w_scale) [-> Add(bias)].
+  // Weights are int8 symmetric, one scale per output column (per tensor without per_channel).
+  // Needs opset >= 11.
+  Dynamic,
 };
 
 struct QuantizeOptions {
   QuantizeMode mode = QuantizeMode::Int8;
   bool per_channel = true;
   int64_t min_elements = 1024;  // smaller weights (biases, depthwise kernels) stay float32
+  // Dynamic: names of nodes to keep in float32; each must name a node of the model.
+  std::vector<std::string> exclude_nodes;
 };
 
 enum class PruneGranularity {

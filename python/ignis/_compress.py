@@ -62,19 +62,40 @@ def _count(value, what):
     return value
 
 
-def quantize(model, output, mode="int8", per_channel=True, min_elements=1024):
-    """Reads the ONNX file `model`, stores the weights of Conv, ConvTranspose, MatMul and Gemm
-    in a smaller type and writes the result to `output`.
+def _names(value, what):
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    names = list(value)
+    if not all(isinstance(n, str) and n for n in names):
+        raise _errors.InvalidArgument(f"{what} must be node names (non-empty strings), got {value!r}")
+    return names
 
-    mode: "int8" (symmetric, zero point 0, written as DequantizeLinear feeding the op; one
-    scale per output channel unless per_channel=False or the model's opset is below 13) or
-    "fp16" (float16 weights read through Cast).  Weights with fewer than `min_elements`
-    elements stay float32.  ignis expands the weights once when a session is created, so the
-    computation stays float32.  Returns a CompressReport."""
-    mode = _choice(mode, ("int8", "fp16"), "mode")
+
+def quantize(model, output, mode="int8", per_channel=True, min_elements=1024, exclude=None):
+    """Reads the ONNX file `model`, quantizes it and writes the result to `output`.
+
+    mode: "int8" (weights of Conv, ConvTranspose, MatMul and Gemm stored symmetric int8 with
+    zero point 0, written as DequantizeLinear feeding the op; one scale per output channel
+    unless per_channel=False or the model's opset is below 13), "fp16" (float16 weights read
+    through Cast) or "dynamic" (MatMul, and Gemm with transA=0, whose B is a constant 2-D
+    float32 weight computed in int8: DynamicQuantizeLinear on the activation, one per
+    activation tensor, then MatMulInteger -> Cast -> Mul(scale) [-> Add(bias)], as
+    onnxruntime's quantize_dynamic writes; int8 weights with one scale per output column
+    unless per_channel=False).  Weights with fewer than `min_elements` elements stay float32;
+    so do the nodes named in `exclude` (dynamic only).  For int8 and fp16 ignis expands the
+    weights once when a session is created, so the computation stays float32.  Returns a
+    CompressReport."""
+    mode = _choice(mode, ("int8", "fp16", "dynamic"), "mode")
     return CompressReport(
         _ignis.quantize(
-            os.fsdecode(model), os.fsdecode(output), mode, bool(per_channel), _count(min_elements, "min_elements")
+            os.fsdecode(model),
+            os.fsdecode(output),
+            mode,
+            bool(per_channel),
+            _count(min_elements, "min_elements"),
+            _names(exclude, "exclude"),
         )
     )
 

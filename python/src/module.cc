@@ -439,13 +439,14 @@ py::dict compress_report(const CompressReport& r) {
   return d;
 }
 
-// ignis::quantize_model; `mode` is "int8" or "fp16" (checked by the Python layer).
+// ignis::quantize_model; `mode` is "int8", "fp16" or "dynamic" (checked by the Python layer).
 py::dict quantize(const std::string& input, const std::string& output, const std::string& mode, bool per_channel,
-                  int64_t min_elements) {
+                  int64_t min_elements, const std::vector<std::string>& exclude) {
   QuantizeOptions o;
-  o.mode = mode == "fp16" ? QuantizeMode::Fp16 : QuantizeMode::Int8;
+  o.mode = mode == "fp16" ? QuantizeMode::Fp16 : mode == "dynamic" ? QuantizeMode::Dynamic : QuantizeMode::Int8;
   o.per_channel = per_channel;
   o.min_elements = min_elements;
+  o.exclude_nodes = exclude;
   auto result = [&] {
     py::gil_scoped_release unlocked;
     return quantize_model(input, output, o);
@@ -489,7 +490,7 @@ PYBIND11_MODULE(_ignis, m) {
 
   m.def("optimize", &optimize, py::arg("input"), py::arg("output"), py::arg("level"), py::arg("dot_dir") = "");
   m.def("quantize", &quantize, py::arg("input"), py::arg("output"), py::arg("mode"), py::arg("per_channel"),
-        py::arg("min_elements"));
+        py::arg("min_elements"), py::arg("exclude") = std::vector<std::string>{});
   m.def("prune", &prune, py::arg("input"), py::arg("output"), py::arg("sparsity"), py::arg("granularity"),
         py::arg("min_elements"));
 }

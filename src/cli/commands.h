@@ -51,6 +51,7 @@ struct QuantizeCliOptions {
   std::string mode = "int8";
   bool per_tensor = false;
   int64_t min_elements = 1024;
+  std::vector<std::string> exclude;
   bool report = false;
 };
 int run_quantize(const QuantizeCliOptions& opts);

@@ -40,9 +40,10 @@ void print_report(const std::string& output, const CompressReport& r, bool detai
 
 int run_quantize(const QuantizeCliOptions& opts) {
   QuantizeOptions o;
-  o.mode = opts.mode == "fp16" ? QuantizeMode::Fp16 : QuantizeMode::Int8;
+  o.mode = opts.mode == "fp16" ? QuantizeMode::Fp16 : opts.mode == "dynamic" ? QuantizeMode::Dynamic : QuantizeMode::Int8;
   o.per_channel = !opts.per_tensor;
   o.min_elements = opts.min_elements;
+  o.exclude_nodes = opts.exclude;
   auto report = quantize_model(opts.model, opts.output, o);
   if (!report) return fail(report.error());
   print_report(opts.output, *report, opts.report);

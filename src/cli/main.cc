@@ -71,17 +71,21 @@ int main(int argc, char** argv) {
   c_opt->add_option("--dot", optimize.dot_dir, "write before/after Graphviz files (and SVGs when `dot` exists) here");
 
   QuantizeCliOptions quantize;
-  auto* c_quant = app.add_subcommand("quantize", "store the weights as int8 or float16 and write a new ONNX file");
+  auto* c_quant = app.add_subcommand("quantize", "quantize weights (and activations) and write a new ONNX file");
   c_quant->add_option("MODEL", quantize.model, "input model.onnx")->required();
   c_quant->add_option("--output,-o", quantize.output, "output .onnx path")->required();
   c_quant->add_option("--mode", quantize.mode,
-                      "int8 (symmetric, DequantizeLinear per output channel) | fp16 (Cast from float16)")
+                      "int8 (weights only: symmetric, DequantizeLinear per output channel) | fp16 (weights only: "
+                      "Cast from float16) | dynamic (MatMul/Gemm as DynamicQuantizeLinear + MatMulInteger)")
       ->default_val("int8")
-      ->check(CLI::IsMember({"int8", "fp16"}));
-  c_quant->add_flag("--per-tensor", quantize.per_tensor, "int8: one scale per weight tensor instead of per channel");
+      ->check(CLI::IsMember({"int8", "fp16", "dynamic"}));
+  c_quant->add_flag("--per-tensor", quantize.per_tensor,
+                    "int8/dynamic: one scale per weight tensor instead of per output channel");
   c_quant->add_option("--min-elements", quantize.min_elements, "leave weights with fewer elements in float32")
       ->default_val(1024)
       ->check(CLI::NonNegativeNumber);
+  c_quant->add_option("--exclude", quantize.exclude, "dynamic: NODE,... node names to keep in float32")
+      ->delimiter(',');
   c_quant->add_flag("--report", quantize.report, "print every weight changed or skipped");
 
   PruneCliOptions prune;

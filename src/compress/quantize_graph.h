@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
+// The graph rewrites behind quantize_model's activation-quantizing modes. Each edits `g` in
+// place and records what it changed or left in float in `report`.
+#pragma once
+
+#include "ignis/compress.h"
+#include "ir/graph.h"
+
+namespace ignis::compress {
+
+// QuantizeMode::Dynamic: MatMul/Gemm with a constant 2-D float32 B become
+// DynamicQuantizeLinear + MatMulInteger + Cast + Mul [+ Add] (quantize_dynamic.cc).
+Status quantize_dynamic(ir::Graph& g, const QuantizeOptions& options, CompressReport* report);
+
+}  // namespace ignis::compress
