@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "core/channel_split.h"
@@ -39,6 +40,20 @@ Int8Weight quantize_int8_symmetric(const Tensor& w, int axis) {
     out.max_abs_error = std::max(out.max_abs_error, std::fabs(x[i] - r * sc));
   });
   return out;
+}
+
+WeightChange int8_weight_change(const std::string& value, const std::string& op_type, std::string scheme,
+                                const Tensor& w, const Int8Weight& q) {
+  WeightChange change;
+  change.value = value;
+  change.op_type = op_type;
+  change.scheme = std::move(scheme);
+  change.elements = w.numel();
+  change.zeros_before = std::count(w.data_as<float>(), w.data_as<float>() + w.numel(), 0.0f);
+  change.zeros_after = q.zeros;
+  change.max_abs = q.max_abs;
+  change.max_abs_error = q.max_abs_error;
+  return change;
 }
 
 }  // namespace ignis::compress

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
+#include "ignis/compress.h"
 #include "ignis/tensor.h"
 
 namespace ignis::compress {
@@ -22,5 +24,9 @@ struct Int8Weight {
 // Q = round_half_even(w / S) clamped to [-127, 127] (-128 is never used, keeping the range
 // symmetric), so each element is off by at most S / 2. A slice of zeros gets S = 1 (Q = 0).
 Int8Weight quantize_int8_symmetric(const Tensor& w, int axis);
+
+// The report entry of float32 weight `w` (initializer `value`, read by `op_type`) quantized as `q`.
+WeightChange int8_weight_change(const std::string& value, const std::string& op_type, std::string scheme,
+                                const Tensor& w, const Int8Weight& q);
 
 }  // namespace ignis::compress

@@ -101,7 +101,7 @@ Status quantize_dynamic(ir::Graph& g, const QuantizeOptions& o, CompressReport* 
   const size_t original = g.nodes.size();
   for (size_t i = 0; i < original; ++i) {
     Candidate c;
-    std::string why = match(g, g.nodes[i], o.min_elements, &c);
+    std::string why = match(g, g.nodes[i], o.min_elements.value_or(0), &c);
     if (why == kNotMatMul) continue;
     if (why.empty() && excluded.count(g.nodes[i].name)) why = "excluded";
     if (!why.empty()) {
@@ -116,15 +116,8 @@ Status quantize_dynamic(ir::Graph& g, const QuantizeOptions& o, CompressReport* 
       const Tensor& w = g.initializers.at(c.weight);
       Int8Weight q8 = quantize_int8_symmetric(c.transposed ? transpose_2d(w) : w, o.per_channel ? 1 : -1);
       if (!reported.count(c.weight)) {
-        WeightChange change;
-        change.value = c.weight;
-        change.op_type = n.op_type;
-        change.scheme = o.per_channel ? "int8 dynamic per-column" : "int8 dynamic per-tensor";
-        change.elements = w.numel();
-        change.zeros_before = std::count(w.data_as<float>(), w.data_as<float>() + w.numel(), 0.0f);
-        change.zeros_after = q8.zeros;
-        change.max_abs = q8.max_abs;
-        change.max_abs_error = q8.max_abs_error;
+        WeightChange change = int8_weight_change(
+            c.weight, n.op_type, o.per_channel ? "int8 dynamic per-column" : "int8 dynamic per-tensor", w, q8);
         reported[c.weight] = report->changed.size();
         report->parameters_changed += change.elements;
         report->changed.push_back(std::move(change));

@@ -108,29 +108,42 @@ int64_t count_zeros(const Tensor& t) {
 
 Result<CompressReport> quantize_model(const std::string& input_path, const std::string& output_path,
                                       const QuantizeOptions& options) {
-  if (options.min_elements < 0) return invalid_argument(str_cat("min_elements must be >= 0, got ", options.min_elements));
-  if (!options.exclude_nodes.empty() && options.mode != QuantizeMode::Dynamic)
-    return invalid_argument("excluding nodes applies to dynamic quantization, whose int8 ops are chosen per node");
+  QuantizeOptions o = options;
+  if (!o.min_elements) o.min_elements = o.mode == QuantizeMode::Static ? 0 : 1024;
+  if (*o.min_elements < 0) return invalid_argument(str_cat("min_elements must be >= 0, got ", *o.min_elements));
+  const bool activations = o.mode == QuantizeMode::Dynamic || o.mode == QuantizeMode::Static;
+  if (!o.exclude_nodes.empty() && !activations)
+    return invalid_argument("excluding nodes applies to dynamic and static quantization, whose int8 ops are chosen per node");
+  if (o.mode == QuantizeMode::Static && o.calibration_data.empty())
+    return invalid_argument("static quantization needs a calibration data folder");
+  if (o.mode == QuantizeMode::Static && !(o.percentile > 0.0 && o.percentile <= 100.0))
+    return invalid_argument(str_cat("percentile must be in (0, 100], got ", o.percentile));
+  if (o.calibration_samples < 0)
+    return invalid_argument(str_cat("calibration_samples must be >= 0, got ", o.calibration_samples));
   CompressReport report;
   IGNIS_ASSIGN_OR_RETURN(ir::Graph g, compress::read_model_graph(input_path, &report.file_bytes_before));
-  const auto unknown = compress::unknown_node_names(g, options.exclude_nodes);
+  const auto unknown = compress::unknown_node_names(g, o.exclude_nodes);
   if (!unknown.empty())
     return invalid_argument(str_cat("no node named '", str_join(unknown, "', '"), "' to exclude in '", input_path, "'"));
   report.parameters = compress::initializer_elements(g);
   report.initializer_bytes_before = compress::initializer_bytes(g);
-  if (options.mode == QuantizeMode::Dynamic) {
-    IGNIS_RETURN_IF_ERROR(compress::quantize_dynamic(g, options, &report));
+  if (o.mode == QuantizeMode::Dynamic) {
+    IGNIS_RETURN_IF_ERROR(compress::quantize_dynamic(g, o, &report));
+    return finish(g, output_path, std::move(report));
+  }
+  if (o.mode == QuantizeMode::Static) {
+    IGNIS_RETURN_IF_ERROR(compress::quantize_static(g, input_path, o, &report));
     return finish(g, output_path, std::move(report));
   }
   const int64_t opset = g.opset("");
-  if (options.mode == QuantizeMode::Int8 && opset < 10)
+  if (o.mode == QuantizeMode::Int8 && opset < 10)
     return unsupported(str_cat("int8 weights are written as DequantizeLinear, which needs opset >= 10; '", input_path,
                                "' imports opset ", opset));
   // Per-axis scales arrived in DequantizeLinear-13; older models get one scale per tensor.
-  const bool per_channel = options.per_channel && opset >= 13;
+  const bool per_channel = o.per_channel && opset >= 13;
 
   std::vector<ir::Node> added;
-  for (const auto& w : compress::find_weights(g, options.min_elements, &report.skipped)) {
+  for (const auto& w : compress::find_weights(g, *o.min_elements, &report.skipped)) {
     const Tensor& t = g.initializers.at(w.value);
     WeightChange change;
     change.value = w.value;
@@ -138,11 +151,11 @@ Result<CompressReport> quantize_model(const std::string& input_path, const std::
     change.elements = t.numel();
     change.zeros_before = count_zeros(t);
     change.max_abs = max_abs_of(t);
-    if (options.mode == QuantizeMode::Fp16 && !(change.max_abs <= kHalfMax)) {
+    if (o.mode == QuantizeMode::Fp16 && !(change.max_abs <= kHalfMax)) {
       report.skipped.push_back(str_cat(w.value, ": values beyond float16's range (max |w| ", change.max_abs, ")"));
       continue;
     }
-    added.push_back(options.mode == QuantizeMode::Int8 ? quantize_int8(g, w, per_channel, &change)
+    added.push_back(o.mode == QuantizeMode::Int8 ? quantize_int8(g, w, per_channel, &change)
                                                        : quantize_fp16(g, w, &change));
     g.initializers.erase(w.value);
     report.parameters_changed += change.elements;
