@@ -12,6 +12,8 @@ APT_PACKAGES=(
   libgtest-dev libbenchmark-dev libcli11-dev
   # RegexFullMatch's regular expressions (RE2 syntax)
   libre2-dev
+  # .npz calibration data written by np.savez_compressed (read_npz)
+  zlib1g-dev
   clang libclang-rt-14-dev
   # the server: HTTP (Boost.Beast), JSON decoding, gRPC; its tests drive it with curl, wrk and a real Prometheus
   libboost-dev libsimdjson-dev libgrpc++-dev protobuf-compiler-grpc libxxhash-dev curl wrk prometheus

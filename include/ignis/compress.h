@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,12 +22,46 @@ enum class QuantizeMode {
   Int8,
   // float16 weights feeding the op through Cast(to=float): ~2x smaller, computed in float32.
   Fp16,
+  // Dynamic int8 MatMul/Gemm, in onnxruntime quantize_dynamic's form: each activation read by
+  // a MatMul (or Gemm with transA=0) whose B is a constant 2-D float32 weight goes through
+  // DynamicQuantizeLinear (uint8, range taken per run), and the product becomes
+  // MatMulInteger(uint8, int8) -> Cast(to=float) -> Mul(x_scale * w_scale) [-> Add(bias)].
+  // Weights are int8 symmetric, one scale per output column (per tensor without per_channel).
+  // Needs opset >= 11.
+  Dynamic,
+  // Calibrated static int8, written as QDQ (QuantizeLinear -> DequantizeLinear pairs): the
+  // float model runs on calibration samples, and each activation read or written by Conv,
+  // MatMul and Gemm gets a fixed int8 range, asymmetric (zero point in [-128, 127]) as
+  // onnxruntime's default S8S8 QDQ; weights are int8 symmetric per output channel (per
+  // tensor without per_channel or below opset 13) through DequantizeLinear, and Conv/Gemm
+  // biases int32 with scale x_scale * w_scale. Needs opset >= 10.
+  Static,
+};
+
+enum class CalibrationMethod {
+  MinMax,      // the range seen: [min(0, min x), max(0, max x)]
+  Percentile,  // |x| clipped at the percentile of its histogram
+  Entropy,     // |x| clipped where the KL divergence to the int8 histogram is least (TensorRT's)
 };
 
 struct QuantizeOptions {
   QuantizeMode mode = QuantizeMode::Int8;
   bool per_channel = true;
-  int64_t min_elements = 1024;  // smaller weights (biases, depthwise kernels) stay float32
+  // Smaller weights (biases, depthwise kernels) stay float32. Unset: 1024, and 0 for Static,
+  // where every Conv/MatMul/Gemm of the model computes in int8.
+  std::optional<int64_t> min_elements;
+  // Dynamic and Static: names of nodes to keep in float32; each must name a node of the model.
+  std::vector<std::string> exclude_nodes;
+
+  // Static only. The calibration data folder: *.npz (one sample each, arrays named by
+  // input), *.npy (one sample each, single-input models), sub-folders (one sample each:
+  // NAME.npy per input or input_0.pb, ...), or one ONNX test-data folder.
+  std::string calibration_data;
+  CalibrationMethod calibration_method = CalibrationMethod::MinMax;
+  double percentile = 99.999;       // Percentile: the share of |x| (in %) inside the range
+  int64_t calibration_samples = 0;  // use at most this many samples, in path order (0: all)
+  // Called with one line per calibrated sample; may be empty.
+  std::function<void(const std::string&)> progress;
 };
 
 enum class PruneGranularity {
@@ -50,8 +86,18 @@ struct WeightChange {
   float max_abs_error = 0.0f;  // largest |w - w'|
 };
 
+// Static: one activation given a QuantizeLinear/DequantizeLinear pair.
+struct ActivationRange {
+  std::string value;
+  float min = 0.0f, max = 0.0f;  // calibrated range (before the int8 grid widens it to hold 0)
+  float scale = 1.0f;
+  int zero_point = 0;            // int8
+};
+
 struct CompressReport {
   std::vector<WeightChange> changed;
+  std::vector<ActivationRange> activations;  // Static
+  int64_t calibration_samples = 0;           // Static
   std::vector<std::string> skipped;  // "<value>: <why>" for candidate weights left alone
   int64_t parameters = 0;            // elements of all initializers of the input model
   int64_t parameters_changed = 0;    // elements of the changed weights

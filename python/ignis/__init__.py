@@ -26,7 +26,7 @@ from ._errors import (
     Unsupported,
 )
 from ._errors import NotImplemented  # noqa: A004 - onnxruntime's name; not in __all__
-from ._compress import CompressReport, WeightChange, prune, quantize
+from ._compress import ActivationRange, CompressReport, WeightChange, prune, quantize
 from ._optimize import OptimizeReport, optimize
 from ._session import (
     ExecutionMode,
@@ -44,6 +44,7 @@ from ._session import (
 __version__ = _ignis.__version__
 
 __all__ = [
+    "ActivationRange",
     "CompressReport",
     "ExecutionMode",
     "Fail",

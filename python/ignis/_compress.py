@@ -22,12 +22,30 @@ class WeightChange:
         return f"WeightChange({self.value!r}, {self.op_type}, {self.scheme!r}, max_abs_error={self.max_abs_error:.3g})"
 
 
+class ActivationRange:
+    """One activation quantized by static quantization: its name, the calibrated range
+    (min, max) and the int8 scale and zero point written for it."""
+
+    __slots__ = ("value", "min", "max", "scale", "zero_point")
+
+    def __init__(self, fields):
+        for name in self.__slots__:
+            setattr(self, name, fields[name])
+
+    def __repr__(self):
+        return f"ActivationRange({self.value!r}, [{self.min:.4g}, {self.max:.4g}], scale={self.scale:.4g})"
+
+
 class CompressReport:
-    """What quantize() or prune() changed: a list of WeightChange, the skipped candidate weights
-    ("<name>: <why>"), parameter counts, and initializer and file sizes in bytes before/after."""
+    """What quantize() or prune() changed: a list of WeightChange, the skipped candidates
+    ("<name>: <why>"), parameter counts, and initializer and file sizes in bytes before/after.
+    Static quantization also fills `activations` (ActivationRange per quantized activation)
+    and `calibration_samples`."""
 
     __slots__ = (
         "changed",
+        "activations",
+        "calibration_samples",
         "skipped",
         "parameters",
         "parameters_changed",
@@ -41,6 +59,7 @@ class CompressReport:
         for name in self.__slots__:
             setattr(self, name, fields[name])
         self.changed = [WeightChange(c) for c in fields["changed"]]
+        self.activations = [ActivationRange(a) for a in fields["activations"]]
 
     def __repr__(self):
         return (
@@ -62,19 +81,77 @@ def _count(value, what):
     return value
 
 
-def quantize(model, output, mode="int8", per_channel=True, min_elements=1024):
-    """Reads the ONNX file `model`, stores the weights of Conv, ConvTranspose, MatMul and Gemm
-    in a smaller type and writes the result to `output`.
+def _names(value, what):
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    names = list(value)
+    if not all(isinstance(n, str) and n for n in names):
+        raise _errors.InvalidArgument(f"{what} must be node names (non-empty strings), got {value!r}")
+    return names
 
-    mode: "int8" (symmetric, zero point 0, written as DequantizeLinear feeding the op; one
-    scale per output channel unless per_channel=False or the model's opset is below 13) or
-    "fp16" (float16 weights read through Cast).  Weights with fewer than `min_elements`
-    elements stay float32.  ignis expands the weights once when a session is created, so the
-    computation stays float32.  Returns a CompressReport."""
-    mode = _choice(mode, ("int8", "fp16"), "mode")
+
+def quantize(
+    model,
+    output,
+    mode=None,
+    per_channel=True,
+    min_elements=None,
+    exclude=None,
+    calibrate=None,
+    method="minmax",
+    percentile=99.999,
+    samples=0,
+    progress=True,
+):
+    """Reads the ONNX file `model`, quantizes it and writes the result to `output`.
+
+    mode: "int8" (the default without `calibrate`: weights of Conv, ConvTranspose, MatMul and
+    Gemm stored symmetric int8 with zero point 0, written as DequantizeLinear feeding the op;
+    one scale per output channel unless per_channel=False or the model's opset is below 13),
+    "fp16" (float16 weights read through Cast), "dynamic" (MatMul, and Gemm with transA=0,
+    whose B is a constant 2-D float32 weight computed in int8: DynamicQuantizeLinear on the
+    activation, one per activation tensor, then MatMulInteger -> Cast -> Mul(scale)
+    [-> Add(bias)], as onnxruntime's quantize_dynamic writes; int8 weights with one scale per
+    output column unless per_channel=False) or "static" (the default with `calibrate`).
+
+    calibrate: a folder of calibration samples (*.npz with arrays named by input, *.npy for
+    single-input models, or sub-folders of NAME.npy / input_0.pb ...; see the README). The
+    float model runs on each (at most `samples` of them, 0 = all; a line per sample goes to
+    stderr unless progress=False) and every activation read or written by Conv, MatMul and
+    Gemm gets an int8 QuantizeLinear/DequantizeLinear pair with the range `method` picks:
+    "minmax", "percentile" (|x| clipped at `percentile` %) or "entropy" (TensorRT's KL
+    threshold). Weights are int8 symmetric per output channel, biases int32.
+
+    Weights with fewer than `min_elements` elements stay float32 (default 1024; 0 for static);
+    so do the nodes named in `exclude` (dynamic and static).  For int8 and fp16 ignis expands
+    the weights once when a session is created, so the computation stays float32.  Returns a
+    CompressReport."""
+    if calibrate is not None:
+        mode = _choice(mode or "static", ("static",), "with calibrate, mode")
+    else:
+        mode = _choice(mode or "int8", ("int8", "fp16", "dynamic"), "mode")
+    method = _choice(method, ("minmax", "percentile", "entropy"), "method")
+    try:
+        p = float(percentile)
+    except (TypeError, ValueError):
+        raise _errors.InvalidArgument(f"percentile must be a number in (0, 100], got {percentile!r}") from None
+    if not (0 < p <= 100):
+        raise _errors.InvalidArgument(f"percentile must be a number in (0, 100], got {percentile!r}")
     return CompressReport(
         _ignis.quantize(
-            os.fsdecode(model), os.fsdecode(output), mode, bool(per_channel), _count(min_elements, "min_elements")
+            os.fsdecode(model),
+            os.fsdecode(output),
+            mode,
+            bool(per_channel),
+            None if min_elements is None else _count(min_elements, "min_elements"),
+            _names(exclude, "exclude"),
+            "" if calibrate is None else os.fsdecode(calibrate),
+            method,
+            p,
+            _count(samples, "samples"),
+            bool(progress),
         )
     )
 

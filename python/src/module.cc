@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <bit>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <span>
@@ -427,8 +428,20 @@ py::dict compress_report(const CompressReport& r) {
     w["max_abs_error"] = c.max_abs_error;
     changed.append(w);
   }
+  py::list activations;
+  for (const auto& a : r.activations) {
+    py::dict v;
+    v["value"] = a.value;
+    v["min"] = a.min;
+    v["max"] = a.max;
+    v["scale"] = a.scale;
+    v["zero_point"] = a.zero_point;
+    activations.append(v);
+  }
   py::dict d;
   d["changed"] = changed;
+  d["activations"] = activations;
+  d["calibration_samples"] = r.calibration_samples;
   d["skipped"] = r.skipped;
   d["parameters"] = r.parameters;
   d["parameters_changed"] = r.parameters_changed;
@@ -439,13 +452,28 @@ py::dict compress_report(const CompressReport& r) {
   return d;
 }
 
-// ignis::quantize_model; `mode` is "int8" or "fp16" (checked by the Python layer).
+// ignis::quantize_model; `mode` is "int8", "fp16", "dynamic" or "static" and `method` "minmax",
+// "percentile" or "entropy" (checked by the Python layer). `progress` prints one line per
+// calibration sample to stderr.
 py::dict quantize(const std::string& input, const std::string& output, const std::string& mode, bool per_channel,
-                  int64_t min_elements) {
+                  std::optional<int64_t> min_elements, const std::vector<std::string>& exclude,
+                  const std::string& calibrate, const std::string& method, double percentile, int64_t samples,
+                  bool progress) {
   QuantizeOptions o;
-  o.mode = mode == "fp16" ? QuantizeMode::Fp16 : QuantizeMode::Int8;
+  o.mode = mode == "fp16"      ? QuantizeMode::Fp16
+           : mode == "dynamic" ? QuantizeMode::Dynamic
+           : mode == "static"  ? QuantizeMode::Static
+                               : QuantizeMode::Int8;
   o.per_channel = per_channel;
   o.min_elements = min_elements;
+  o.exclude_nodes = exclude;
+  o.calibration_data = calibrate;
+  o.calibration_method = method == "entropy"      ? CalibrationMethod::Entropy
+                         : method == "percentile" ? CalibrationMethod::Percentile
+                                                  : CalibrationMethod::MinMax;
+  o.percentile = percentile;
+  o.calibration_samples = samples;
+  if (progress) o.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   auto result = [&] {
     py::gil_scoped_release unlocked;
     return quantize_model(input, output, o);
@@ -489,7 +517,9 @@ PYBIND11_MODULE(_ignis, m) {
 
   m.def("optimize", &optimize, py::arg("input"), py::arg("output"), py::arg("level"), py::arg("dot_dir") = "");
   m.def("quantize", &quantize, py::arg("input"), py::arg("output"), py::arg("mode"), py::arg("per_channel"),
-        py::arg("min_elements"));
+        py::arg("min_elements"), py::arg("exclude") = std::vector<std::string>{}, py::arg("calibrate") = "",
+        py::arg("method") = "minmax", py::arg("percentile") = 99.999, py::arg("samples") = 0,
+        py::arg("progress") = false);
   m.def("prune", &prune, py::arg("input"), py::arg("output"), py::arg("sparsity"), py::arg("granularity"),
         py::arg("min_elements"));
 }

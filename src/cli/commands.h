@@ -2,6 +2,7 @@
 // Options and entry points of the subcommands; main.cc parses the command line into these.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "cli/common.h"
@@ -50,7 +51,13 @@ struct QuantizeCliOptions {
   std::string output;
   std::string mode = "int8";
   bool per_tensor = false;
-  int64_t min_elements = 1024;
+  bool mode_given = false;  // --mode on the command line (it conflicts with --calibrate)
+  std::optional<int64_t> min_elements;
+  std::vector<std::string> exclude;
+  std::string calibrate;  // static int8: the calibration data folder
+  std::string method = "minmax";
+  double percentile = 99.999;
+  int64_t samples = 0;
   bool report = false;
 };
 int run_quantize(const QuantizeCliOptions& opts);

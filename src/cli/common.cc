@@ -191,13 +191,6 @@ Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opt
   return inputs;
 }
 
-std::string tensor_file_name(const std::string& name) {
-  std::string file = name;
-  for (char& c : file)
-    if (c == '/' || c == '\\' || c == ':') c = '_';
-  return file;
-}
-
 std::string summarize(const Tensor& t) {
   std::ostringstream os;
   os << t.type_string();

@@ -29,9 +29,6 @@ struct InputOptions {
 // `batch`, or 1). Generated integers stay below ModelInfo::index_limits where the input has one.
 Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opts);
 
-// A tensor name made safe as a file name ('/', '\\', ':' become '_'); NAME.npy files use it.
-std::string tensor_file_name(const std::string& name);
-
 // "float32[1, 10]  min -2.1 max 3.4 mean 0.1  [0.12, -0.5, ...]" (and argmax for 2-D scores).
 std::string summarize(const Tensor& t);
 

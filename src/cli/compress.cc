@@ -26,12 +26,20 @@ void print_report(const std::string& output, const CompressReport& r, bool detai
     std::printf("  zeros in the changed weights: %.1f%% -> %.1f%%\n",
                 100.0 * static_cast<double>(zeros_before) / static_cast<double>(r.parameters_changed),
                 100.0 * static_cast<double>(zeros_after) / static_cast<double>(r.parameters_changed));
+  if (r.calibration_samples > 0)
+    std::printf("  %zu activations quantized, calibrated on %lld samples\n", r.activations.size(),
+                static_cast<long long>(r.calibration_samples));
   if (!details) return;
   std::printf("\n  %-40s %-14s %-26s %10s %12s %12s\n", "weight", "op", "scheme", "elements", "max|w|", "max|error|");
   for (const auto& c : r.changed)
     std::printf("  %-40s %-14s %-26s %10lld %12.4g %12.4g\n", c.value.c_str(), c.op_type.c_str(), c.scheme.c_str(),
                 static_cast<long long>(c.elements), static_cast<double>(c.max_abs),
                 static_cast<double>(c.max_abs_error));
+  if (!r.activations.empty())
+    std::printf("\n  %-48s %12s %12s %12s %6s\n", "activation", "min", "max", "scale", "zp");
+  for (const auto& a : r.activations)
+    std::printf("  %-48s %12.4g %12.4g %12.4g %6d\n", a.value.c_str(), static_cast<double>(a.min),
+                static_cast<double>(a.max), static_cast<double>(a.scale), a.zero_point);
   if (!r.skipped.empty()) std::printf("\nskipped:\n");
   for (const auto& s : r.skipped) std::printf("  %s\n", s.c_str());
 }
@@ -40,9 +48,22 @@ void print_report(const std::string& output, const CompressReport& r, bool detai
 
 int run_quantize(const QuantizeCliOptions& opts) {
   QuantizeOptions o;
-  o.mode = opts.mode == "fp16" ? QuantizeMode::Fp16 : QuantizeMode::Int8;
+  o.mode = opts.mode == "fp16" ? QuantizeMode::Fp16 : opts.mode == "dynamic" ? QuantizeMode::Dynamic : QuantizeMode::Int8;
+  if (!opts.calibrate.empty()) {
+    if (opts.mode_given)
+      return fail(invalid_argument("--calibrate writes static int8 (QDQ) and takes no --mode"));
+    o.mode = QuantizeMode::Static;
+    o.calibration_data = opts.calibrate;
+    o.calibration_method = opts.method == "entropy"      ? CalibrationMethod::Entropy
+                           : opts.method == "percentile" ? CalibrationMethod::Percentile
+                                                         : CalibrationMethod::MinMax;
+    o.percentile = opts.percentile;
+    o.calibration_samples = opts.samples;
+    o.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  }
   o.per_channel = !opts.per_tensor;
   o.min_elements = opts.min_elements;
+  o.exclude_nodes = opts.exclude;
   auto report = quantize_model(opts.model, opts.output, o);
   if (!report) return fail(report.error());
   print_report(opts.output, *report, opts.report);

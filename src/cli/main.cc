@@ -71,16 +71,35 @@ int main(int argc, char** argv) {
   c_opt->add_option("--dot", optimize.dot_dir, "write before/after Graphviz files (and SVGs when `dot` exists) here");
 
   QuantizeCliOptions quantize;
-  auto* c_quant = app.add_subcommand("quantize", "store the weights as int8 or float16 and write a new ONNX file");
+  auto* c_quant = app.add_subcommand("quantize", "quantize weights (and activations) and write a new ONNX file");
   c_quant->add_option("MODEL", quantize.model, "input model.onnx")->required();
   c_quant->add_option("--output,-o", quantize.output, "output .onnx path")->required();
   c_quant->add_option("--mode", quantize.mode,
-                      "int8 (symmetric, DequantizeLinear per output channel) | fp16 (Cast from float16)")
+                      "int8 (weights only: symmetric, DequantizeLinear per output channel) | fp16 (weights only: "
+                      "Cast from float16) | dynamic (MatMul/Gemm as DynamicQuantizeLinear + MatMulInteger)")
       ->default_val("int8")
-      ->check(CLI::IsMember({"int8", "fp16"}));
-  c_quant->add_flag("--per-tensor", quantize.per_tensor, "int8: one scale per weight tensor instead of per channel");
-  c_quant->add_option("--min-elements", quantize.min_elements, "leave weights with fewer elements in float32")
-      ->default_val(1024)
+      ->check(CLI::IsMember({"int8", "fp16", "dynamic"}));
+  auto* per_tensor = c_quant->add_flag("--per-tensor", quantize.per_tensor,
+                                       "one scale per weight tensor instead of per output channel");
+  bool per_channel = false;  // the default; the flag exists to say so explicitly
+  c_quant->add_flag("--per-channel", per_channel, "one scale per output channel of each weight (the default)")
+      ->excludes(per_tensor);
+  c_quant->add_option("--min-elements", quantize.min_elements,
+                      "leave weights with fewer elements in float32 (default 1024; 0 with --calibrate)")
+      ->check(CLI::NonNegativeNumber);
+  c_quant->add_option("--exclude", quantize.exclude, "dynamic/--calibrate: NODE,... node names to keep in float32")
+      ->delimiter(',');
+  c_quant->add_option("--calibrate", quantize.calibrate,
+                      "static int8 (QDQ) calibrated on the samples in this folder: *.npz, *.npy, or sub-folders "
+                      "of NAME.npy / input_0.pb (see README)");
+  c_quant->add_option("--method", quantize.method, "--calibrate: minmax | percentile | entropy (KL, as TensorRT)")
+      ->default_val("minmax")
+      ->check(CLI::IsMember({"minmax", "percentile", "entropy"}));
+  c_quant->add_option("--percentile", quantize.percentile, "--method percentile: share of |x| kept in range, in %")
+      ->default_val(99.999)
+      ->check(CLI::Range(0.0, 100.0));
+  c_quant->add_option("--samples", quantize.samples, "--calibrate: use at most N samples (0: all)")
+      ->default_val(0)
       ->check(CLI::NonNegativeNumber);
   c_quant->add_flag("--report", quantize.report, "print every weight changed or skipped");
 
@@ -171,7 +190,10 @@ int main(int argc, char** argv) {
   if (*c_run) return run_run(run);
   if (*c_bench) return run_bench(bench);
   if (*c_opt) return run_optimize(optimize);
-  if (*c_quant) return run_quantize(quantize);
+  if (*c_quant) {
+    quantize.mode_given = c_quant->count("--mode") > 0;
+    return run_quantize(quantize);
+  }
   if (*c_prune) return run_prune(prune);
   if (*c_serve) return run_serve(serve);
   return 2;

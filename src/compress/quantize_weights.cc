@@ -10,9 +10,13 @@
 // range are left alone.
 // At session creation constant folding evaluates these nodes once, so ignis runs such a model
 // at float32 speed from a file 4x (2x) smaller; other runtimes treat the nodes as they choose.
+// dynamic: the rewrite of quantize_dynamic.cc, which quantizes activations too.
 #include <algorithm>
 #include <cmath>
 
+#include "compress/graph_edit.h"
+#include "compress/int8_weights.h"
+#include "compress/quantize_graph.h"
 #include "compress/weights.h"
 #include "core/half.h"
 #include "core/strings.h"
@@ -22,15 +26,10 @@ namespace ignis {
 
 namespace {
 
-constexpr int64_t kOnnxFloat = 1;    // TensorProto.FLOAT, Cast's `to`
-constexpr float kHalfMax = 65504.0f;  // largest finite float16
+using compress::int_attr;
+using compress::kOnnxFloat;
 
-Attribute int_attr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Int;
-  a.i = v;
-  return a;
-}
+constexpr float kHalfMax = 65504.0f;  // largest finite float16
 
 float max_abs_of(const Tensor& t) {
   float m = 0.0f;
@@ -41,35 +40,11 @@ float max_abs_of(const Tensor& t) {
 
 // Replaces weight `w` by DequantizeLinear(int8, scale, zero point).
 ir::Node quantize_int8(ir::Graph& g, const compress::WeightTensor& w, bool per_channel, WeightChange* change) {
-  const Tensor& t = g.initializers.at(w.value);
-  const float* x = t.data_as<float>();
-  const ChannelSplit split = per_channel ? ChannelSplit(t.shape(), w.channel_axis) : ChannelSplit::whole(t.shape());
-  const int64_t n = split.channels;
-  std::vector<float> channel_max(static_cast<size_t>(n), 0.0f);
-  split.for_each([&](int64_t c, int64_t i) {
-    float& m = channel_max[static_cast<size_t>(c)];
-    m = std::max(m, std::fabs(x[i]));
-  });
-
-  Tensor scale = per_channel ? Tensor::empty(DType::F32, Shape{n}) : Tensor::empty(DType::F32, Shape{});
-  Tensor zero = Tensor::zeros(DType::I8, scale.shape());
-  float* s = scale.data_as<float>();
-  for (int64_t c = 0; c < n; ++c) s[c] = channel_max[static_cast<size_t>(c)] > 0.0f ? channel_max[static_cast<size_t>(c)] / 127.0f : 1.0f;
-
-  Tensor q = Tensor::empty(DType::I8, t.shape());
-  int8_t* qp = q.data_as<int8_t>();
-  float err = 0.0f;
-  int64_t zeros = 0;
-  split.for_each([&](int64_t c, int64_t i) {
-    const float sc = s[c];
-    const float r = std::clamp(std::nearbyint(x[i] / sc), -127.0f, 127.0f);
-    qp[i] = static_cast<int8_t>(r);
-    zeros += qp[i] == 0;
-    err = std::max(err, std::fabs(x[i] - r * sc));
-  });
-  change->max_abs_error = err;
-  change->zeros_after = zeros;
+  compress::Int8Weight q8 = compress::quantize_int8_symmetric(g.initializers.at(w.value), per_channel ? w.channel_axis : -1);
+  change->max_abs_error = q8.max_abs_error;
+  change->zeros_after = q8.zeros;
   change->scheme = per_channel ? str_cat("int8 per-channel axis ", w.channel_axis) : std::string("int8 per-tensor");
+  Tensor q = std::move(q8.q), scale = std::move(q8.scale), zero = std::move(q8.zero);
 
   const std::string q_name = ir::unique_value_name(g, w.value + "_quantized");
   g.initializers.emplace(q_name, std::move(q));
@@ -116,6 +91,14 @@ ir::Node quantize_fp16(ir::Graph& g, const compress::WeightTensor& w, WeightChan
   return cast;
 }
 
+// Verifies and writes the rewritten graph, completing the report with the sizes after.
+Result<CompressReport> finish(const ir::Graph& g, const std::string& output_path, CompressReport report) {
+  report.initializer_bytes_after = compress::initializer_bytes(g);
+  IGNIS_RETURN_IF_ERROR(ir::verify(g));
+  IGNIS_RETURN_IF_ERROR(compress::write_model_graph(g, output_path, &report.file_bytes_after));
+  return report;
+}
+
 int64_t count_zeros(const Tensor& t) {
   const float* x = t.data_as<float>();
   return std::count(x, x + t.numel(), 0.0f);
@@ -125,20 +108,42 @@ int64_t count_zeros(const Tensor& t) {
 
 Result<CompressReport> quantize_model(const std::string& input_path, const std::string& output_path,
                                       const QuantizeOptions& options) {
-  if (options.min_elements < 0) return invalid_argument(str_cat("min_elements must be >= 0, got ", options.min_elements));
+  QuantizeOptions o = options;
+  if (!o.min_elements) o.min_elements = o.mode == QuantizeMode::Static ? 0 : 1024;
+  if (*o.min_elements < 0) return invalid_argument(str_cat("min_elements must be >= 0, got ", *o.min_elements));
+  const bool activations = o.mode == QuantizeMode::Dynamic || o.mode == QuantizeMode::Static;
+  if (!o.exclude_nodes.empty() && !activations)
+    return invalid_argument("excluding nodes applies to dynamic and static quantization, whose int8 ops are chosen per node");
+  if (o.mode == QuantizeMode::Static && o.calibration_data.empty())
+    return invalid_argument("static quantization needs a calibration data folder");
+  if (o.mode == QuantizeMode::Static && !(o.percentile > 0.0 && o.percentile <= 100.0))
+    return invalid_argument(str_cat("percentile must be in (0, 100], got ", o.percentile));
+  if (o.calibration_samples < 0)
+    return invalid_argument(str_cat("calibration_samples must be >= 0, got ", o.calibration_samples));
   CompressReport report;
   IGNIS_ASSIGN_OR_RETURN(ir::Graph g, compress::read_model_graph(input_path, &report.file_bytes_before));
+  const auto unknown = compress::unknown_node_names(g, o.exclude_nodes);
+  if (!unknown.empty())
+    return invalid_argument(str_cat("no node named '", str_join(unknown, "', '"), "' to exclude in '", input_path, "'"));
+  report.parameters = compress::initializer_elements(g);
+  report.initializer_bytes_before = compress::initializer_bytes(g);
+  if (o.mode == QuantizeMode::Dynamic) {
+    IGNIS_RETURN_IF_ERROR(compress::quantize_dynamic(g, o, &report));
+    return finish(g, output_path, std::move(report));
+  }
+  if (o.mode == QuantizeMode::Static) {
+    IGNIS_RETURN_IF_ERROR(compress::quantize_static(g, input_path, o, &report));
+    return finish(g, output_path, std::move(report));
+  }
   const int64_t opset = g.opset("");
-  if (options.mode == QuantizeMode::Int8 && opset < 10)
+  if (o.mode == QuantizeMode::Int8 && opset < 10)
     return unsupported(str_cat("int8 weights are written as DequantizeLinear, which needs opset >= 10; '", input_path,
                                "' imports opset ", opset));
   // Per-axis scales arrived in DequantizeLinear-13; older models get one scale per tensor.
-  const bool per_channel = options.per_channel && opset >= 13;
-  report.parameters = compress::initializer_elements(g);
-  report.initializer_bytes_before = compress::initializer_bytes(g);
+  const bool per_channel = o.per_channel && opset >= 13;
 
   std::vector<ir::Node> added;
-  for (const auto& w : compress::find_weights(g, options.min_elements, &report.skipped)) {
+  for (const auto& w : compress::find_weights(g, *o.min_elements, &report.skipped)) {
     const Tensor& t = g.initializers.at(w.value);
     WeightChange change;
     change.value = w.value;
@@ -146,11 +151,11 @@ Result<CompressReport> quantize_model(const std::string& input_path, const std::
     change.elements = t.numel();
     change.zeros_before = count_zeros(t);
     change.max_abs = max_abs_of(t);
-    if (options.mode == QuantizeMode::Fp16 && !(change.max_abs <= kHalfMax)) {
+    if (o.mode == QuantizeMode::Fp16 && !(change.max_abs <= kHalfMax)) {
       report.skipped.push_back(str_cat(w.value, ": values beyond float16's range (max |w| ", change.max_abs, ")"));
       continue;
     }
-    added.push_back(options.mode == QuantizeMode::Int8 ? quantize_int8(g, w, per_channel, &change)
+    added.push_back(o.mode == QuantizeMode::Int8 ? quantize_int8(g, w, per_channel, &change)
                                                        : quantize_fp16(g, w, &change));
     g.initializers.erase(w.value);
     report.parameters_changed += change.elements;
@@ -158,10 +163,7 @@ Result<CompressReport> quantize_model(const std::string& input_path, const std::
   }
   // The new nodes read only initializers, so they may lead the node list.
   g.nodes.insert(g.nodes.begin(), std::make_move_iterator(added.begin()), std::make_move_iterator(added.end()));
-  report.initializer_bytes_after = compress::initializer_bytes(g);
-  IGNIS_RETURN_IF_ERROR(ir::verify(g));
-  IGNIS_RETURN_IF_ERROR(compress::write_model_graph(g, output_path, &report.file_bytes_after));
-  return report;
+  return finish(g, output_path, std::move(report));
 }
 
 }  // namespace ignis

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <regex>
 
+#include "core/npy_stream.h"
 #include "core/strings.h"
 #include "ignis/tensor_io.h"
 
@@ -25,6 +26,10 @@ constexpr NpyType kNpyTypes[] = {
 Result<Tensor> read_npy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return not_found(str_cat("cannot open '", path, "'"));
+  return read_npy_stream(in, path);
+}
+
+Result<Tensor> read_npy_stream(std::istream& in, const std::string& path) {
   char magic[8];
   if (!in.read(magic, 8) || std::memcmp(magic, "\x93NUMPY", 6) != 0)
     return invalid_argument(str_cat("'", path, "' is not a .npy file (bad magic)"));
@@ -96,6 +101,13 @@ Status write_npy(const std::string& path, const Tensor& tensor) {
   out.write(static_cast<const char*>(tensor.data()), static_cast<std::streamsize>(tensor.nbytes()));
   if (!out) return internal_error(str_cat("write to '", path, "' failed"));
   return Status::ok();
+}
+
+std::string tensor_file_name(const std::string& name) {
+  std::string file = name;
+  for (char& c : file)
+    if (c == '/' || c == '\\' || c == ':') c = '_';
+  return file;
 }
 
 }  // namespace ignis

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// calibrate(): the float model, with the tensors to calibrate added as graph outputs, runs once
+// per sample; each sample's values update the tensor's statistics and are then dropped.
+#include "compress/calibrate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <span>
+
+#include "compress/calibration_data.h"
+#include "compress/histogram.h"
+#include "core/strings.h"
+#include "ir/rewrite.h"
+#include "onnx/export.h"
+
+namespace ignis::compress {
+
+namespace {
+
+struct TensorStats {
+  float min = std::numeric_limits<float>::infinity();
+  float max = -std::numeric_limits<float>::infinity();
+  std::unique_ptr<AbsHistogram> hist;  // percentile and entropy only
+  bool float32 = true;
+};
+
+// The range `method` picks from the statistics. Percentile and entropy clip |x| at a threshold
+// T, so the range is [min, max] intersected with [-T, T].
+CalibratedRange range_of(const TensorStats& s, const QuantizeOptions& o) {
+  CalibratedRange r{s.min, s.max};
+  if (o.calibration_method == CalibrationMethod::MinMax || !s.hist || s.hist->width() == 0.0) return r;
+  // A non-negative tensor (after ReLU, softmax) uses all 256 levels on one side.
+  const double t = o.calibration_method == CalibrationMethod::Percentile
+                       ? percentile_threshold(*s.hist, o.percentile)
+                       : entropy_threshold(*s.hist, s.min >= 0.0f ? 256 : 128);
+  r.min = std::max(r.min, static_cast<float>(-t));
+  r.max = std::min(r.max, static_cast<float>(t));
+  return r;
+}
+
+// `g` with `tensors` also as graph outputs, opened at the basic level (cleanups only, which
+// keep every graph output).
+Result<Session> open_instrumented(const ir::Graph& g, const std::vector<std::string>& tensors, const std::string& dir) {
+  ir::Graph copy = g;
+  for (const auto& t : tensors) {
+    if (ir::is_graph_output(copy, t)) continue;
+    ValueInfo v;
+    v.name = t;
+    v.dtype = DType::F32;
+    copy.outputs.push_back(v);
+  }
+  IGNIS_ASSIGN_OR_RETURN(std::string bytes, onnx_io::export_model(copy));
+  SessionOptions so;
+  so.optimization = OptLevel::Basic;
+  return Session::open_bytes(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), so, dir);
+}
+
+}  // namespace
+
+Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir, const std::vector<std::string>& tensors,
+                              const QuantizeOptions& o) {
+  IGNIS_ASSIGN_OR_RETURN(auto samples, list_calibration_samples(o.calibration_data));
+  if (o.calibration_samples > 0 && samples.size() > static_cast<size_t>(o.calibration_samples))
+    samples.resize(static_cast<size_t>(o.calibration_samples));
+  IGNIS_ASSIGN_OR_RETURN(Session session, open_instrumented(g, tensors, model_dir));
+
+  std::vector<TensorStats> stats(tensors.size());
+  if (o.calibration_method != CalibrationMethod::MinMax)
+    for (auto& s : stats) s.hist = std::make_unique<AbsHistogram>();
+  for (size_t k = 0; k < samples.size(); ++k) {
+    const auto start = std::chrono::steady_clock::now();
+    IGNIS_ASSIGN_OR_RETURN(NamedTensors feeds, load_calibration_sample(samples[k], session.inputs()));
+    auto outputs = session.run(feeds, tensors);
+    if (!outputs)
+      return Status(outputs.error().code(),
+                    str_cat("calibration sample '", samples[k].path, "': ", outputs.error().message()));
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const Tensor& t = (*outputs)[i];
+      TensorStats& s = stats[i];
+      if (t.dtype() != DType::F32) {
+        s.float32 = false;
+        continue;
+      }
+      const float* x = t.data_as<float>();
+      for (int64_t j = 0; j < t.numel(); ++j) {
+        if (!std::isfinite(x[j])) continue;
+        s.min = std::min(s.min, x[j]);
+        s.max = std::max(s.max, x[j]);
+      }
+      if (s.hist) s.hist->add(x, t.numel());
+    }
+    if (o.progress) {
+      const auto ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+      o.progress(str_cat("calibration sample ", k + 1, "/", samples.size(), " '", samples[k].path, "': ",
+                         tensors.size(), " tensors in ", ms, " ms"));
+    }
+  }
+
+  Calibration c;
+  c.samples = static_cast<int64_t>(samples.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!stats[i].float32) c.skipped.push_back(str_cat(tensors[i], ": not float32"));
+    else if (!(stats[i].min <= stats[i].max)) c.skipped.push_back(str_cat(tensors[i], ": no finite values seen"));
+    else c.ranges[tensors[i]] = range_of(stats[i], o);
+  }
+  return c;
+}
+
+}  // namespace ignis::compress

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: Apache-2.0
+// Calibrated static int8, written as QDQ: standard QuantizeLinear/DequantizeLinear pairs that
+// any runtime executes as written and that int8 backends fuse into integer kernels.
+//
+//  - Activations: every float32 tensor read by Conv, MatMul or Gemm (A; and MatMul's B when it
+//    is computed) or written by them (when something reads it) gets x -> QuantizeLinear ->
+//    DequantizeLinear -> readers, with one int8 scale and zero point from calibration. As in
+//    onnxruntime's default S8S8 QDQ the activation grid is asymmetric: the range [lo, hi]
+//    (widened to hold 0, so that 0 stays exact) maps onto [-128, 127] with
+//    scale = (hi - lo) / 255 and zero point = round(-128 - lo / scale).
+//  - Weights: int8 symmetric, one scale per output channel (int8_weights.h), through
+//    DequantizeLinear with `axis` (per tensor below opset 13).
+//  - Biases of Conv and Gemm: int32 with scale x_scale * w_scale and zero point 0 (the form
+//    QLinearConv-style kernels consume, where the bias adds straight into the int32
+//    accumulator); left float32 when a value would not fit in int32.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "compress/calibrate.h"
+#include "compress/graph_edit.h"
+#include "compress/int8_weights.h"
+#include "compress/quantize_graph.h"
+#include "core/strings.h"
+#include "ir/rewrite.h"
+
+namespace ignis::compress {
+
+namespace {
+
+struct QParams {
+  float scale = 1.0f;
+  int zero_point = 0;
+};
+
+QParams int8_asymmetric(const CalibratedRange& r) {
+  const double lo = std::min(0.0f, r.min), hi = std::max(0.0f, r.max);
+  const auto scale = static_cast<float>((hi - lo) / 255.0);
+  if (!(scale >= std::numeric_limits<float>::min())) return {1.0f, 0};  // a tensor of zeros
+  const double zp = std::nearbyint(-128.0 - lo / static_cast<double>(scale));
+  return {scale, static_cast<int>(std::clamp(zp, -128.0, 127.0))};
+}
+
+bool is_target(const ir::Node& n) {
+  return n.domain.empty() && (n.op_type == "Conv" || n.op_type == "MatMul" || n.op_type == "Gemm");
+}
+
+// Output-channel axis of the weight of target `n` (weight rank `rank`), or -1 for per tensor.
+int weight_axis(const ir::Node& n, int rank) {
+  if (n.op_type == "Conv") return 0;
+  if (n.op_type == "Gemm") return n.attrs.get_int("transB", 0) != 0 ? 0 : 1;
+  return rank >= 2 ? rank - 1 : -1;
+}
+
+// The tensors to calibrate, in node order without repeats.
+std::vector<std::string> activation_tensors(const ir::Graph& g, const std::vector<size_t>& targets) {
+  const auto readers = ir::consumers(g);
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  auto want = [&](const std::string& v) {
+    if (!v.empty() && ir::constant_value(g, v) == nullptr && seen.insert(v).second) out.push_back(v);
+  };
+  for (size_t i : targets) {
+    const ir::Node& n = g.nodes[i];
+    want(n.inputs[0]);
+    if (n.op_type == "MatMul") want(n.inputs[1]);
+    if (readers.count(n.outputs[0])) want(n.outputs[0]);
+  }
+  return out;
+}
+
+struct QuantizedWeight {
+  std::string value;  // the DequantizeLinear output
+  Tensor scale;       // scalar or [channels]
+};
+
+}  // namespace
+
+Status quantize_static(ir::Graph& g, const std::string& model_path, const QuantizeOptions& o, CompressReport* report) {
+  const int64_t opset = g.opset("");
+  if (opset < 10)
+    return unsupported(str_cat("static quantization writes QuantizeLinear/DequantizeLinear, which need opset >= 10; "
+                               "the model imports opset ",
+                               opset));
+  const bool per_channel = o.per_channel && opset >= 13;  // per-axis scales arrived in opset 13
+  const std::set<std::string> excluded(o.exclude_nodes.begin(), o.exclude_nodes.end());
+  std::vector<size_t> targets;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (!is_target(g.nodes[i])) continue;
+    if (excluded.count(g.nodes[i].name)) report->skipped.push_back(str_cat(g.nodes[i].label(), ": excluded"));
+    else targets.push_back(i);
+  }
+
+  std::error_code ec;
+  const std::string dir = std::filesystem::absolute(model_path, ec).parent_path().string();
+  IGNIS_ASSIGN_OR_RETURN(Calibration cal, calibrate(g, dir, activation_tensors(g, targets), o));
+  report->calibration_samples = cal.samples;
+  report->skipped.insert(report->skipped.end(), cal.skipped.begin(), cal.skipped.end());
+
+  // Activations: every reader of x reads DequantizeLinear(QuantizeLinear(x)) instead.
+  std::map<std::string, QParams> activation;  // keyed by the DequantizeLinear output
+  for (const auto& [name, range] : cal.ranges) {
+    const QParams p = int8_asymmetric(range);
+    Tensor scale = Tensor::empty(DType::F32, Shape{});
+    *scale.data_as<float>() = p.scale;
+    Tensor zero = Tensor::empty(DType::I8, Shape{});
+    *zero.data_as<int8_t>() = static_cast<int8_t>(p.zero_point);
+    const std::string s = add_initializer(g, name + "_scale", std::move(scale));
+    const std::string z = add_initializer(g, name + "_zero_point", std::move(zero));
+    const std::string q = ir::unique_value_name(g, name + "_quantized");
+    const std::string dq = ir::unique_value_name(g, name + "_dequantized");
+    ir::replace_uses(g, name, dq);
+    add_node(g, name + "/QuantizeLinear", "QuantizeLinear", {name, s, z}, {q});
+    add_node(g, name + "/DequantizeLinear", "DequantizeLinear", {q, s, z}, {dq});
+    activation[dq] = p;
+    report->activations.push_back({name, range.min, range.max, p.scale, p.zero_point});
+  }
+
+  // Weights, then biases, of the target nodes (indices stay valid: nodes are only appended).
+  std::map<std::pair<std::string, int>, QuantizedWeight> weights;
+  for (size_t i : targets) {
+    const std::string w_name = g.nodes[i].inputs[1];
+    const Tensor* w = ir::constant_value(g, w_name);
+    if (w == nullptr || w->dtype() != DType::F32) continue;
+    if (w->numel() < o.min_elements.value_or(0)) {
+      report->skipped.push_back(str_cat(w_name, ": ", w->numel(), " elements, below the minimum of ", *o.min_elements));
+      continue;
+    }
+    const int axis = per_channel ? weight_axis(g.nodes[i], w->rank()) : -1;
+    auto it = weights.find({w_name, axis});
+    if (it == weights.end()) {
+      Int8Weight q8 = quantize_int8_symmetric(*w, axis);
+      WeightChange change = int8_weight_change(
+          w_name, g.nodes[i].op_type,
+          axis >= 0 ? str_cat("int8 per-channel axis ", axis) : std::string("int8 per-tensor"), *w, q8);
+      report->parameters_changed += change.elements;
+      report->changed.push_back(std::move(change));
+      QuantizedWeight qw;
+      qw.scale = q8.scale;
+      const std::string q = add_initializer(g, w_name + "_quantized", std::move(q8.q));
+      const std::string s = add_initializer(g, w_name + "_scale", std::move(q8.scale));
+      const std::string z = add_initializer(g, w_name + "_zero_point", std::move(q8.zero));
+      qw.value = ir::unique_value_name(g, w_name + "_dequantized");
+      ir::Node& dq = add_node(g, w_name + "/DequantizeLinear", "DequantizeLinear", {q, s, z}, {qw.value});
+      if (axis >= 0) dq.attrs.set("axis", int_attr(axis));
+      it = weights.emplace(std::make_pair(w_name, axis), std::move(qw)).first;
+    }
+    g.nodes[i].inputs[1] = it->second.value;
+
+    // Bias: Conv's B, or Gemm's C when y = A op(B) + C exactly.
+    ir::Node& n = g.nodes[i];
+    if (n.op_type == "MatMul" || n.inputs.size() < 3 || n.inputs[2].empty()) continue;
+    if (n.op_type == "Gemm" && (n.attrs.get_float("alpha", 1.0f) != 1.0f || n.attrs.get_float("beta", 1.0f) != 1.0f))
+      continue;
+    const auto x = activation.find(n.inputs[0]);
+    const Tensor* b = ir::constant_value(g, n.inputs[2]);
+    const Tensor& ws = it->second.scale;
+    if (x == activation.end() || b == nullptr || b->dtype() != DType::F32 || b->rank() != 1 ||
+        (ws.rank() == 1 && ws.dim(0) != b->dim(0)))
+      continue;
+    Tensor bq = Tensor::empty(DType::I32, b->shape());
+    Tensor bs = Tensor::empty(DType::F32, ws.shape());
+    bool fits = true;
+    for (int64_t c = 0; c < ws.numel(); ++c) bs.data_as<float>()[c] = x->second.scale * ws.data_as<float>()[c];
+    for (int64_t c = 0; c < b->numel(); ++c) {
+      const double v = std::nearbyint(b->data_as<float>()[c] / bs.data_as<float>()[ws.numel() == 1 ? 0 : c]);
+      fits = fits && std::fabs(v) <= std::numeric_limits<int32_t>::max();
+      bq.data_as<int32_t>()[c] = fits ? static_cast<int32_t>(v) : 0;
+    }
+    const std::string b_name = n.inputs[2];
+    if (!fits) {
+      report->skipped.push_back(str_cat(b_name, ": bias / (x_scale * w_scale) does not fit int32; kept float32"));
+      continue;
+    }
+    const Shape shape = bs.shape();
+    const std::string q = add_initializer(g, b_name + "_quantized", std::move(bq));
+    const std::string s = add_initializer(g, b_name + "_scale", std::move(bs));
+    const std::string z = add_initializer(g, b_name + "_zero_point", Tensor::zeros(DType::I32, shape));
+    const std::string out = ir::unique_value_name(g, b_name + "_dequantized");
+    g.nodes[i].inputs[2] = out;
+    ir::Node& dq = add_node(g, b_name + "/DequantizeLinear", "DequantizeLinear", {q, s, z}, {out});
+    if (shape.rank() == 1) dq.attrs.set("axis", int_attr(0));
+  }
+  ir::remove_unused_initializers(g);
+  return sort_nodes(g);
+}
+
+}  // namespace ignis::compress

@@ -1,0 +1,236 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ignis.quantize(calibrate=...): calibrated static int8 written as QDQ. The trained digits CNN
+keeps its accuracy on its real test split for every method, onnxruntime (the reference) runs
+the file as ignis does, activation ranges equal the min/max onnxruntime computes on the
+calibration samples, every data layout gives the same model, and entropy calibration clips
+outliers that min-max keeps."""
+
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import ignis
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = ROOT / "assets" / "digits_cnn.onnx"
+METHODS = ["minmax", "percentile", "entropy"]
+
+
+def _train_split():
+    """The digits CNN's training split (tools/make_zoo.py): calibration never sees the test split."""
+    datasets = pytest.importorskip("sklearn.datasets")
+    selection = pytest.importorskip("sklearn.model_selection")
+    digits = datasets.load_digits()
+    x = (digits.data.astype(np.float32) / 16.0).reshape(-1, 1, 8, 8)
+    y = digits.target.astype(np.int64)
+    x_train, x_test, _, y_test = selection.train_test_split(x, y, test_size=0.25, random_state=0, stratify=y)
+    committed = np.load(ROOT / "assets" / "digits_test.npz")
+    assert np.array_equal(x_test, committed["x"]) and np.array_equal(y_test, committed["y"])
+    return x_train
+
+
+@pytest.fixture(scope="module")
+def calibration(tmp_path_factory):
+    """200 training samples, one .npz per sample."""
+    x = _train_split()[:200]
+    folder = tmp_path_factory.mktemp("calibration")
+    for i, sample in enumerate(x):
+        np.savez(folder / f"s{i:03d}.npz", input=sample[None])
+    return folder, x
+
+
+def _accuracy(run, data):
+    (logits,) = run({"input": data["x"]})
+    return float((logits.argmax(axis=1) == data["y"]).mean())
+
+
+def _ort_session(ort, path, basic=False):
+    options = ort.SessionOptions()
+    if basic:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_digits_int8_keeps_accuracy_in_ignis_and_onnxruntime(tmp_path, calibration, ort, method):
+    folder, _ = calibration
+    out = tmp_path / f"digits.{method}.onnx"
+    report = ignis.quantize(MODEL, out, calibrate=folder, method=method, progress=False)
+    assert report.calibration_samples == 200
+    assert len(report.changed) == 3 and len(report.activations) == 5
+    onnx.checker.check_model(str(out), full_check=True)
+
+    data = np.load(ROOT / "assets" / "digits_test.npz")
+    float_acc = _accuracy(lambda f: ignis.InferenceSession(str(MODEL)).run(None, f), data)
+    int8_acc = _accuracy(lambda f: ignis.InferenceSession(str(out)).run(None, f), data)
+    ort_acc = _accuracy(lambda f: _ort_session(ort, out).run(None, f), data)
+    print(f"digits {method}: float {float_acc:.4f}, int8 ignis {int8_acc:.4f}, int8 onnxruntime {ort_acc:.4f}")
+    assert int8_acc >= float_acc - 0.005
+    assert ort_acc >= float_acc - 0.005
+
+    # The same file in both runtimes: onnxruntime at its basic level runs the QDQ ops as written.
+    (expected,) = _ort_session(ort, out, basic=True).run(None, {"input": data["x"]})
+    (actual,) = ignis.InferenceSession(str(out)).run(None, {"input": data["x"]})
+    np.testing.assert_allclose(actual, expected, atol=1e-3 * np.abs(expected).max())
+    assert (actual.argmax(axis=1) == expected.argmax(axis=1)).all()
+
+
+def test_qdq_structure_and_minmax_ranges_match_onnxruntime(tmp_path, calibration, ort):
+    folder, x = calibration
+    out = tmp_path / "digits.qdq.onnx"
+    report = ignis.quantize(MODEL, out, calibrate=folder, progress=False)
+    model = onnx.load(str(out))
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    nodes = list(model.graph.node)
+    quantize = [n for n in nodes if n.op_type == "QuantizeLinear"]
+    tensors = ["input", "/0/Conv_output_0", "/2/MaxPool_output_0", "/3/Conv_output_0", "/5/Flatten_output_0"]
+    assert sorted(n.input[0] for n in quantize) == sorted(tensors)
+
+    # Expected ranges: the float model in onnxruntime, its intermediate values as outputs.
+    original = onnx.load(str(MODEL))
+    for name in tensors[1:]:
+        original.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+    sess = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"])
+    values = sess.run(tensors[1:], {"input": x})  # all 200 samples in one batch
+    for name, v in zip(tensors, [x] + values):
+        lo, hi = min(0.0, float(v.min())), max(0.0, float(v.max()))
+        scale = np.float32((hi - lo) / 255)
+        zero_point = int(np.clip(np.round(-128 - lo / np.float64(scale)), -128, 127))
+        (q,) = [n for n in quantize if n.input[0] == name]
+        np.testing.assert_allclose(inits[q.input[1]], scale, rtol=1e-6, err_msg=name)
+        assert inits[q.input[2]].dtype == np.int8 and int(inits[q.input[2]]) == zero_point, name
+        (dq,) = [n for n in nodes if n.op_type == "DequantizeLinear" and n.input[0] == q.output[0]]
+        assert list(dq.input[1:]) == list(q.input[1:])
+        readers = [n for n in nodes if name in n.input]
+        assert readers == [q], f"{name}: every reader goes through the QDQ pair"
+        act = next(a for a in report.activations if a.value == name)
+        assert act.min == pytest.approx(float(v.min()), rel=1e-6, abs=1e-7)
+
+    for conv in (n for n in nodes if n.op_type == "Conv"):
+        weight = next(n for n in nodes if conv.input[1] in n.output)
+        assert weight.op_type == "DequantizeLinear" and inits[weight.input[0]].dtype == np.int8
+        assert helper.get_attribute_value(weight.attribute[0]) == 0  # per output channel
+        bias = next(n for n in nodes if conv.input[2] in n.output)
+        assert bias.op_type == "DequantizeLinear" and inits[bias.input[0]].dtype == np.int32
+        x_scale = inits[next(n for n in nodes if conv.input[0] in n.output).input[1]]
+        np.testing.assert_allclose(inits[bias.input[1]], x_scale * inits[weight.input[1]], rtol=1e-6)
+
+
+def _write_layouts(root, x):
+    """The same 12 samples as .npz (stored and deflated), .npy files, NAME.npy folders and ONNX
+    test-data folders."""
+    layouts = {k: root / k for k in ("npz", "npz_compressed", "npy", "folders", "test_data")}
+    for path in layouts.values():
+        path.mkdir()
+    for i, sample in enumerate(x[:12]):
+        s = sample[None]
+        np.savez(layouts["npz"] / f"{i:02d}.npz", input=s)
+        np.savez_compressed(layouts["npz_compressed"] / f"{i:02d}.npz", s)  # one unnamed array
+        np.save(layouts["npy"] / f"{i:02d}.npy", s)
+        (layouts["folders"] / f"{i:02d}").mkdir()
+        np.save(layouts["folders"] / f"{i:02d}" / "input.npy", s)
+        (layouts["test_data"] / f"test_data_set_{i:02d}").mkdir()
+        proto = numpy_helper.from_array(s, "input")
+        (layouts["test_data"] / f"test_data_set_{i:02d}" / "input_0.pb").write_bytes(proto.SerializeToString())
+    return layouts
+
+
+def test_every_data_layout_gives_the_same_model(tmp_path, calibration):
+    _, x = calibration
+    layouts = _write_layouts(tmp_path, x)
+    scales = {}
+    for kind, folder in layouts.items():
+        report = ignis.quantize(MODEL, tmp_path / f"{kind}.onnx", calibrate=folder, progress=False)
+        assert report.calibration_samples == 12, kind
+        scales[kind] = {a.value: (a.scale, a.zero_point) for a in report.activations}
+    assert all(s == scales["npz"] for s in scales.values())
+    report = ignis.quantize(MODEL, tmp_path / "five.onnx", calibrate=layouts["npy"], samples=5, progress=False)
+    assert report.calibration_samples == 5
+
+
+def test_cli_prints_a_progress_line_per_sample(tmp_path, calibration):
+    exe = os.environ.get("IGNIS_BIN", str(ROOT / "build" / "ignis"))
+    if not Path(exe).is_file():
+        pytest.skip(f"{exe} not built (set IGNIS_BIN)")
+    folder, _ = calibration
+    res = subprocess.run(
+        [exe, "quantize", str(MODEL), "-o", str(tmp_path / "cli.onnx"), "--calibrate", str(folder),
+         "--method", "entropy", "--samples", "7", "--exclude", "/6/Gemm", "--report"],
+        capture_output=True, text=True, check=True,
+    )
+    lines = [line for line in res.stderr.splitlines() if line.startswith("calibration sample ")]
+    assert len(lines) == 7 and lines[-1].startswith("calibration sample 7/7")
+    assert "calibrated on 7 samples" in res.stdout and "excluded" in res.stdout
+    bad = subprocess.run([exe, "quantize", str(MODEL), "-o", str(tmp_path / "x.onnx"), "--calibrate", str(folder),
+                          "--mode", "dynamic"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "takes no --mode" in bad.stderr
+
+
+def _outlier_model(tmp_path, rng):
+    w = numpy_helper.from_array(rng.standard_normal((64, 16), dtype=np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+        "outliers",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [100, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [100, 64 // 4])],
+        [w],
+    )
+    path = tmp_path / "outliers.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    return path
+
+
+def test_entropy_clips_outliers_that_minmax_keeps(tmp_path, rng):
+    """N(0, 1) activations with four values at +-40 in 20 samples of 6400 values."""
+    model = _outlier_model(tmp_path, rng)
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in range(20):
+        x = rng.standard_normal((100, 64)).astype(np.float32)
+        if i == 13:
+            x.flat[[5, 900, 3000, 6000]] = [40, -40, 40, -40]
+        np.save(data / f"{i:02d}.npy", x)
+    ranges = {}
+    # The outliers are 4 of 128000 values (0.003 %): the default 99.999th percentile keeps them.
+    for method, percentile in [("minmax", 99.999), ("entropy", 99.999), ("percentile", 99.999), ("percentile", 99.99)]:
+        report = ignis.quantize(
+            model, tmp_path / "q.onnx", calibrate=data, method=method, percentile=percentile, progress=False
+        )
+        (x,) = [a for a in report.activations if a.value == "x"]
+        ranges[f"{method} {percentile}"] = (x.min, x.max)
+    print("outlier ranges:", ranges)
+    assert ranges["minmax 99.999"] == (-40.0, 40.0)
+    assert ranges["percentile 99.999"] == (-40.0, 40.0)
+    for method in ("entropy 99.999", "percentile 99.99"):
+        lo, hi = ranges[method]
+        assert 2.5 < hi < 8 and -8 < lo < -2.5, (method, ranges[method])
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        (dict(calibrate="{tmp}/missing"), FileNotFoundError, "does not exist"),
+        (dict(calibrate="{tmp}"), FileNotFoundError, "holds no samples"),
+        (dict(calibrate="{tmp}", mode="dynamic"), ignis.InvalidArgument, "with calibrate, mode 'dynamic'"),
+        (dict(calibrate="{tmp}", method="kl"), ignis.InvalidArgument, "method 'kl'"),
+        (dict(calibrate="{tmp}", percentile=0), ignis.InvalidArgument, "percentile"),
+        (dict(calibrate="{tmp}", samples=-1), ignis.InvalidArgument, "samples"),
+    ],
+)
+def test_bad_calibration_requests_raise_clear_errors(tmp_path, kwargs, error, message):
+    kwargs = {k: v.format(tmp=tmp_path) if isinstance(v, str) else v for k, v in kwargs.items()}
+    with pytest.raises(error, match=message):
+        ignis.quantize(MODEL, tmp_path / "out.onnx", progress=False, **kwargs)
+
+
+def test_sample_missing_an_input_names_it(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    np.savez(data / "a.npz", image=np.zeros((1, 1, 8, 8), np.float32), other=np.zeros(3, np.float32))
+    with pytest.raises(FileNotFoundError, match="no array named 'input'.*image, other"):
+        ignis.quantize(MODEL, tmp_path / "out.onnx", calibrate=data, progress=False)
