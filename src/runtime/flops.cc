@@ -25,7 +25,8 @@ int64_t estimate_flops(const ir::Node& node, const std::vector<const ir::ValueTy
     const Shape& w = *in_shape(1);
     return 2 * x.numel() * w.numel(1, w.rank());
   }
-  if ((op == "MatMul" || op == "FusedMatMul" || op == "MatMulInteger") && in_shape(0) && in_shape(0)->rank() > 0) {
+  const bool matmul = op == "MatMul" || op == "FusedMatMul" || op == "MatMulInteger" || op == "MatMulIntegerToFloat";
+  if (matmul && in_shape(0) && in_shape(0)->rank() > 0) {
     const Shape& a = *in_shape(0);
     const bool trans_a = op == "FusedMatMul" && a.rank() >= 2 && node.attrs.get_int("transA", 0) != 0;
     return 2 * out.numel() * (trans_a ? a[a.rank() - 2] : a.back());
