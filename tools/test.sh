@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The full test suite, as CI runs it:
-#   1. Release build (warnings are errors), unit tests and ONNX node conformance via ctest;
+#   1. Release build (warnings are errors), the ISA linkage check of its objects, unit tests
+#      and ONNX node conformance via ctest;
 #   2. unit + conformance tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the model-loader fuzzer for a bounded time (IGNIS_FUZZ_SECONDS, default 60);
 #   4. the Python package: pip install . and its pytest suite;
@@ -22,6 +23,10 @@ summary=()
 
 echo "== 1. release build + unit tests + conformance"
 tools/build.sh
+# No code compiled with AVX2/AVX-512 flags may be a weak definition the linker can hand to
+# plain code paths (tools/check_isa_linkage.py has the rule).
+python3 tools/check_isa_linkage.py build | tee build/isa_linkage.txt
+summary+=("$(tail -n 1 build/isa_linkage.txt)")
 (cd build && ctest --output-on-failure -j "$JOBS" -LE conformance)
 ./build/tests/ignis_conformance "$NODE_DATA" --min-pass-rate 0.97 | tee build/conformance.txt | tail -n 1
 summary+=("debian onnx 1.12 $(tail -n 1 build/conformance.txt)")

@@ -71,19 +71,19 @@ struct KernelInit {
   std::span<const Shape> input_shapes = {};
 };
 
+// Kernels are defined in files built with and without ISA flags; the virtual members with a
+// body are defined in kernel.cc (built without them), which is also where the vtable and
+// type info go, so no ISA file emits a copy of them for the linker to choose.
 class Kernel {
  public:
-  virtual ~Kernel() = default;
+  virtual ~Kernel();
   // Must be safe to call concurrently: per-run state lives in ctx, not in the kernel.
   virtual Status run(KernelContext& ctx) const = 0;
   // False when run() never reads the data of input `input` because the kernel copied what it
   // needs (e.g. prepacked weights) from that constant when it was created. When every reader
   // of a constant says so, the session may drop the constant's data; ctx.input(input) then
   // still has its dtype and shape but a null data pointer.
-  virtual bool uses_constant_data(int input) const {
-    (void)input;
-    return true;
-  }
+  virtual bool uses_constant_data(int input) const;
 };
 
 using KernelFn = Status (*)(KernelContext& ctx);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Vectorized activations of the GEMM/Conv epilogue (8 float32 lanes), for the *_avx2.cc
-// files only: everything here uses AVX2/FMA intrinsics.
+// files only: everything here uses AVX2/FMA intrinsics. Internal linkage on purpose (see
+// gemm_blocked.h): each file keeps its own copy, compiled with its own flags.
 //
 // exp: x = n ln2 + r with |r| <= ln2 / 2, e^r by its Taylor series through r^7 (truncation
 // below 6e-9 relative), scaled by 2^n through the exponent bits; inputs are clamped to
@@ -14,6 +15,7 @@
 #include "kernels/x86/gemm_avx2.h"
 
 namespace ignis::kernels::x86 {
+namespace {
 
 // e^x = 2^n * e^r: returns e^r and sets n (a whole number as float), for x already clamped.
 inline __m256 exp_reduced_avx2(__m256 x, __m256& n) {
@@ -98,4 +100,5 @@ inline __m256 activate_avx2(__m256 v, const GemmEpilogue& e) {
   return v;
 }
 
+}  // namespace
 }  // namespace ignis::kernels::x86

@@ -2,6 +2,13 @@
 // AVX2 pieces of the x86 Conv kernel: the im2col packer that feeds the GEMM its B operand
 // straight from the image, and the direct depthwise kernel. The op-level logic (geometry,
 // weight prepacking, threading) is in nn_conv.cc.
+//
+// Files built with AVX2 flags, AVX-512 flags and none include this header. Its inline helpers
+// and the packers' tap and panel types therefore sit in unnamed namespaces (see
+// gemm_blocked.h): each file compiles its own copy with its own flags, so the linker cannot
+// hand an AVX-512 copy to code that must run on an AVX2-only CPU. ConvGeometry2d and
+// Im2colSource appear in the signatures of functions defined in other files, so they keep
+// external linkage; they are aggregates whose only member functions are the implicit ones.
 #pragma once
 
 #include <algorithm>
@@ -21,6 +28,8 @@ struct ConvGeometry2d {
   int64_t sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t ph = 0, pw = 0;  // padding before the first row / column
 };
+
+namespace {
 
 // The 2-D form of a 1-D or 2-D window geometry.
 inline ConvGeometry2d as_2d(const WindowGeometry& w) {
@@ -58,6 +67,8 @@ inline bool same_spatial(const WindowGeometry& g, std::span<const int64_t> in, s
   return true;
 }
 
+}  // namespace
+
 // B operand of a convolution as GEMM: rows are (input channel, ky, kx), columns are output
 // positions; `x` points at the first input channel of the group, planes of ih * iw floats.
 struct Im2colSource {
@@ -82,6 +93,8 @@ void conv_f32_pack_im2col_avx512(const Im2colSource& s, int64_t nr, int64_t p0, 
                                  float* dst);
 
 // ---- pieces shared by the packers ----
+
+namespace {
 
 inline int64_t im2col_floor_div(int64_t a, int64_t b) {
   const int64_t q = a / b;
@@ -158,6 +171,8 @@ struct Im2colPanel {
     return simple && xmin >= t.lo && xmax <= t.hi && ymin >= t.ylo && ymax < t.yhi;
   }
 };
+
+}  // namespace
 
 // Whether the direct depthwise kernel handles this geometry: kernel up to 7x7, strides 1
 // or 2, no dilation.

@@ -20,7 +20,10 @@ namespace ignis::kernels::x86 {
 
 inline constexpr int64_t kChannelBlock = 16;
 
+// Internal linkage (see gemm_blocked.h): files with and without AVX-512 flags call it.
+namespace {
 inline int64_t channel_blocks(int64_t channels) { return (channels + kChannelBlock - 1) / kChannelBlock; }
+}  // namespace
 
 // NCHW x (c channels, planes of hw floats) <-> blocked y, for units [u0, u1) where unit
 // u = image * channel_blocks(c) + block. Blocking writes zeros into the padded lanes.

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Winograd F(4x4, 3x3) convolution for float32 NCHW, 3x3 kernels at stride 1 and dilation 1
 // (conv_winograd_avx512.cc), used by the x86 Conv kernel (nn_conv.cc) on its AVX-512 backend.
-// The weight transform runs once, when the kernel is created; each run transforms blocks of
-// input tiles, multiplies them by the transformed weights with the sgemm, and transforms the
-// products back into the output, applying bias, residual and activation on the way.
+// The weight transform (conv_winograd.cc) runs once, when the kernel is created; each run
+// transforms blocks of input tiles, multiplies them by the transformed weights with the
+// sgemm, and transforms the products back into the output, applying bias, residual and
+// activation on the way.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +29,14 @@ inline constexpr int64_t kConvWinogradMinChannels = 16;
 inline constexpr int64_t kConvWinogradMaxChannels = 256;
 inline constexpr int64_t kConvWinogradMinTiles = 36;
 
+// The predicates below have internal linkage (see gemm_blocked.h): nn_conv.cc (no ISA flags)
+// and the AVX-512 files both call them. ConvWinograd and ConvWinograd2 cross files, so they
+// keep external linkage; their copies, moves and destruction (inline, instantiating
+// std::vector<PackedMatrix>) happen only in files without ISA flags: create() is in
+// conv_winograd.cc, and the AVX-512 files define only the const members run() and
+// scratch_floats().
+namespace {
+
 // Whether the weights of a convolution can be prepared for Winograd: 3x3 kernel, one group,
 // channel counts in range. Stride and dilation must be 1 (checked from the attributes by the
 // caller, and again per run by conv_winograd_supported).
@@ -44,8 +53,11 @@ inline bool conv_winograd_supported(const ConvGeometry2d& g, int64_t cin, int64_
   return ((g.oh + 3) / 4) * ((g.ow + 3) / 4) >= kConvWinogradMinTiles;
 }
 
+}  // namespace
+
 // Transformed weights of one convolution and the per-run driver. Requires AVX-512F (create
-// and run execute AVX-512 code); immutable after creation, so run may be called concurrently.
+// packs for the AVX-512 GEMM and run executes AVX-512 code); immutable after creation, so run
+// may be called concurrently.
 class ConvWinograd {
  public:
   // w: [cout, cin, 3, 3], row-major.
@@ -78,6 +90,8 @@ class ConvWinograd {
 inline constexpr int64_t kConvWinograd2MinTiles = 25;
 inline constexpr int64_t kConvWinograd2MaxChannels = 512;
 
+namespace {
+
 inline bool conv_winograd2_weights_supported(int64_t kh, int64_t kw, int64_t cin, int64_t cout, int64_t group) {
   return kh == 3 && kw == 3 && group == 1 && cin >= kConvWinogradMinChannels && cout >= kConvWinogradMinChannels &&
          cin <= kConvWinograd2MaxChannels && cout <= kConvWinograd2MaxChannels;
@@ -91,6 +105,8 @@ inline bool conv_winograd2_supported(const ConvGeometry2d& g, int64_t cin, int64
   return ((g.oh + 1) / 2) * ((g.ow + 1) / 2) >= kConvWinograd2MinTiles &&
          ((g.oh + 3) / 4) * ((g.ow + 3) / 4) < kConvWinogradMinTiles;
 }
+
+}  // namespace
 
 // Transformed weights of one convolution for F(2x2, 3x3) and the per-run driver; the same
 // contract as ConvWinograd (AVX-512F, immutable, concurrent runs).

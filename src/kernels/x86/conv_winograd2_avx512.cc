@@ -176,16 +176,6 @@ Plan2 make_plan2(const ConvGeometry2d& g, int64_t batch, int64_t cin, int64_t co
 
 }  // namespace
 
-ConvWinograd2 ConvWinograd2::create(const float* w, int64_t cout, int64_t cin) {
-  // G of F(2x2, 3x3).
-  static constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-  ConvWinograd2 c;
-  c.cin_ = cin;
-  c.cout_ = cout;
-  c.u_ = winograd_weights<4>(w, cout, cin, kG);
-  return c;
-}
-
 size_t ConvWinograd2::scratch_floats(const ConvGeometry2d& g, int64_t batch, int threads) const {
   const Plan2 p = make_plan2(g, batch, cin_, cout_);
   return p.v + p.m + p.gemm * static_cast<size_t>(std::max(threads, 1));

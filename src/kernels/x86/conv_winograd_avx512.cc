@@ -239,25 +239,6 @@ GemmArgs gemm_shape(int64_t cout, int64_t cin, int64_t nb) {
   return a;
 }
 
-}  // namespace
-
-ConvWinograd ConvWinograd::create(const float* w, int64_t cout, int64_t cin) {
-  // G of F(4x4, 3x3).
-  static constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
-                                      {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                      {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                      {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                      {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                      {0, 0, 1}};
-  ConvWinograd c;
-  c.cin_ = cin;
-  c.cout_ = cout;
-  c.u_ = winograd_weights<6>(w, cout, cin, kG);
-  return c;
-}
-
-namespace {
-
 // Tiles per block: V (36 x cin x nb) and M (36 x cout x nb) together in about 2 MiB of the
 // core's L2, in whole 32-column panels of the GEMM's register tile.
 int64_t block_tiles(int64_t cin, int64_t cout) {

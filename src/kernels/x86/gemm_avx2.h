@@ -81,6 +81,9 @@ const GemmBackend& gemm_backend_default();
 // to whole panels (mr, nr, kc of the backend it was packed for):
 //   A: block p0 at p0 * rows_pad, panel of row i0 at + i0 * kc, element (i, p) at + p * mr + i
 //   B: block p0 at p0 * cols_pad, panel of col j0 at + j0 * kc, element (p, j) at + p * nr + j
+// The ISA files only read a PackedMatrix through its accessors (one load each); it is built,
+// copied and destroyed (shared_ptr reference counting, inline) only in files without ISA
+// flags, so no ISA file emits those members for the linker to share (tools/check_isa_linkage.py).
 class PackedMatrix {
  public:
   enum class Side { A, B };

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 #include "kernels/x86/gemm_avx2.h"
 #include "kernels/x86/simd_avx512.h"
@@ -37,32 +36,6 @@ void for_each_row_segment(const Grid& grid, int64_t t0, int64_t t1, F&& f) {
     f(n, ty, tx0, tx1, t - t0);
     t += tx1 - tx0;
   }
-}
-
-// The transformed weights of a Winograd F(m x m, 3x3) convolution, T = m + 2 points per
-// axis: U_k = (G g G^T)[k] for the T * T points k, each an AVX-512 A operand [cout x cin];
-// w is [cout, cin, 3, 3] and g G's rows. Computed in double.
-template <int T>
-std::vector<PackedMatrix> winograd_weights(const float* w, int64_t cout, int64_t cin, const double (&g)[T][3]) {
-  const size_t plane = static_cast<size_t>(cout * cin);
-  std::vector<float> u(static_cast<size_t>(T * T) * plane);
-  for (int64_t o = 0; o < cout; ++o) {
-    for (int64_t i = 0; i < cin; ++i) {
-      const float* k3 = w + (o * cin + i) * 9;
-      double gg[T][3];  // G g
-      for (int r = 0; r < T; ++r)
-        for (int col = 0; col < 3; ++col) gg[r][col] = g[r][0] * k3[col] + g[r][1] * k3[3 + col] + g[r][2] * k3[6 + col];
-      for (int r = 0; r < T; ++r)
-        for (int s = 0; s < T; ++s)
-          u[static_cast<size_t>(r * T + s) * plane + static_cast<size_t>(o * cin + i)] =
-              static_cast<float>(gg[r][0] * g[s][0] + gg[r][1] * g[s][1] + gg[r][2] * g[s][2]);
-    }
-  }
-  std::vector<PackedMatrix> packed;
-  for (int k = 0; k < T * T; ++k)
-    packed.push_back(PackedMatrix::pack(PackedMatrix::Side::A, cout, cin, u.data() + k * plane, cin, false,
-                                        gemm_backend_avx512()));
-  return packed;
 }
 
 }  // namespace

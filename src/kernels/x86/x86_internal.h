@@ -36,11 +36,14 @@ Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view domain, s
                                                       const KernelInit& init);
 
 // Parts to split `work` multiply-adds (or element moves) over: at most `units` and the pool's
-// threads, and one per ~64 Ki (below that a second thread costs more than it saves).
+// threads, and one per ~64 Ki (below that a second thread costs more than it saves). Internal
+// linkage (see gemm_blocked.h): files built with AVX2 flags call it too.
+namespace {
 inline int parallel_parts(ThreadPool* pool, int64_t work, int64_t units) {
   const int64_t threads = pool ? pool->threads() : 1;
   return static_cast<int>(std::clamp<int64_t>(std::min(work >> 16, units), 1, threads));
 }
+}  // namespace
 
 // The activation of an ai.ignis fused op (`activation` and its parameter attributes, already
 // validated by shape inference) as a GEMM epilogue without bias or residual.

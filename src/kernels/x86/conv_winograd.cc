@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// The weight transforms of the Winograd convolutions (conv_winograd.h): ConvWinograd::create
+// and ConvWinograd2::create. Built without ISA flags on purpose: creating a ConvWinograd
+// builds, moves and destroys std::vector<PackedMatrix> and std::vector<float>, whose inline
+// members would otherwise be emitted with AVX-512 code as weak definitions that nn_conv.cc's
+// copies (the kernel owns and destroys the result) can be merged with. The transform is
+// scalar double arithmetic run once per kernel; the packing it ends with calls the AVX-512
+// GEMM backend through its function pointer, as every caller of PackedMatrix::pack does.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/x86/conv_winograd.h"
+
+namespace ignis::kernels::x86 {
+
+namespace {
+
+// The transformed weights of a Winograd F(m x m, 3x3) convolution, T = m + 2 points per
+// axis: U_k = (G g G^T)[k] for the T * T points k, each an AVX-512 A operand [cout x cin];
+// w is [cout, cin, 3, 3] and g G's rows. Computed in double.
+template <int T>
+std::vector<PackedMatrix> winograd_weights(const float* w, int64_t cout, int64_t cin, const double (&g)[T][3]) {
+  const size_t plane = static_cast<size_t>(cout * cin);
+  std::vector<float> u(static_cast<size_t>(T * T) * plane);
+  for (int64_t o = 0; o < cout; ++o) {
+    for (int64_t i = 0; i < cin; ++i) {
+      const float* k3 = w + (o * cin + i) * 9;
+      double gg[T][3];  // G g
+      for (int r = 0; r < T; ++r)
+        for (int col = 0; col < 3; ++col) gg[r][col] = g[r][0] * k3[col] + g[r][1] * k3[3 + col] + g[r][2] * k3[6 + col];
+      for (int r = 0; r < T; ++r)
+        for (int s = 0; s < T; ++s)
+          u[static_cast<size_t>(r * T + s) * plane + static_cast<size_t>(o * cin + i)] =
+              static_cast<float>(gg[r][0] * g[s][0] + gg[r][1] * g[s][1] + gg[r][2] * g[s][2]);
+    }
+  }
+  std::vector<PackedMatrix> packed;
+  for (int k = 0; k < T * T; ++k)
+    packed.push_back(PackedMatrix::pack(PackedMatrix::Side::A, cout, cin, u.data() + k * plane, cin, false,
+                                        gemm_backend_avx512()));
+  return packed;
+}
+
+}  // namespace
+
+ConvWinograd ConvWinograd::create(const float* w, int64_t cout, int64_t cin) {
+  // G of F(4x4, 3x3).
+  static constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
+                                      {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                      {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                      {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                      {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                      {0, 0, 1}};
+  ConvWinograd c;
+  c.cin_ = cin;
+  c.cout_ = cout;
+  c.u_ = winograd_weights<6>(w, cout, cin, kG);
+  return c;
+}
+
+ConvWinograd2 ConvWinograd2::create(const float* w, int64_t cout, int64_t cin) {
+  // G of F(2x2, 3x3).
+  static constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  ConvWinograd2 c;
+  c.cin_ = cin;
+  c.cout_ = cout;
+  c.u_ = winograd_weights<4>(w, cout, cin, kG);
+  return c;
+}
+
+}  // namespace ignis::kernels::x86
