@@ -45,6 +45,11 @@ enum class DType : int32_t {
   Map = 42,       // map(K, V): keys (int64 or string) and a value tensor, as ZipMap emits
 };
 
+// The arithmetic a session's float32 GEMMs run in (SessionOptions::precision). Bf16 rounds
+// weights and activations to bfloat16 and sums the products in float32, on CPUs with
+// AVX512_BF16; elsewhere, and for every other op, float32.
+enum class Precision { F32, Bf16 };
+
 // Bytes per element; 0 for Undefined, String and the containers (not stored as plain buffers).
 size_t dtype_size(DType t);
 // ONNX-style lowercase name: "float32", "int64", "bool"...

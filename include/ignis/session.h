@@ -37,6 +37,10 @@ struct SessionOptions {
   // least recently used is dropped with its activation buffers and planned again if its
   // signature comes back. 0 = keep every plan.
   size_t max_cached_plans = 64;
+  // Bf16: MatMul, Gemm and their fused forms with constant weights round both operands to
+  // bfloat16 and sum in float32 (about 3 significant digits per product), where the CPU has
+  // AVX512_BF16; everything else stays float32. F32 (default): float32 throughout.
+  Precision precision = Precision::F32;
 };
 
 // One graph input or output as the model declares it. A dim < 0 is symbolic; its name (if the

@@ -36,7 +36,7 @@ _TYPE_STRINGS = {
     16: "tensor(bfloat16)",
 }
 
-_SUPPORTED_PRECISIONS = ("fp32",)
+_SUPPORTED_PRECISIONS = ("fp32", "bf16")
 
 
 class GraphOptimizationLevel(enum.IntEnum):
@@ -217,7 +217,9 @@ class SessionOptions:
     precision = _option(
         "precision",
         _precision,
-        "Numeric precision of the computation (ignis only): 'fp32' is the only one supported.",
+        "Numeric precision of the computation (ignis only): 'fp32' (default), or 'bf16': MatMul and "
+        "Gemm with constant weights round both operands to bfloat16 and sum in float32, on CPUs with "
+        "AVX512_BF16 (float32 elsewhere, and for every other op).",
     )
 
     pin_threads = _option(
@@ -398,11 +400,11 @@ class InferenceSession:
         if isinstance(path_or_bytes, (str, os.PathLike)):
             self._model_path = os.fsdecode(path_or_bytes)
             self._model_bytes = None
-            self._sess = _ignis.Session.open(self._model_path, *args)
+            self._sess = _ignis.Session.open(self._model_path, *args, precision=options.precision)
         elif isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             self._model_path = None
             self._model_bytes = path_or_bytes
-            self._sess = _ignis.Session.open_bytes(path_or_bytes, *args)
+            self._sess = _ignis.Session.open_bytes(path_or_bytes, *args, precision=options.precision)
         else:
             raise TypeError(f"Unable to load from type '{type(path_or_bytes)}'")
 

@@ -86,6 +86,7 @@ int run_bench(const BenchOptions& opts) {
   so.threads = opts.threads;
   so.pin_threads = opts.pin_threads;
   so.optimization = parse_level(opts.level);
+  so.precision = parse_precision(opts.precision);
   const auto t_open = Clock::now();
   auto session = open_model(opts.model, so);
   const double create_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_open).count();
@@ -131,16 +132,17 @@ int run_bench(const BenchOptions& opts) {
 
   if (opts.json) {
     std::printf(
-        "{\"model\":\"%s\",\"level\":\"%s\",\"threads\":%d,\"pin_threads\":%s,\"batch\":%lld,\"runs\":%zu,\"session_create_ms\":%.3f,"
+        "{\"model\":\"%s\",\"level\":\"%s\",\"precision\":\"%s\",\"threads\":%d,\"pin_threads\":%s,\"batch\":%lld,\"runs\":%zu,\"session_create_ms\":%.3f,"
         "\"latency_ms\":{\"p50\":%.4f,\"p90\":%.4f,\"p99\":%.4f,\"mean\":%.4f,\"min\":%.4f},"
         "\"throughput_per_s\":%.2f,\"weight_bytes\":%lld,\"activation_arena_bytes\":%lld,\"peak_rss_bytes\":%lld}\n",
-        json_escape(opts.model).c_str(), opts.level.c_str(), opts.threads, opts.pin_threads ? "true" : "false",
+        json_escape(opts.model).c_str(), opts.level.c_str(), opts.precision.c_str(), opts.threads, opts.pin_threads ? "true" : "false",
         static_cast<long long>(batch), lat.size(), create_ms, p50, p90,
         p99, mean, *std::min_element(lat.begin(), lat.end()), throughput, static_cast<long long>(info.parameter_bytes),
         static_cast<long long>(arena_bytes), static_cast<long long>(rss));
   } else {
     std::printf("model            %s\n", opts.model.c_str());
     std::printf("optimization     %s\n", opts.level.c_str());
+    std::printf("precision        %s\n", opts.precision.c_str());
     std::printf("threads          %d%s%s\n", opts.threads, opts.threads == 0 ? " (physical cores)" : "",
                 opts.pin_threads ? ", workers pinned to cores" : "");
     std::printf("kernels          %s\n", kernels::kernel_selection_summary().c_str());

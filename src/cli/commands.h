@@ -20,6 +20,7 @@ struct RunOptions {
   std::string output_dir;
   int threads = 0;
   bool pin_threads = false;
+  std::string precision = "f32";  // f32 | bf16 (SessionOptions::precision)
 };
 int run_run(const RunOptions& opts);
 
@@ -28,6 +29,7 @@ struct BenchOptions {
   InputOptions inputs;
   int threads = 0;
   bool pin_threads = false;
+  std::string precision = "f32";  // f32 | bf16 (SessionOptions::precision)
   int runs = 0;          // > 0: exactly this many timed runs
   double seconds = 3.0;  // otherwise: run for this long
   int warmup = 3;

@@ -244,6 +244,10 @@ int fail(const Status& s) {
   return 1;
 }
 
+Precision parse_precision(const std::string& precision) {
+  return precision == "bf16" ? Precision::Bf16 : Precision::F32;
+}
+
 OptLevel parse_level(const std::string& level) {
   if (level == "none") return OptLevel::None;
   if (level == "basic") return OptLevel::Basic;

@@ -14,6 +14,14 @@ void add_input_options(CLI::App* cmd, ignis::cli::InputOptions& in) {
   cmd->add_option("--seed", in.seed, "seed for generated random inputs")->default_val(0);
 }
 
+void add_precision_option(CLI::App* cmd, std::string& precision) {
+  cmd->add_option("--precision", precision,
+                  "f32 | bf16: bf16 runs MatMul/Gemm with constant weights in bfloat16 where the CPU has "
+                  "AVX512_BF16 (float32 elsewhere)")
+      ->default_val("f32")
+      ->check(CLI::IsMember({"f32", "bf16"}));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -33,6 +41,7 @@ int main(int argc, char** argv) {
   c_run->add_option("--output-dir,-o", run.output_dir, "write each output as DIR/<output name>.npy");
   c_run->add_option("--threads,-t", run.threads, "intra-op threads (0 = physical cores)")->default_val(0);
   c_run->add_flag("--pin", run.pin_threads, "bind each worker thread to its own physical core");
+  add_precision_option(c_run, run.precision);
   c_run->add_option("--batch", run.inputs.batch, "value for the leading symbolic dim of generated inputs");
 
   BenchOptions bench;
@@ -50,6 +59,7 @@ int main(int argc, char** argv) {
       ->default_val(0);
   c_bench->add_option("--threads,-t", bench.threads, "intra-op threads (0 = physical cores)")->default_val(0);
   c_bench->add_flag("--pin", bench.pin_threads, "bind each worker thread to its own physical core");
+  add_precision_option(c_bench, bench.precision);
   auto* runs = c_bench->add_option("--runs,-n", bench.runs, "number of timed runs");
   c_bench->add_option("--seconds,-s", bench.seconds, "time budget for timed runs")->default_val(3.0)->excludes(runs);
   c_bench->add_option("--warmup", bench.warmup, "untimed runs first")->default_val(3);

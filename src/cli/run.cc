@@ -12,6 +12,7 @@ int run_run(const RunOptions& opts) {
   SessionOptions so;
   so.threads = opts.threads;
   so.pin_threads = opts.pin_threads;
+  so.precision = parse_precision(opts.precision);
   auto session = open_model(opts.model, so);
   if (!session) return fail(session.error());
   auto inputs = make_inputs(*session, opts.inputs);

@@ -69,6 +69,8 @@ struct KernelInit {
   std::span<const DType> input_dtypes;  // Undefined for omitted inputs
   std::span<const Tensor* const> constants;
   std::span<const Shape> input_shapes = {};
+  // The session's precision: kernels that can run their products in bfloat16 may do so.
+  Precision precision = Precision::F32;
 };
 
 // Kernels are defined in files built with and without ISA flags; the virtual members with a

@@ -30,6 +30,7 @@ struct Model {
   std::vector<int> graph_outputs;           // value ids, in graph.outputs order
   std::vector<NodeInfo> nodes;              // topological order
   std::vector<int> last_use;                // per value: last node index reading it, -1 if none
+  Precision precision = Precision::F32;     // SessionOptions::precision, passed to every kernel
 };
 
 // Verifies the graph and checks every node against the registries. Unsupported ops are

@@ -285,7 +285,7 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
     if (!kernel) {
       IGNIS_RETURN_IF_ERROR(check_constants_present(info, in_values));
       const std::vector<Shape> shapes = input_shapes(info, types);
-      kernels::KernelInit init{info.node->attrs, info.opset, dtypes, in_values, shapes};
+      kernels::KernelInit init{info.node->attrs, info.opset, dtypes, in_values, shapes, m.precision};
       IGNIS_ASSIGN_OR_RETURN(auto made, kernels::make_kernel(*def, init));
       kernel = std::move(made);
       if (shareable && options.kernels) options.kernels->insert(ni, def, dtypes, kernel);
@@ -576,7 +576,7 @@ Result<std::vector<Tensor>> Plan::run_dynamic(std::span<const Tensor* const> inp
         if (info.inputs[i] >= 0) constants[i] = m.initializers[info.inputs[i]];
       IGNIS_RETURN_IF_ERROR(check_constants_present(info, constants));
       const std::vector<Shape> shapes = input_shapes(info, types);
-      kernels::KernelInit init{info.node->attrs, info.opset, dtypes, constants, shapes};
+      kernels::KernelInit init{info.node->attrs, info.opset, dtypes, constants, shapes, m.precision};
       IGNIS_ASSIGN_OR_RETURN(auto made, kernels::make_kernel(*def, init));
       kernel = std::move(made);
       if (kernel_cache_) kernel_cache_->insert(ni, def, dtypes, kernel);

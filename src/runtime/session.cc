@@ -179,11 +179,13 @@ Result<std::unique_ptr<Session::Impl>> make_impl(ir::Graph graph, const SessionO
     (void)fired;
   }
   IGNIS_ASSIGN_OR_RETURN(impl->model, runtime::build_model(std::move(graph)));
+  impl->model->precision = options.precision;
   const int threads = options.threads == 0 ? ThreadPool::default_threads() : options.threads;
   impl->pool = ThreadPool::shared(threads, options.pin_threads);
   if (options.log_level >= LogLevel::Info)
-    std::fprintf(stderr, "ignis: session: kernels %s; %d threads%s\n", kernels::kernel_selection_summary().c_str(),
-                 threads, options.pin_threads ? ", workers pinned to cores" : "");
+    std::fprintf(stderr, "ignis: session: kernels %s; %d threads%s%s\n", kernels::kernel_selection_summary().c_str(),
+                 threads, options.pin_threads ? ", workers pinned to cores" : "",
+                 options.precision == Precision::Bf16 ? "; bfloat16 GEMMs where the CPU has AVX512_BF16" : "");
 
   // Plan the default signature now: errors surface at creation and the first run is fast.
   // Weights that only prepacking kernels read are dropped as soon as their last reader exists

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/aligned_alloc.h"
+#include "core/cpu_features.h"
 #include "kernels/registry.h"
 #include "kernels/x86/gemm_avx2.h"
 
@@ -19,6 +20,12 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 const GemmBackend& gemm_backend_default() {
   static const GemmBackend& best = isa_enabled(Isa::Avx512) ? gemm_backend_avx512() : gemm_backend_avx2();
   return best;
+}
+
+const GemmBackend& gemm_backend_for(Precision precision) {
+  if (precision == Precision::Bf16 && isa_enabled(Isa::Avx512) && cpu_features().avx512bf16)
+    return gemm_backend_avx512bf16();
+  return gemm_backend_default();
 }
 
 const GemmBackend& gemm_backend_of(const GemmArgs& g) {

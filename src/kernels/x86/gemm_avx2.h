@@ -72,6 +72,12 @@ struct GemmBackend {
 
 const GemmBackend& gemm_backend_avx2();
 const GemmBackend& gemm_backend_avx512();
+// bfloat16 products summed in float32 (vdpbf16ps); for prepacked weights of sessions that run
+// in bfloat16. Requires AVX512_BF16; see gemm_avx512bf16.cc for what it does not take.
+const GemmBackend& gemm_backend_avx512bf16();
+// The backend for a kernel's prepacked weights at `precision`: bfloat16 where asked for and
+// the CPU has AVX512_BF16 (and IGNIS_KERNELS allows AVX-512), else gemm_backend_default().
+const GemmBackend& gemm_backend_for(Precision precision);
 // The widest backend this CPU runs and IGNIS_KERNELS allows (AVX-512, else AVX2).
 const GemmBackend& gemm_backend_default();
 

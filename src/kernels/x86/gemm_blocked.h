@@ -172,8 +172,13 @@ template <class T>
 void blocked_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1, float* workspace) {
   if (i0 >= i1 || j0 >= j1) return;
   if (g.k <= 0) return gemm_no_depth(g, i0, i1, j0, j1);
-  if (narrow_range<T::kMr, T::kKc>(g, i0, i1, j0, j1)) return;
-  if (narrow_rows_range<T::kNr, T::kKc>(g, i0, i1, j0, j1)) return;
+  // The narrow paths read packed operands as float32 panels; tiles with paired bfloat16
+  // panels (T::kPairedPanels) always take the blocked loop.
+  constexpr bool kFloatPanels = !requires { T::kPairedPanels; };
+  if constexpr (kFloatPanels) {
+    if (narrow_range<T::kMr, T::kKc>(g, i0, i1, j0, j1)) return;
+    if (narrow_rows_range<T::kNr, T::kKc>(g, i0, i1, j0, j1)) return;
+  }
   const int64_t kc_max = std::min(g.k, T::kKc);
   float* abuf = workspace;
   float* bbuf = workspace + (g.a.packed ? 0 : round_up(round_up(std::min(g.m, T::kMc), T::kMr) * kc_max, 16));

@@ -22,6 +22,12 @@ namespace {
 
 constexpr DTypeSet kF32{DType::F32};
 
+// The backend that packs (and so runs against) constant weights: the kernel's own, or the
+// bfloat16 one when the session asks for bfloat16 and the kernel's is the AVX-512 backend.
+const GemmBackend& weight_backend(const GemmBackend& own, Precision precision) {
+  return own.isa == Isa::Avx512 ? gemm_backend_for(precision) : own;
+}
+
 // Runs `count` independent GEMMs that share one shape: spread over the pool when there are
 // enough of them to balance, otherwise one after another, each split over the pool.
 template <class ArgsOf>
@@ -59,6 +65,7 @@ class MatMulKernel final : public Kernel {
       k->trans_b_ = init.attrs.get_int("transB", 0) != 0;
     }
     const Tensor* b = init.constants.size() > 1 ? init.constants[1] : nullptr;
+    const GemmBackend& weights = weight_backend(backend, init.precision);
     if (b && b->dtype() == DType::F32 && b->rank() >= 2) {
       // Each batch matrix of B is stored [rows x cols]; op(B) is its transpose under transB.
       const int64_t rows = b->dim(b->rank() - 2), cols = b->dim(b->rank() - 1);
@@ -66,7 +73,7 @@ class MatMulKernel final : public Kernel {
       const bool tb = k->trans_b_;
       for (int64_t i = 0; i < count; ++i)
         k->packed_b_.push_back(PackedMatrix::pack(PackedMatrix::Side::B, tb ? cols : rows, tb ? rows : cols,
-                                                  b->data_as<float>() + i * rows * cols, cols, tb, backend));
+                                                  b->data_as<float>() + i * rows * cols, cols, tb, weights));
     }
     return std::unique_ptr<Kernel>(std::move(k));
   }
@@ -172,7 +179,8 @@ class GemmKernel final : public Kernel {
       const bool trans_b = init.attrs.get_int("transB", 0) != 0;
       const int64_t rows = trans_b ? b->dim(1) : b->dim(0), cols = trans_b ? b->dim(0) : b->dim(1);
       k->packed_b_ =
-          PackedMatrix::pack(PackedMatrix::Side::B, rows, cols, b->data_as<float>(), b->dim(1), trans_b, backend);
+          PackedMatrix::pack(PackedMatrix::Side::B, rows, cols, b->data_as<float>(), b->dim(1), trans_b,
+                             weight_backend(backend, init.precision));
     }
     return std::unique_ptr<Kernel>(std::move(k));
   }
