@@ -44,11 +44,14 @@ def make_onnxruntime(model, threads):
     return lambda feeds: sess.run(None, feeds)
 
 
-def make_openvino(model, threads):
+def make_openvino(model, threads, precision="default"):
     import openvino as ov
 
     core = ov.Core()
-    compiled = core.compile_model(model, "CPU", {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY"})
+    config = {"INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY"}
+    if precision == "f32":  # else OpenVINO's default: bf16 where the CPU has AVX512_BF16 or AMX
+        config["INFERENCE_PRECISION_HINT"] = "f32"
+    compiled = core.compile_model(model, "CPU", config)
     request = compiled.create_infer_request()
     return lambda feeds: request.infer(feeds)
 
@@ -61,11 +64,16 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--precision", choices=["default", "f32"], default="default",
+                    help="openvino only: its default inference precision, or f32 (INFERENCE_PRECISION_HINT)")
     args = ap.parse_args()
 
     feeds = load_inputs(args.inputs)
     t0 = time.perf_counter()
-    run = (make_onnxruntime if args.engine == "onnxruntime" else make_openvino)(args.model, args.threads)
+    if args.engine == "onnxruntime":
+        run = make_onnxruntime(args.model, args.threads)
+    else:
+        run = make_openvino(args.model, args.threads, args.precision)
     create_ms = (time.perf_counter() - t0) * 1e3
     for _ in range(args.warmup):
         run(feeds)

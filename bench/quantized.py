@@ -1,23 +1,28 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Quantized models: ignis vs onnxruntime, float32 vs int8, on the zoo's transformers.
+"""Low precision on the zoo's transformers: ignis vs onnxruntime and OpenVINO, float32, bfloat16
+and dynamic int8.
 
     python3 bench/quantized.py [--models minilm bert_base] [--seq 128] [--batch 1]
                                [--threads 2] [--rounds 3] [--runs 30] [--json OUT.json]
 
-For each model (built by tools/make_zoo.py into models/) three files run in both engines:
-  float       the float32 model;
-  ort_dynamic onnxruntime's quantize_dynamic (its defaults: int8 weights per tensor);
-  ig_dynamic  `ignis quantize --mode dynamic` (int8 weights per column).
+Per model (built by tools/make_zoo.py into models/), these runs:
+  float       ignis f32, ignis bf16 (--precision bf16), onnxruntime, OpenVINO f32
+              (INFERENCE_PRECISION_HINT=f32) and OpenVINO's default (bf16 on CPUs with
+              AVX512_BF16), when the openvino package is installed;
+  ort_dynamic onnxruntime's quantize_dynamic (its defaults: int8 weights per tensor), in ignis
+              and onnxruntime;
+  ig_dynamic  `ignis quantize --mode dynamic` (int8 weights per column), in ignis and
+              onnxruntime.
 Both dynamic files are standard ONNX (DynamicQuantizeLinear + MatMulInteger + Cast + Mul).
-Inputs: token ids from a fixed seed, attention mask all ones. Every engine runs in a fresh
-process per round (ignis through `ignis bench --json`, onnxruntime through
-bench/peer_runner.py), the order alternating each round; reported are the medians over
-rounds of each round's p50 latency, ignis / onnxruntime (below 1: ignis is faster) and
-ignis int8 / ignis float32.
+Inputs: token ids from a fixed seed, attention mask all ones. Every run is a fresh process
+(ignis through `ignis bench --json`, the others through bench/peer_runner.py); each round runs
+all of them in an order rotated by one per round. Reported: the median over rounds of each
+run's p50 latency, and its ratio to ignis float32 on the same model.
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -55,17 +60,35 @@ def make_inputs(folder, name, batch, seq):
     return inputs
 
 
-def run_ignis(binary, model, inputs, threads, runs):
-    cmd = [binary, "bench", model, "--json", "--threads", str(threads), "--runs", str(runs), "--inputs", inputs]
+def run_ignis(binary, model, inputs, threads, runs, precision):
+    cmd = [binary, "bench", model, "--json", "--threads", str(threads), "--runs", str(runs), "--inputs", inputs,
+           "--precision", precision]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])["latency_ms"]["p50"]
 
 
-def run_ort(model, inputs, threads, runs):
-    cmd = [sys.executable, os.path.join(HERE, "peer_runner.py"), "--engine", "onnxruntime", "--model", model,
-           "--inputs", inputs, "--threads", str(threads), "--runs", str(runs)]
+def run_peer(engine, model, inputs, threads, runs, precision="default"):
+    cmd = [sys.executable, os.path.join(HERE, "peer_runner.py"), "--engine", engine, "--model", model,
+           "--inputs", inputs, "--threads", str(threads), "--runs", str(runs), "--precision", precision]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])["latency_ms"]["p50"]
+
+
+def runs_for(args, variants, inputs):
+    """(label, thunk) for every run of one model."""
+    t, n = args.threads, args.runs
+    runs = [
+        ("float ignis f32", lambda: run_ignis(args.ignis, variants["float"], inputs, t, n, "f32")),
+        ("float ignis bf16", lambda: run_ignis(args.ignis, variants["float"], inputs, t, n, "bf16")),
+        ("float onnxruntime", lambda: run_peer("onnxruntime", variants["float"], inputs, t, n)),
+    ]
+    if importlib.util.find_spec("openvino") is not None:
+        runs.append(("float openvino f32", lambda: run_peer("openvino", variants["float"], inputs, t, n, "f32")))
+        runs.append(("float openvino default", lambda: run_peer("openvino", variants["float"], inputs, t, n)))
+    for v in ("ort_dynamic", "ig_dynamic"):
+        runs.append((f"{v} ignis", lambda v=v: run_ignis(args.ignis, variants[v], inputs, t, n, "f32")))
+        runs.append((f"{v} onnxruntime", lambda v=v: run_peer("onnxruntime", variants[v], inputs, t, n)))
+    return runs
 
 
 def main():
@@ -83,25 +106,22 @@ def main():
                "batch": args.batch, "models": {}}
     print(f"CPU: {results['cpu']}, {args.threads} threads, batch {args.batch}, seq {args.seq}, "
           f"medians of {args.rounds} rounds of p50 latency")
-    print(f"{'model':<24} {'ignis ms':>9} {'ort ms':>9} {'ignis/ort':>9} {'vs ig f32':>9}")
     with tempfile.TemporaryDirectory() as folder:
         for name in args.models:
             variants = make_variants(folder, name, args.ignis)
             inputs = make_inputs(folder, name, args.batch, args.seq)
-            times = {v: ([], []) for v in variants}
+            runs = runs_for(args, variants, inputs)
+            times = {label: [] for label, _ in runs}
             for r in range(args.rounds):
-                for v, path in variants.items():
-                    for o in ([0, 1] if r % 2 == 0 else [1, 0]):
-                        if o == 0:
-                            times[v][0].append(run_ignis(args.ignis, path, inputs, args.threads, args.runs))
-                        else:
-                            times[v][1].append(run_ort(path, inputs, args.threads, args.runs))
-            ig_float = statistics.median(times["float"][0])
-            for v, (ig, ort) in times.items():
-                a, b = statistics.median(ig), statistics.median(ort)
-                results["models"][f"{name}/{v}"] = {"ignis_p50_ms": a, "onnxruntime_p50_ms": b, "ratio": a / b,
-                                                     "vs_ignis_float": a / ig_float}
-                print(f"{name + '/' + v:<24} {a:9.2f} {b:9.2f} {a / b:9.2f} {a / ig_float:9.2f}")
+                for i in range(len(runs)):
+                    label, thunk = runs[(i + r) % len(runs)]
+                    times[label].append(thunk())
+            base = statistics.median(times["float ignis f32"])
+            print(f"\n{name}\n{'run':<26} {'p50 ms':>8} {'/ ignis f32':>11}")
+            for label, _ in runs:
+                ms = statistics.median(times[label])
+                results["models"].setdefault(name, {})[label] = {"p50_ms": ms, "vs_ignis_f32": ms / base}
+                print(f"{label:<26} {ms:8.2f} {ms / base:11.2f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
