@@ -78,11 +78,17 @@ def run_ort(model, inputs, threads, runs):
 
 
 def cpu_model():
+    """The CPU's model name, with its family/model numbers (virtual machines often report only
+    "AMD EPYC") and the vector extensions that decide kernel choice."""
+    fields = {}
     with open("/proc/cpuinfo") as f:
         for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor()
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    name = fields.get("model name") or platform.processor()
+    flags = set(fields.get("flags", "").split())
+    isa = [f for f in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile") if f in flags]
+    return f"{name} (family {fields.get('cpu family', '?')}, model {fields.get('model', '?')}; {' '.join(isa)})"
 
 
 def main():

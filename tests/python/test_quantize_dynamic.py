@@ -317,3 +317,20 @@ def test_minilm_dynamic_keeps_sentence_embeddings(minilm, tmp_path, ort):
     # rounding difference in one activation (from float sums ordered differently) moves later
     # ranges, so here they agree to within the quantization noise, not to float precision.
     assert to_ort.min() >= 0.99, dict(zip(SENTENCES, to_ort.round(4)))
+
+
+def test_minilm_bf16_keeps_sentence_embeddings(minilm, ort):
+    """precision='bf16' (bfloat16 GEMMs where the CPU has AVX512_BF16, float32 elsewhere):
+    mean-pooled embeddings within cosine 0.999 of onnxruntime's float32 ones."""
+    model, weights = minilm
+    ids, mask = WordPiece(weights / "vocab.txt").encode(SENTENCES)
+    feeds = {"input_ids": ids, "attention_mask": mask}
+    (reference,) = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"]).run(None, feeds)
+    options = ignis.SessionOptions()
+    options.precision = "bf16"
+    (low,) = ignis.InferenceSession(str(model), options).run(None, feeds)
+    m = mask[..., None].astype(np.float32)
+    a, b = (low * m).sum(axis=1) / m.sum(axis=1), (reference * m).sum(axis=1) / m.sum(axis=1)
+    cosine = (a * b).sum(axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    print(f"minilm bf16, cosine to float over {len(SENTENCES)} sentences: min {cosine.min():.5f} mean {cosine.mean():.5f}")
+    assert cosine.min() >= 0.999, dict(zip(SENTENCES, cosine.round(5)))
