@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "kernels/x86/gemm_int8.h"
+#include "kernels/x86/requantize_avx2.h"
 
 namespace ignis::kernels::x86 {
 
@@ -26,7 +27,29 @@ inline int32_t load_quad(const uint8_t* p, int valid) {
   return v;
 }
 
-// Stores one 16-column half of row i: the correction, then int32 or scaled float.
+// Requantizes 16 int32 sums of row i at column j (gemm_int8.h) and stores them as bytes, in
+// two halves of eight with the AVX2 code the other tile uses (maskz forms only: GCC 12 warns
+// that the plain 512-bit extracts read an undefined register).
+inline void store_requantized(const Int8GemmArgs& g, int64_t i, int64_t j, __m512i acc, __mmask16 mask) {
+  if (g.q_bias) acc = _mm512_add_epi32(acc, _mm512_set1_epi32(g.q_bias[i]));
+  __m256d m[4];
+  if (g.q_row_scale) {
+    m[0] = m[1] = m[2] = m[3] = _mm256_set1_pd(static_cast<double>(g.q_row_scale[i]));
+  } else {
+    const __m256 lo = _mm256_maskz_loadu_ps(static_cast<__mmask8>(mask), g.q_col_scale + j);
+    const __m256 hi = _mm256_maskz_loadu_ps(static_cast<__mmask8>(mask >> 8), g.q_col_scale + j + 8);
+    m[0] = _mm256_cvtps_pd(_mm256_castps256_ps128(lo));
+    m[1] = _mm256_cvtps_pd(_mm256_extractf128_ps(lo, 1));
+    m[2] = _mm256_cvtps_pd(_mm256_castps256_ps128(hi));
+    m[3] = _mm256_cvtps_pd(_mm256_extractf128_ps(hi, 1));
+  }
+  const RequantAvx2 rq(g.q_zero_point, g.q_min, g.q_max, g.q_signed);
+  const __m128i b0 = rq.bytes8(_mm512_maskz_extracti64x4_epi64(0xFF, acc, 0), m[0], m[1]);
+  const __m128i b1 = rq.bytes8(_mm512_maskz_extracti64x4_epi64(0xFF, acc, 1), m[2], m[3]);
+  _mm_mask_storeu_epi8(static_cast<uint8_t*>(g.c_q) + i * g.ldc + j, mask, _mm_unpacklo_epi64(b0, b1));
+}
+
+// Stores one 16-column half of row i: the correction, then int32, requantized or scaled float.
 inline void store_half(const Int8GemmArgs& g, int64_t i, int64_t j, __m512i acc, __mmask16 mask) {
   if (g.row_sum && g.col_shift) {
     const __m512i shift = _mm512_maskz_loadu_epi32(mask, g.col_shift + j);
@@ -38,6 +61,10 @@ inline void store_half(const Int8GemmArgs& g, int64_t i, int64_t j, __m512i acc,
   }
   if (g.c_i32) {
     _mm512_mask_storeu_epi32(g.c_i32 + i * g.ldc + j, mask, acc);
+    return;
+  }
+  if (g.c_q) {
+    store_requantized(g, i, j, acc, mask);
     return;
   }
   // The maskz form: GCC 12 warns that the plain one reads an undefined register.

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// The pieces of the x86 QLinearConv (nn_qlinear_conv.cc) that run vector code: im2col rows
+// for the int8 GEMM's B operand, and the direct depthwise convolution (conv_int8_avx2.cc).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/x86/conv_avx2.h"
+
+namespace ignis::kernels::x86 {
+
+// Rows of im2col(x) for output positions [p0, p1) of one image: row (c * kh + ky) * kw + kx,
+// at out + row * ld, holds the input byte each position reads through that tap, or
+// `pad` (x's zero point) where the tap falls in the padding. x is [channels, ih, iw] bytes.
+void conv_int8_im2col_rows(const uint8_t* x, int64_t channels, const ConvGeometry2d& g, uint8_t pad, int64_t p0,
+                           int64_t p1, uint8_t* out, int64_t ld);
+
+// One depthwise plane: y = requantize(sum_t (x - x_zp) (w_t - w_zp) + bias) with the int32
+// weights w_t - w_zp given, x uint8 or int8 (x_signed), written as uint8 or int8
+// (y_signed). Strides 1 and 2, any dilation and padding.
+struct DepthwiseInt8Plane {
+  const uint8_t* x = nullptr;     // [ih, iw]
+  const int32_t* w = nullptr;     // [kh * kw], zero point subtracted
+  int32_t bias = 0;
+  int32_t x_zero_point = 0;
+  float multiplier = 1.0f;
+  int32_t y_zero_point = 0, q_min = 0, q_max = 255;
+  bool x_signed = false, y_signed = false;
+  uint8_t* y = nullptr;           // [oh, ow]
+};
+
+bool conv_int8_depthwise_supported(const ConvGeometry2d& g);
+// Scratch bytes one call needs (the padded plane).
+size_t conv_int8_depthwise_scratch(const ConvGeometry2d& g);
+void conv_int8_depthwise_avx2(const ConvGeometry2d& g, const DepthwiseInt8Plane& p, uint8_t* scratch);
+
+}  // namespace ignis::kernels::x86

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// AVX2 parts of the x86 QLinearConv: im2col rows for the int8 GEMM and the direct depthwise
+// convolution.
+//
+// Depthwise: the channel plane is first copied into a plane padded with x's zero point, so the
+// taps need no bounds checks and sum_t (x - x_zp) w_t = sum_t x w_t - x_zp sum_t w_t holds at
+// the borders too. Eight output positions at a time: per tap, eight input bytes (every other
+// byte for stride 2, picked with one shuffle) widened to int32 and multiplied by the tap's
+// weight; then the bias, the zero-point term and the requantization of requantize_avx2.h.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/x86/conv_int8.h"
+#include "kernels/x86/requantize_avx2.h"
+
+namespace ignis::kernels::x86 {
+
+namespace {
+
+// Readable bytes past each padded row: the last 8-wide block of a row reads up to 7 positions
+// (stride 2: 14 bytes, then a 16-byte load) past the row.
+constexpr int64_t kRowSlack = 32;
+
+int64_t padded_rows(const ConvGeometry2d& g) { return (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1; }
+int64_t padded_cols(const ConvGeometry2d& g) { return (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 + kRowSlack; }
+
+// Smallest o >= 0 with o * s >= v (v may be negative).
+int64_t first_at_least(int64_t v, int64_t s) { return v <= 0 ? 0 : (v + s - 1) / s; }
+
+}  // namespace
+
+void conv_int8_im2col_rows(const uint8_t* x, int64_t channels, const ConvGeometry2d& g, uint8_t pad, int64_t p0,
+                           int64_t p1, uint8_t* out, int64_t ld) {
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        uint8_t* row = out + ((c * g.kh + ky) * g.kw + kx) * ld;
+        // Output columns whose input column x = ox * sw - pw + kx * dw lies in [0, iw).
+        const int64_t shift = kx * g.dw - g.pw;
+        const int64_t ox_lo = first_at_least(-shift, g.sw);
+        const int64_t ox_hi = g.iw - 1 - shift < 0 ? 0 : (g.iw - 1 - shift) / g.sw + 1;
+        for (int64_t p = p0; p < p1;) {
+          const int64_t oy = p / g.ow, ox0 = p % g.ow, ox1 = std::min(g.ow, ox0 + (p1 - p));
+          uint8_t* dst = row + (p - p0);
+          const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+          if (iy < 0 || iy >= g.ih) {
+            std::memset(dst, pad, static_cast<size_t>(ox1 - ox0));
+          } else {
+            const uint8_t* src = x + (c * g.ih + iy) * g.iw + shift;
+            const int64_t a = std::clamp(ox_lo, ox0, ox1), b = std::clamp(ox_hi, a, ox1);
+            std::memset(dst, pad, static_cast<size_t>(a - ox0));
+            if (g.sw == 1) {
+              std::memcpy(dst + (a - ox0), src + a, static_cast<size_t>(b - a));
+            } else {
+              for (int64_t ox = a; ox < b; ++ox) dst[ox - ox0] = src[ox * g.sw];
+            }
+            std::memset(dst + (b - ox0), pad, static_cast<size_t>(ox1 - b));
+          }
+          p += ox1 - ox0;
+        }
+      }
+    }
+  }
+}
+
+bool conv_int8_depthwise_supported(const ConvGeometry2d& g) {
+  return g.sw >= 1 && g.sw <= 2 && g.kh * g.kw <= 64 && g.oh > 0 && g.ow > 0;
+}
+
+size_t conv_int8_depthwise_scratch(const ConvGeometry2d& g) {
+  return static_cast<size_t>(padded_rows(g) * padded_cols(g));
+}
+
+void conv_int8_depthwise_avx2(const ConvGeometry2d& g, const DepthwiseInt8Plane& p, uint8_t* scratch) {
+  const int64_t rows = padded_rows(g), cols = padded_cols(g);
+  // The plane padded with the zero point: input (iy, ix) at (iy + ph, ix + pw).
+  std::memset(scratch, static_cast<uint8_t>(p.x_zero_point), static_cast<size_t>(rows * cols));
+  for (int64_t iy = 0; iy < g.ih; ++iy) {
+    const int64_t py = iy + g.ph;
+    if (py < 0 || py >= rows) continue;
+    const int64_t x0 = std::max<int64_t>(0, -g.pw), x1 = std::min<int64_t>(g.iw, cols - kRowSlack - g.pw);
+    if (x1 > x0) std::memcpy(scratch + py * cols + x0 + g.pw, p.x + iy * g.iw + x0, static_cast<size_t>(x1 - x0));
+  }
+  const int64_t taps = g.kh * g.kw;
+  int32_t w_sum = 0;
+  for (int64_t t = 0; t < taps; ++t) w_sum += p.w[t];
+  const int32_t offset = p.bias - p.x_zero_point * w_sum;
+  const RequantAvx2 rq(p.y_zero_point, p.q_min, p.q_max, p.y_signed);
+  const __m256d m = _mm256_set1_pd(static_cast<double>(p.multiplier));
+  const __m256i voffset = _mm256_set1_epi32(offset);
+  const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
+  const auto load8 = [&](const uint8_t* src) {
+    __m128i b = g.sw == 1 ? _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src))
+                          : _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)), even);
+    return p.x_signed ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+  };
+  // The last block of a row runs past OW: its loads stay inside the padded row and its slack,
+  // and only its valid bytes are stored.
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    uint8_t* yrow = p.y + oy * g.ow;
+    const uint8_t* base = scratch + oy * g.sh * cols;
+    for (int64_t ox = 0; ox < g.ow; ox += 8) {
+      __m256i acc = voffset;
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        const uint8_t* src = base + ky * g.dh * cols + ox * g.sw;
+        for (int64_t kx = 0; kx < g.kw; ++kx)
+          acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(load8(src + kx * g.dw), _mm256_set1_epi32(p.w[ky * g.kw + kx])));
+      }
+      const __m128i bytes = rq.bytes8(acc, m, m);
+      if (ox + 8 <= g.ow) {
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(yrow + ox), bytes);
+      } else {
+        alignas(16) uint8_t last[16];
+        _mm_store_si128(reinterpret_cast<__m128i*>(last), bytes);
+        std::memcpy(yrow + ox, last, static_cast<size_t>(g.ow - ox));
+      }
+    }
+  }
+}
+
+}  // namespace ignis::kernels::x86
