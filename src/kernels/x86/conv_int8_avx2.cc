@@ -4,9 +4,10 @@
 //
 // Depthwise: the channel plane is first copied into a plane padded with x's zero point, so the
 // taps need no bounds checks and sum_t (x - x_zp) w_t = sum_t x w_t - x_zp sum_t w_t holds at
-// the borders too. Eight output positions at a time: per tap, eight input bytes (every other
-// byte for stride 2, picked with one shuffle) widened to int32 and multiplied by the tap's
-// weight; then the bias, the zero-point term and the requantization of requantize_avx2.h.
+// the borders too. Sixteen output positions at a time: per pair of taps, sixteen input bytes
+// of each (every other byte for stride 2, picked with shuffles) widened to int16, interleaved
+// and multiplied-and-added with the two weights by vpmaddwd (exact: |x|, |w| <= 255); then the
+// bias, the zero-point term and the requantization of requantize_avx2.h.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -19,9 +20,9 @@ namespace ignis::kernels::x86 {
 
 namespace {
 
-// Readable bytes past each padded row: the last 8-wide block of a row reads up to 7 positions
-// (stride 2: 14 bytes, then a 16-byte load) past the row.
-constexpr int64_t kRowSlack = 32;
+// Readable bytes past each padded row: the last 16-wide block of a row reads up to 15 positions
+// past it (stride 2: 30 bytes, as two 16-byte loads).
+constexpr int64_t kRowSlack = 64;
 
 int64_t padded_rows(const ConvGeometry2d& g) { return (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1; }
 int64_t padded_cols(const ConvGeometry2d& g) { return (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 + kRowSlack; }
@@ -91,26 +92,51 @@ void conv_int8_depthwise_avx2(const ConvGeometry2d& g, const DepthwiseInt8Plane&
   const __m256d m = _mm256_set1_pd(static_cast<double>(p.multiplier));
   const __m256i voffset = _mm256_set1_epi32(offset);
   const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
-  const auto load8 = [&](const uint8_t* src) {
-    __m128i b = g.sw == 1 ? _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src))
-                          : _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)), even);
-    return p.x_signed ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+  // Sixteen input bytes of consecutive outputs (every other byte for stride 2) as int16.
+  const auto load16 = [&](const uint8_t* src) {
+    __m128i b;
+    if (g.sw == 1) {
+      b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+    } else {
+      const __m128i lo = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)), even);
+      const __m128i hi = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16)), even);
+      b = _mm_unpacklo_epi64(lo, hi);
+    }
+    return p.x_signed ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
   };
+  // Taps in pairs for vpmaddwd (an odd last tap pairs with a zero weight): the pair's two
+  // int16 weights packed into one int32, and the offsets of its two taps in the padded plane.
+  int32_t pair_w[32];
+  int64_t pair_at[64];
+  const int64_t pairs = (taps + 1) / 2;
+  for (int64_t t = 0; t < 2 * pairs; ++t) {
+    const int64_t tap = std::min(t, taps - 1);
+    pair_at[t] = tap / g.kw * g.dh * cols + tap % g.kw * g.dw;
+    const int32_t w = t < taps ? p.w[t] : 0;
+    if (t % 2 == 0) pair_w[t / 2] = static_cast<int32_t>(static_cast<uint16_t>(w));
+    else pair_w[t / 2] |= static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint16_t>(w)) << 16);
+  }
+  // Sixteen outputs at a time: vpmaddwd on the interleaved int16 inputs of a tap pair gives
+  // outputs 0-3 and 8-11 in one vector, 4-7 and 12-15 in the other; one lane swap orders them.
   // The last block of a row runs past OW: its loads stay inside the padded row and its slack,
   // and only its valid bytes are stored.
   for (int64_t oy = 0; oy < g.oh; ++oy) {
     uint8_t* yrow = p.y + oy * g.ow;
     const uint8_t* base = scratch + oy * g.sh * cols;
-    for (int64_t ox = 0; ox < g.ow; ox += 8) {
-      __m256i acc = voffset;
-      for (int64_t ky = 0; ky < g.kh; ++ky) {
-        const uint8_t* src = base + ky * g.dh * cols + ox * g.sw;
-        for (int64_t kx = 0; kx < g.kw; ++kx)
-          acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(load8(src + kx * g.dw), _mm256_set1_epi32(p.w[ky * g.kw + kx])));
+    for (int64_t ox = 0; ox < g.ow; ox += 16) {
+      const uint8_t* src = base + ox * g.sw;
+      __m256i acc_a = voffset, acc_b = voffset;
+      for (int64_t q = 0; q < pairs; ++q) {
+        const __m256i x0 = load16(src + pair_at[2 * q]), x1 = load16(src + pair_at[2 * q + 1]);
+        const __m256i w = _mm256_set1_epi32(pair_w[q]);
+        acc_a = _mm256_add_epi32(acc_a, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), w));
+        acc_b = _mm256_add_epi32(acc_b, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), w));
       }
-      const __m128i bytes = rq.bytes8(acc, m, m);
-      if (ox + 8 <= g.ow) {
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(yrow + ox), bytes);
+      const __m128i lo = rq.bytes8(_mm256_permute2x128_si256(acc_a, acc_b, 0x20), m, m);
+      const __m128i hi = rq.bytes8(_mm256_permute2x128_si256(acc_a, acc_b, 0x31), m, m);
+      const __m128i bytes = _mm_unpacklo_epi64(lo, hi);
+      if (ox + 16 <= g.ow) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(yrow + ox), bytes);
       } else {
         alignas(16) uint8_t last[16];
         _mm_store_si128(reinterpret_cast<__m128i*>(last), bytes);

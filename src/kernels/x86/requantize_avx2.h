@@ -13,6 +13,15 @@
 
 namespace ignis::kernels::x86 {
 
+// Hides `v` from the optimizer, so that a product is rounded before the next addition: GCC
+// contracts _mm*_add_pd(_mm*_mul_pd(a, b), c) into one fused multiply-add, which rounds once
+// and may then differ from the reference kernel's two roundings.
+template <class V>
+inline V rounded(V v) {
+  asm("" : "+v"(v));
+  return v;
+}
+
 // The constants of one requantization: zero point and clamp bounds.
 struct RequantAvx2 {
   __m256d zp, lo, hi;
@@ -24,7 +33,7 @@ struct RequantAvx2 {
   __m128i bytes8(__m256i acc, __m256d m_lo, __m256d m_hi) const {
     // max(NaN, lo) is lo: NaN saturates low, as in the reference.
     const auto four = [&](__m128i a, __m256d m) {
-      __m256d v = _mm256_add_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(a), m), zp);
+      __m256d v = _mm256_add_pd(rounded(_mm256_mul_pd(_mm256_cvtepi32_pd(a), m)), zp);
       v = _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       return _mm256_cvtpd_epi32(_mm256_min_pd(_mm256_max_pd(v, lo), hi));
     };
@@ -36,7 +45,7 @@ struct RequantAvx2 {
 
 // One value, the scalar form of RequantAvx2::bytes8.
 inline int32_t requantize_scalar(int32_t acc, float m, int32_t zero_point, int32_t q_min, int32_t q_max) {
-  const double r = std::nearbyint(static_cast<double>(acc) * static_cast<double>(m) + zero_point);
+  const double r = std::nearbyint(rounded(static_cast<double>(acc) * static_cast<double>(m)) + zero_point);
   if (!(r >= q_min)) return q_min;
   return static_cast<int32_t>(std::min(r, static_cast<double>(q_max)));
 }
