@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pieces of the x86 QLinearConv (nn_qlinear_conv.cc) that run vector code: im2col rows
-// for the int8 GEMM's B operand, and the direct depthwise convolution (conv_int8_avx2.cc).
+// for the int8 GEMM's B operand, and the direct depthwise convolution (conv_int8_avx2.cc,
+// conv_int8_depthwise_avx512vnni.cc).
 #pragma once
 
 #include <cstddef>
@@ -34,5 +35,9 @@ bool conv_int8_depthwise_supported(const ConvGeometry2d& g);
 // Scratch bytes one call needs (the padded plane).
 size_t conv_int8_depthwise_scratch(const ConvGeometry2d& g);
 void conv_int8_depthwise_avx2(const ConvGeometry2d& g, const DepthwiseInt8Plane& p, uint8_t* scratch);
+// The same on AVX-512 BW + VNNI (conv_int8_depthwise_avx512vnni.cc), for CPUs where
+// int8_gemm_backend_default() is the VNNI one.
+size_t conv_int8_depthwise_avx512_scratch(const ConvGeometry2d& g);
+void conv_int8_depthwise_avx512(const ConvGeometry2d& g, const DepthwiseInt8Plane& p, uint8_t* scratch);
 
 }  // namespace ignis::kernels::x86

@@ -55,7 +55,18 @@ void conv_int8_im2col_rows(const uint8_t* x, int64_t channels, const ConvGeometr
             if (g.sw == 1) {
               std::memcpy(dst + (a - ox0), src + a, static_cast<size_t>(b - a));
             } else {
-              for (int64_t ox = a; ox < b; ++ox) dst[ox - ox0] = src[ox * g.sw];
+              int64_t ox = a;
+              // Stride 2: the even bytes of 32, while those 32 lie inside the input row.
+              if (g.sw == 2) {
+                const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
+                for (; ox + 16 <= b && ox * 2 + shift + 32 <= g.iw; ox += 16) {
+                  const __m128i lo = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + ox * 2)), even);
+                  const __m128i hi =
+                      _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + ox * 2 + 16)), even);
+                  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (ox - ox0)), _mm_unpacklo_epi64(lo, hi));
+                }
+              }
+              for (; ox < b; ++ox) dst[ox - ox0] = src[ox * g.sw];
             }
             std::memset(dst + (b - ox0), pad, static_cast<size_t>(ox1 - b));
           }

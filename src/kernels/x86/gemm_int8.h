@@ -69,6 +69,10 @@ struct Int8GemmArgs {
   const int32_t* row_sum = nullptr;    // [M] or null
   const int32_t* col_shift = nullptr;  // [N] or null
   const int32_t* col_corr = nullptr;   // [N]; read only when row_zp is set
+  // [N] or null: added to every row's sum after the corrections. A caller whose A zero point is
+  // one value z may pass -z * sum_k b instead of row_zp and col_corr, with the per-row
+  // remainder of the correction in q_bias (one add per output instead of a multiply).
+  const int32_t* col_offset = nullptr;
   // Output: int32 when c_i32 is set; requantized uint8 / int8 when c_q is set (below); else
   // float32 c_f32 = acc * row_scale[i] * col_scale[j] + bias[j] (row_scale and bias may be
   // null; col_scale is required).

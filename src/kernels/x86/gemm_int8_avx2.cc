@@ -52,6 +52,7 @@ inline void store8(const Int8GemmArgs& g, int64_t i, int64_t j, __m256i acc, int
       int32_t v = lanes[c];
       if (g.row_sum && g.col_shift) v += g.row_sum[i] * g.col_shift[j + c];
       if (g.row_zp) v -= g.row_zp[i] * g.col_corr[j + c];
+      if (g.col_offset) v += g.col_offset[j + c];
       if (g.c_i32) {
         g.c_i32[i * g.ldc + j + c] = v;
       } else if (g.c_q) {
@@ -76,6 +77,7 @@ inline void store8(const Int8GemmArgs& g, int64_t i, int64_t j, __m256i acc, int
     const __m256i corr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.col_corr + j));
     acc = _mm256_sub_epi32(acc, _mm256_mullo_epi32(corr, _mm256_set1_epi32(g.row_zp[i])));
   }
+  if (g.col_offset) acc = _mm256_add_epi32(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.col_offset + j)));
   if (g.c_i32) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(g.c_i32 + i * g.ldc + j), acc);
     return;

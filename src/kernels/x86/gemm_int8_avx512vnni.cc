@@ -12,7 +12,7 @@
 #include <cstring>
 
 #include "kernels/x86/gemm_int8.h"
-#include "kernels/x86/requantize_avx2.h"
+#include "kernels/x86/requantize_avx512.h"
 
 namespace ignis::kernels::x86 {
 
@@ -27,31 +27,13 @@ inline int32_t load_quad(const uint8_t* p, int valid) {
   return v;
 }
 
-// Requantizes 16 int32 sums of row i at column j (gemm_int8.h) and stores them as bytes: two
-// halves of eight float64 lanes. (maskz forms throughout: GCC 12 warns that the plain ones read
-// an undefined register.)
+// Requantizes 16 int32 sums of row i at column j (gemm_int8.h; requantize_avx512.h) and
+// stores them as bytes.
 inline void store_requantized(const Int8GemmArgs& g, int64_t i, int64_t j, __m512i acc, __mmask16 mask) {
   if (g.q_bias) acc = _mm512_add_epi32(acc, _mm512_set1_epi32(g.q_bias[i]));
-  __m512d m0, m1;
-  if (g.q_row_scale) {
-    m0 = m1 = _mm512_set1_pd(static_cast<double>(g.q_row_scale[i]));
-  } else {
-    m0 = _mm512_maskz_cvtps_pd(0xFF, _mm256_maskz_loadu_ps(static_cast<__mmask8>(mask), g.q_col_scale + j));
-    m1 = _mm512_maskz_cvtps_pd(0xFF, _mm256_maskz_loadu_ps(static_cast<__mmask8>(mask >> 8), g.q_col_scale + j + 8));
-  }
-  const __m512d zp = _mm512_set1_pd(g.q_zero_point);
-  const __m512d lo = _mm512_set1_pd(g.q_min), hi = _mm512_set1_pd(g.q_max);
-  // max(NaN, lo) is lo: NaN saturates low, as in the reference.
-  const auto eight = [&](__m256i a, __m512d m) {
-    __m512d v = _mm512_add_pd(rounded(_mm512_mul_pd(_mm512_maskz_cvtepi32_pd(0xFF, a), m)), zp);
-    v = _mm512_maskz_roundscale_pd(0xFF, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    return _mm512_maskz_cvtpd_epi32(0xFF, _mm512_maskz_min_pd(0xFF, _mm512_maskz_max_pd(0xFF, v, lo), hi));
-  };
-  const __m256i r0 = eight(_mm512_maskz_extracti64x4_epi64(0xFF, acc, 0), m0);
-  const __m256i r1 = eight(_mm512_maskz_extracti64x4_epi64(0xFF, acc, 1), m1);
-  uint8_t* out = static_cast<uint8_t*>(g.c_q) + i * g.ldc + j;
-  _mm256_mask_cvtepi32_storeu_epi8(out, static_cast<__mmask8>(mask), r0);
-  _mm256_mask_cvtepi32_storeu_epi8(out + 8, static_cast<__mmask8>(mask >> 8), r1);
+  const __m512 m = g.q_row_scale ? _mm512_set1_ps(g.q_row_scale[i]) : _mm512_maskz_loadu_ps(mask, g.q_col_scale + j);
+  const RequantAvx512 rq(g.q_zero_point, g.q_min, g.q_max, g.q_signed);
+  _mm512_mask_cvtepi32_storeu_epi8(static_cast<uint8_t*>(g.c_q) + i * g.ldc + j, mask, rq.values(acc, m));
 }
 
 // Stores one 16-column half of row i: the correction, then int32, requantized or scaled float.
@@ -64,6 +46,7 @@ inline void store_half(const Int8GemmArgs& g, int64_t i, int64_t j, __m512i acc,
     const __m512i corr = _mm512_maskz_loadu_epi32(mask, g.col_corr + j);
     acc = _mm512_sub_epi32(acc, _mm512_mullo_epi32(corr, _mm512_set1_epi32(g.row_zp[i])));
   }
+  if (g.col_offset) acc = _mm512_add_epi32(acc, _mm512_maskz_loadu_epi32(mask, g.col_offset + j));
   if (g.c_i32) {
     _mm512_mask_storeu_epi32(g.c_i32 + i * g.ldc + j, mask, acc);
     return;

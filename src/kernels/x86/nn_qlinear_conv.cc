@@ -43,6 +43,7 @@ struct WeightRows {
   std::vector<int32_t> zero_points, sums;
   int64_t k = 0;
   bool any_zero_point = false;
+  bool one_zero_point = true;  // every row's is zero_points[0]
 };
 
 WeightRows make_weight_rows(const Tensor& w, const Tensor& zp) {
@@ -58,6 +59,7 @@ WeightRows make_weight_rows(const Tensor& w, const Tensor& zp) {
   for (int64_t i = 0; i < m; ++i) {
     r.zero_points[static_cast<size_t>(i)] = byte_value(zp.dtype(), zp.data(), zp.numel() == 1 ? 0 : i) + (flip ? 128 : 0);
     r.any_zero_point |= r.zero_points[static_cast<size_t>(i)] != 0;
+    r.one_zero_point &= r.zero_points[static_cast<size_t>(i)] == r.zero_points[0];
   }
   int8_row_sums(r.rows.data(), m, r.k, r.k, r.sums.data());
   return r;
@@ -186,6 +188,7 @@ class QLinearConvKernel final : public Kernel {
     const int64_t panels = chunk_cols / kInt8PanelCols;
     const size_t padded_bytes =
         source == Source::Shifted ? align_up(static_cast<size_t>(batch * cin * plane + pw + 64)) : 0;
+    const size_t bias_bytes = align_up(static_cast<size_t>(m) * sizeof(int32_t));
     const size_t packed_bytes = align_up(static_cast<size_t>(panels * ((kdim + 3) / 4) * 4 * kInt8PanelCols));
     const size_t cols_bytes = align_up(static_cast<size_t>(chunk_cols) * sizeof(int32_t));
     const size_t ptr_bytes = align_up(static_cast<size_t>(kdim) * sizeof(const uint8_t*));
@@ -193,15 +196,26 @@ class QLinearConvKernel final : public Kernel {
                                : source == Source::Shifted ? align_up(static_cast<size_t>(m * chunk_cols))
                                                            : 0;
     const size_t per_part = packed_bytes + 3 * cols_bytes + ptr_bytes + extra_bytes;
-    auto* scratch = static_cast<uint8_t*>(ctx.scratch(padded_bytes + per_part * static_cast<size_t>(parts)));
+    auto* scratch =
+        static_cast<uint8_t*>(ctx.scratch(padded_bytes + bias_bytes + per_part * static_cast<size_t>(parts)));
     uint8_t* padded = scratch;
     if (source == Source::Shifted) pad_input(xb, batch * cin, g, pw, ph, static_cast<uint8_t>(q.x_zp), padded);
 
     const int32_t off = q.x_signed ? 0 : 128;
     const bool shifted_zp = off != q.x_zp;
+    // With one weight zero point z (per-tensor, or int8 weights with zero points 0), the whole
+    // correction (gemm_int8.h) is sum_k w (off - x_zp) + z K x_zp per row, folded into the
+    // bias, and -z sum_k x per column (col_offset): no multiply per output.
+    const bool folded = wr.one_zero_point;
+    const int32_t z = wr.zero_points.empty() ? 0 : wr.zero_points[0];
+    auto* row_bias = reinterpret_cast<int32_t*>(scratch + padded_bytes);
+    if (folded)
+      for (int64_t i = 0; i < m; ++i)
+        row_bias[i] = (q.bias ? q.bias[i] : 0) + wr.sums[static_cast<size_t>(i)] * (off - q.x_zp) +
+                      z * static_cast<int32_t>(kdim) * q.x_zp;
     parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
       for (int64_t part = begin; part < end; ++part) {
-        uint8_t* mine = scratch + padded_bytes + per_part * static_cast<size_t>(part);
+        uint8_t* mine = scratch + padded_bytes + bias_bytes + per_part * static_cast<size_t>(part);
         auto* packed = reinterpret_cast<int8_t*>(mine);
         auto* col_sums = reinterpret_cast<int32_t*>(mine + packed_bytes);
         auto* col_corr = reinterpret_cast<int32_t*>(mine + packed_bytes + cols_bytes);
@@ -233,7 +247,11 @@ class QLinearConvKernel final : public Kernel {
               rows_image = image;
             }
             int8_pack_rows(rows, col0, kdim, cols, !q.x_signed, packed, col_sums);
-            for (int64_t j = 0; j < cols; ++j) col_corr[j] = col_sums[j] - static_cast<int32_t>(kdim) * q.x_zp;
+            if (folded) {
+              for (int64_t j = 0; j < cols; ++j) col_corr[j] = -z * col_sums[j];
+            } else {
+              for (int64_t j = 0; j < cols; ++j) col_corr[j] = col_sums[j] - static_cast<int32_t>(kdim) * q.x_zp;
+            }
             packed_item = item;
           }
           const PackedInt8B b = PackedInt8B::view(packed, col_sums, !q.x_signed, kdim, cols);
@@ -243,14 +261,18 @@ class QLinearConvKernel final : public Kernel {
           a.a = wr.rows.data();
           a.lda = kdim;
           a.b = &b;
-          a.row_zp = wr.any_zero_point ? wr.zero_points.data() : nullptr;
-          a.row_sum = shifted_zp ? wr.sums.data() : nullptr;
-          a.col_shift = shifted_zp ? col_shift : nullptr;
-          a.col_corr = col_corr;
+          if (folded) {
+            a.col_offset = col_corr;
+          } else {
+            a.row_zp = wr.any_zero_point ? wr.zero_points.data() : nullptr;
+            a.row_sum = shifted_zp ? wr.sums.data() : nullptr;
+            a.col_shift = shifted_zp ? col_shift : nullptr;
+            a.col_corr = col_corr;
+          }
           a.c_q = source == Source::Shifted ? extra : y_image + p0;
           a.ldc = source == Source::Shifted ? cols : positions;
           a.q_signed = q.y_signed;
-          a.q_bias = q.bias;
+          a.q_bias = folded ? row_bias : q.bias;
           a.q_row_scale = q.multiplier.data();
           a.q_zero_point = q.y_zp;
           a.q_min = q.q_min;
@@ -311,7 +333,9 @@ class QLinearConvKernel final : public Kernel {
     const int64_t planes = batch * channels;
     ThreadPool* pool = ctx.pool();
     const int parts = parallel_parts(pool, planes * out_plane * taps, planes);
-    const size_t per_part = align_up(conv_int8_depthwise_scratch(g));
+    const bool avx512 = &int8_gemm_backend_default() == &int8_gemm_backend_vnni();
+    const size_t per_part =
+        align_up(avx512 ? conv_int8_depthwise_avx512_scratch(g) : conv_int8_depthwise_scratch(g));
     auto* scratch = static_cast<uint8_t*>(ctx.scratch(per_part * static_cast<size_t>(parts)));
     parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
       for (int64_t part = begin; part < end; ++part) {
@@ -329,7 +353,9 @@ class QLinearConvKernel final : public Kernel {
           p.x_signed = q.x_signed;
           p.y_signed = q.y_signed;
           p.y = yb + pl * out_plane;
-          conv_int8_depthwise_avx2(g, p, scratch + per_part * static_cast<size_t>(part));
+          uint8_t* mine = scratch + per_part * static_cast<size_t>(part);
+          if (avx512) conv_int8_depthwise_avx512(g, p, mine);
+          else conv_int8_depthwise_avx2(g, p, mine);
         }
       }
     });

@@ -162,6 +162,8 @@ std::vector<KernelCase> qlinear_conv_cases() {
       conv_spec({1, 8, 12, 12}, {8, 1, 3, 3}, 8, {2, 2}),
       conv_spec({1, 5, 11, 13}, {5, 1, 5, 5}, 5, {}, {4, 4, 4, 4}, {2, 2}),
       conv_spec({1, 8, 6, 6}, {12, 4, 3, 3}, 2, {}, {1, 1, 1, 1}),
+      conv_spec({1, 3, 40, 70}, {10, 3, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}),
+      conv_spec({1, 24, 30, 50}, {24, 1, 3, 3}, 24, {2, 2}, {1, 1, 1, 1}),
   };
   std::vector<KernelCase> cases;
   int index = 0;
