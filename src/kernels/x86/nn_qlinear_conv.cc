@@ -105,12 +105,7 @@ class QLinearConvKernel final : public Kernel {
     if (w && w_zp && (w->rank() == 3 || w->rank() == 4) && init.attrs.get_int("group", 1) == 1 &&
         (w_zp->numel() == 1 || w_zp->numel() == w->dim(0)))
       k->weights_ = make_weight_rows(*w, *w_zp);
-    if (init.input_shapes.size() > kW && init.input_shapes[0].rank() >= 3 &&
-        init.input_shapes[0].rank() == init.input_shapes[kW].rank()) {
-      auto wg = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2),
-                                     init.input_shapes[kW].dims().subspan(2), false);
-      if (wg) k->plan_geometry_ = *wg;
-    }
+    k->plan_geometry_ = plan_window_geometry(init, kW);
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -125,11 +120,9 @@ class QLinearConvKernel final : public Kernel {
                             ctx.input(kYScale).dtype() == DType::F32;
     if ((x.rank() != 3 && x.rank() != 4) || !f32_scales) return reference_->run(ctx);
     if (y.numel() == 0) return Status::ok();
-    const auto x_spatial = x.shape().dims().subspan(2), w_spatial = w.shape().dims().subspan(2);
-    WindowGeometry wg = plan_geometry_;
-    if (!same_spatial(wg, x_spatial, w_spatial)) {
-      IGNIS_ASSIGN_OR_RETURN(wg, make_window_geometry(ctx.attrs(), x_spatial, w_spatial, false));
-    }
+    IGNIS_ASSIGN_OR_RETURN(const WindowGeometry wg, run_window_geometry(plan_geometry_, ctx.attrs(),
+                                                                         x.shape().dims().subspan(2),
+                                                                         w.shape().dims().subspan(2)));
     const ConvGeometry2d g = as_2d(wg);
     const int64_t group = ctx.attrs().get_int("group", 1);
     const int64_t cout = w.dim(0);
