@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The pieces of the x86 QLinearConv (nn_qlinear_conv.cc) that run vector code: im2col rows
-// for the int8 GEMM's B operand, and the direct depthwise convolution (conv_int8_avx2.cc,
+// The pieces of the x86 QLinearConv (nn_qlinear_conv.cc) that run vector code: the phase
+// planes the int8 GEMM's B operand is read from, and the direct depthwise convolution (conv_int8_avx2.cc,
 // conv_int8_depthwise_avx512vnni.cc).
 #pragma once
 
@@ -11,11 +11,15 @@
 
 namespace ignis::kernels::x86 {
 
-// Rows of im2col(x) for output positions [p0, p1) of one image: row (c * kh + ky) * kw + kx,
-// at out + row * ld, holds the input byte each position reads through that tap, or
-// `pad` (x's zero point) where the tap falls in the padding. x is [channels, ih, iw] bytes.
-void conv_int8_im2col_rows(const uint8_t* x, int64_t channels, const ConvGeometry2d& g, uint8_t pad, int64_t p0,
-                           int64_t p1, uint8_t* out, int64_t ld);
+// The phase planes of x padded with its zero point, for a convolution of strides (sh, sw):
+// plane (c, py, px), at out + ((c * sh + py) * sw + px) * rows * cols, holds padded input
+// position (i * sh + py, j * sw + px) at (i, j) (padded position (y, x) is input (y - ph,
+// x - pw), or `pad` outside the input), for i < rows, j < cols. Tap (ky, kx) of output (oy, ox)
+// then reads plane (c, ky*dh % sh, kx*dw % sw) at (oy + ky*dh / sh, ox + kx*dw / sw): each tap
+// is one shifted view of a plane. With unit strides there is one plane per channel, the padded
+// input itself. Only the phases some tap reads are written (`used`, bit py * sw + px).
+void conv_int8_phase_planes(const uint8_t* x, int64_t channels, const ConvGeometry2d& g, int64_t rows, int64_t cols,
+                            uint64_t used, uint8_t pad, uint8_t* out);
 
 // One depthwise plane: y = requantize(sum_t (x - x_zp) (w_t - w_zp) + bias) with the int32
 // weights w_t - w_zp given, x uint8 or int8 (x_signed), written as uint8 or int8

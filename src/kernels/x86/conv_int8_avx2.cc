@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// AVX2 parts of the x86 QLinearConv: im2col rows for the int8 GEMM and the direct depthwise
-// convolution.
+// AVX2 parts of the x86 QLinearConv: the phase planes the int8 GEMM reads its B operand from,
+// and the direct depthwise convolution.
 //
 // Depthwise: the channel plane is first copied into a plane padded with x's zero point, so the
 // taps need no bounds checks and sum_t (x - x_zp) w_t = sum_t x w_t - x_zp sum_t w_t holds at
@@ -32,45 +32,38 @@ int64_t first_at_least(int64_t v, int64_t s) { return v <= 0 ? 0 : (v + s - 1) /
 
 }  // namespace
 
-void conv_int8_im2col_rows(const uint8_t* x, int64_t channels, const ConvGeometry2d& g, uint8_t pad, int64_t p0,
-                           int64_t p1, uint8_t* out, int64_t ld) {
+void conv_int8_phase_planes(const uint8_t* x, int64_t channels, const ConvGeometry2d& g, int64_t rows, int64_t cols,
+                            uint64_t used, uint8_t pad, uint8_t* out) {
+  const int64_t plane = rows * cols;
+  const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
   for (int64_t c = 0; c < channels; ++c) {
-    for (int64_t ky = 0; ky < g.kh; ++ky) {
-      for (int64_t kx = 0; kx < g.kw; ++kx) {
-        uint8_t* row = out + ((c * g.kh + ky) * g.kw + kx) * ld;
-        // Output columns whose input column x = ox * sw - pw + kx * dw lies in [0, iw).
-        const int64_t shift = kx * g.dw - g.pw;
-        const int64_t ox_lo = first_at_least(-shift, g.sw);
-        const int64_t ox_hi = g.iw - 1 - shift < 0 ? 0 : (g.iw - 1 - shift) / g.sw + 1;
-        for (int64_t p = p0; p < p1;) {
-          const int64_t oy = p / g.ow, ox0 = p % g.ow, ox1 = std::min(g.ow, ox0 + (p1 - p));
-          uint8_t* dst = row + (p - p0);
-          const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
-          if (iy < 0 || iy >= g.ih) {
-            std::memset(dst, pad, static_cast<size_t>(ox1 - ox0));
-          } else {
-            const uint8_t* src = x + (c * g.ih + iy) * g.iw + shift;
-            const int64_t a = std::clamp(ox_lo, ox0, ox1), b = std::clamp(ox_hi, a, ox1);
-            std::memset(dst, pad, static_cast<size_t>(a - ox0));
-            if (g.sw == 1) {
-              std::memcpy(dst + (a - ox0), src + a, static_cast<size_t>(b - a));
-            } else {
-              int64_t ox = a;
-              // Stride 2: the even bytes of 32, while those 32 lie inside the input row.
-              if (g.sw == 2) {
-                const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
-                for (; ox + 16 <= b && ox * 2 + shift + 32 <= g.iw; ox += 16) {
-                  const __m128i lo = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + ox * 2)), even);
-                  const __m128i hi =
-                      _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + ox * 2 + 16)), even);
-                  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (ox - ox0)), _mm_unpacklo_epi64(lo, hi));
-                }
-              }
-              for (; ox < b; ++ox) dst[ox - ox0] = src[ox * g.sw];
-            }
-            std::memset(dst + (b - ox0), pad, static_cast<size_t>(ox1 - b));
+    for (int64_t py = 0; py < g.sh; ++py) {
+      for (int64_t px = 0; px < g.sw; ++px) {
+        if (!(used >> (py * g.sw + px) & 1)) continue;
+        uint8_t* dst = out + ((c * g.sh + py) * g.sw + px) * plane;
+        std::memset(dst, pad, static_cast<size_t>(plane));
+        // Columns j whose input column j * sw + px - pw lies in [0, iw).
+        const int64_t j0 = first_at_least(g.pw - px, g.sw);
+        const int64_t j1 = std::min(cols, g.iw - 1 + g.pw - px < 0 ? 0 : (g.iw - 1 + g.pw - px) / g.sw + 1);
+        if (j1 <= j0) continue;
+        for (int64_t i = 0; i < rows; ++i) {
+          const int64_t iy = i * g.sh + py - g.ph;
+          if (iy < 0 || iy >= g.ih) continue;
+          const uint8_t* src = x + (c * g.ih + iy) * g.iw + (px - g.pw);
+          uint8_t* row = dst + i * cols;
+          if (g.sw == 1) {
+            std::memcpy(row + j0, src + j0, static_cast<size_t>(j1 - j0));
+            continue;
           }
-          p += ox1 - ox0;
+          int64_t j = j0;
+          // Stride 2: the even bytes of 32, while those 32 lie inside the input row.
+          if (g.sw == 2)
+            for (; j + 16 <= j1 && j * 2 + px - g.pw + 32 <= g.iw; j += 16) {
+              const __m128i lo = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + j * 2)), even);
+              const __m128i hi = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + j * 2 + 16)), even);
+              _mm_storeu_si128(reinterpret_cast<__m128i*>(row + j), _mm_unpacklo_epi64(lo, hi));
+            }
+          for (; j < j1; ++j) row[j] = src[j * g.sw];
         }
       }
     }

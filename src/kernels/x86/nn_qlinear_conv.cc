@@ -6,9 +6,8 @@
 // A rows (uint8; int8 weights flipped to w + 128 with their zero points moved likewise),
 // prepared once with their row sums when W and its zero point are constant, and im2col(X) is
 // B, packed per run in chunks of output positions that fit in L2 (int8_panels_per_chunk):
-// 1x1 unit-stride unpadded convolutions pack X's channel rows directly, other unit-stride ones
-// pack shifted views of X padded with its zero point (run_gemm), and the rest first write the
-// chunk's im2col rows. Each chunk runs every row block of W before the next chunk is packed,
+// 1x1 unit-stride unpadded convolutions pack X's channel rows directly, the others shifted
+// views of the phase planes of X padded with its zero point (run_gemm); no im2col is written. Each chunk runs every row block of W before the next chunk is packed,
 // and the requantizing epilogue writes Y's rows (output channels) in NCHW.
 // Threads take whole chunks (images x chunks), or share a chunk by output-channel blocks when
 // there are fewer chunks than threads. Depthwise convolutions (one input and one output channel
@@ -143,16 +142,14 @@ class QLinearConvKernel final : public Kernel {
   }
 
  private:
-  // How B's rows are found: X's channel rows (1x1, unit stride, no padding), shifted views of
-  // the zero-point-padded input (unit strides: see run_gemm), or written im2col rows.
-  enum class Source { Pointwise, Shifted, Im2col };
-
-  // The GEMM over chunks of B's columns. In the Shifted form the input is first padded with its
-  // zero point to planes of PH x PW (PW = OW + (KW - 1) * DW): then tap (ky, kx) of output
-  // position oy * PW + ox reads plane position (oy * PW + ox) + ky * DH * PW + kx * DW, so every
-  // im2col row is the padded plane itself, shifted. The GEMM computes PW - OW extra columns per
-  // output row (3% at 56 wide, 28% at 7) into a buffer the valid columns are copied from,
-  // instead of writing K bytes of im2col per output value.
+  // The GEMM over chunks of B's columns. B's rows are X's channel rows for 1x1 unit-stride
+  // unpadded convolutions; otherwise the input is first split into the phase planes of its
+  // strides, padded with its zero point (conv_int8_phase_planes: one plane of PH x PW per
+  // channel with unit strides), of width PW >= OW + (KW - 1) * DW / SW. Then tap (ky, kx) of
+  // output position oy * PW + ox reads its phase plane at (oy * PW + ox) + (ky * DH / SH) * PW +
+  // kx * DW / SW, so every im2col row is a plane, shifted. The GEMM computes PW - OW extra
+  // columns per output row (3% at 56 wide, 28% at 7) into a buffer the valid columns are
+  // copied from, instead of writing K bytes of im2col per output value.
   void run_gemm(KernelContext& ctx, const WeightRows& wr, const ConvGeometry2d& g, bool pointwise) const {
     const Tensor& x = ctx.input(kX);
     const int64_t batch = x.dim(0), cin = x.dim(1), m = static_cast<int64_t>(wr.zero_points.size());
@@ -160,9 +157,12 @@ class QLinearConvKernel final : public Kernel {
     const QuantParams q = quant_params(ctx, m);
     const auto* xb = static_cast<const uint8_t*>(x.data());
     auto* yb = static_cast<uint8_t*>(ctx.output(0).data());
-    const Source source = pointwise ? Source::Pointwise : g.sh == 1 && g.sw == 1 ? Source::Shifted : Source::Im2col;
-    const int64_t pw = g.ow + (g.kw - 1) * g.dw, ph = g.oh + (g.kh - 1) * g.dh, plane = ph * pw;
-    const int64_t columns = source == Source::Shifted ? g.oh * pw : positions;  // of B, per image
+    const bool phased = !pointwise;
+    // Phase planes of PH x PW: the padded extent divided by the strides, rounded up.
+    const int64_t pw = ((g.ow - 1) * g.sw + (g.kw - 1) * g.dw + g.sw) / g.sw;
+    const int64_t ph = ((g.oh - 1) * g.sh + (g.kh - 1) * g.dh + g.sh) / g.sh, plane = ph * pw;
+    const int64_t phases = g.sh * g.sw;
+    const int64_t columns = phased ? g.oh * pw : positions;  // of B, per image
 
     const int64_t chunk_cols = int8_panels_per_chunk(kdim) * kInt8PanelCols;
     const int64_t chunks = (columns + chunk_cols - 1) / chunk_cols;
@@ -176,23 +176,26 @@ class QLinearConvKernel final : public Kernel {
     const int64_t row_splits = items >= parts ? 1 : std::min((parts + items - 1) / items, (m + 5) / 6);
     const int64_t units = items * row_splits;
 
-    // Shared: the padded input (Shifted). Per part: the packed chunk, its column sums and
-    // corrections, B's row pointers, and the im2col rows (Im2col) or the chunk's output (Shifted).
+    // Shared: the phase planes and the folded bias. Per part: the packed chunk, its column sums
+    // and corrections, B's row pointers and the chunk's output (phased).
     const int64_t panels = chunk_cols / kInt8PanelCols;
-    const size_t padded_bytes =
-        source == Source::Shifted ? align_up(static_cast<size_t>(batch * cin * plane + pw + 64)) : 0;
+    const size_t padded_bytes = phased ? align_up(static_cast<size_t>(batch * cin * phases * plane + pw + 64)) : 0;
     const size_t bias_bytes = align_up(static_cast<size_t>(m) * sizeof(int32_t));
     const size_t packed_bytes = align_up(static_cast<size_t>(panels * ((kdim + 3) / 4) * 4 * kInt8PanelCols));
     const size_t cols_bytes = align_up(static_cast<size_t>(chunk_cols) * sizeof(int32_t));
     const size_t ptr_bytes = align_up(static_cast<size_t>(kdim) * sizeof(const uint8_t*));
-    const size_t extra_bytes = source == Source::Im2col    ? align_up(static_cast<size_t>(kdim * chunk_cols))
-                               : source == Source::Shifted ? align_up(static_cast<size_t>(m * chunk_cols))
-                                                           : 0;
+    const size_t extra_bytes = phased ? align_up(static_cast<size_t>(m * chunk_cols)) : 0;
     const size_t per_part = packed_bytes + 3 * cols_bytes + ptr_bytes + extra_bytes;
     auto* scratch =
         static_cast<uint8_t*>(ctx.scratch(padded_bytes + bias_bytes + per_part * static_cast<size_t>(parts)));
     uint8_t* padded = scratch;
-    if (source == Source::Shifted) pad_input(xb, batch * cin, g, pw, ph, static_cast<uint8_t>(q.x_zp), padded);
+    if (phased) {
+      uint64_t used = 0;
+      for (int64_t ky = 0; ky < g.kh; ++ky)
+        for (int64_t kx = 0; kx < g.kw; ++kx) used |= uint64_t{1} << (ky * g.dh % g.sh * g.sw + kx * g.dw % g.sw);
+      conv_int8_phase_planes(xb, batch * cin, g, ph, pw, used, static_cast<uint8_t>(q.x_zp), padded);
+      std::memset(padded + batch * cin * phases * plane, static_cast<uint8_t>(q.x_zp), static_cast<size_t>(pw + 64));
+    }
 
     const int32_t off = q.x_signed ? 0 : 128;
     const bool shifted_zp = off != q.x_zp;
@@ -222,24 +225,19 @@ class QLinearConvKernel final : public Kernel {
           const int64_t image = item / chunks, p0 = item % chunks * chunk_cols;
           const int64_t cols = std::min(chunk_cols, columns - p0);
           if (item != packed_item) {
-            int64_t col0 = p0;
-            if (source == Source::Im2col) {
-              conv_int8_im2col_rows(xb + image * cin * in_plane, cin, g, static_cast<uint8_t>(q.x_zp), p0, p0 + cols,
-                                    extra, cols);
-              for (int64_t r = 0; r < kdim; ++r) rows[r] = extra + r * cols;
-              col0 = 0;
-            } else if (image != rows_image) {
+            if (image != rows_image) {
               for (int64_t r = 0; r < kdim; ++r) {
-                if (source == Source::Pointwise) {
+                if (!phased) {
                   rows[r] = xb + (image * cin + r) * in_plane;
                 } else {
-                  const int64_t c = r / (g.kh * g.kw), ky = r / g.kw % g.kh, kx = r % g.kw;
-                  rows[r] = padded + (image * cin + c) * plane + ky * g.dh * pw + kx * g.dw;
+                  const int64_t c = r / (g.kh * g.kw), ky = r / g.kw % g.kh * g.dh, kx = r % g.kw * g.dw;
+                  const int64_t phase = ky % g.sh * g.sw + kx % g.sw;
+                  rows[r] = padded + ((image * cin + c) * phases + phase) * plane + ky / g.sh * pw + kx / g.sw;
                 }
               }
               rows_image = image;
             }
-            int8_pack_rows(rows, col0, kdim, cols, !q.x_signed, packed, col_sums);
+            int8_pack_rows(rows, p0, kdim, cols, !q.x_signed, packed, col_sums);
             if (folded) {
               for (int64_t j = 0; j < cols; ++j) col_corr[j] = -z * col_sums[j];
             } else {
@@ -262,8 +260,8 @@ class QLinearConvKernel final : public Kernel {
             a.col_shift = shifted_zp ? col_shift : nullptr;
             a.col_corr = col_corr;
           }
-          a.c_q = source == Source::Shifted ? extra : y_image + p0;
-          a.ldc = source == Source::Shifted ? cols : positions;
+          a.c_q = phased ? extra : y_image + p0;
+          a.ldc = phased ? cols : positions;
           a.q_signed = q.y_signed;
           a.q_bias = folded ? row_bias : q.bias;
           a.q_row_scale = q.multiplier.data();
@@ -275,27 +273,13 @@ class QLinearConvKernel final : public Kernel {
           const int64_t r1 = std::min(m, tiles * (split + 1) / row_splits * 6);
           if (r1 <= r0) continue;
           int8_gemm_backend_default().range(a, r0, r1, 0, b.panels());
-          if (source == Source::Shifted) copy_valid_columns(extra, cols, r0, r1, p0, pw, g, y_image);
+          if (phased) copy_valid_columns(extra, cols, r0, r1, p0, pw, g, y_image);
         }
       }
     });
   }
 
-  // Planes [count, ih, iw] of x into planes [count, ph, pw] at `out`, at offset (pad top, pad
-  // left) in a field of `zero_point`; `out` has room for pw + 64 bytes more, read by the
-  // shifted rows of the last plane's extra columns.
-  static void pad_input(const uint8_t* x, int64_t count, const ConvGeometry2d& g, int64_t pw, int64_t ph,
-                        uint8_t zero_point, uint8_t* out) {
-    const int64_t plane = ph * pw;
-    std::memset(out, zero_point, static_cast<size_t>(count * plane + pw + 64));
-    const int64_t x0 = 0, x1 = std::min(g.iw, pw - g.pw);
-    for (int64_t c = 0; c < count; ++c)
-      for (int64_t iy = 0; iy < g.ih && iy + g.ph < ph; ++iy)
-        if (x1 > x0)
-          std::memcpy(out + c * plane + (iy + g.ph) * pw + g.pw, x + (c * g.ih + iy) * g.iw, static_cast<size_t>(x1 - x0));
-  }
-
-  // Rows [r0, r1) of a chunk of the Shifted form's output (columns [p0, p0 + cols) of the
+  // Rows [r0, r1) of a chunk of the phased form's output (columns [p0, p0 + cols) of the
   // oh x pw grid, at `chunk` with leading dimension cols) into y's oh x ow planes.
   static void copy_valid_columns(const uint8_t* chunk, int64_t cols, int64_t r0, int64_t r1, int64_t p0, int64_t pw,
                                  const ConvGeometry2d& g, uint8_t* y) {

@@ -3,8 +3,8 @@
 // pairing of A and B, shapes around the int8 GEMM's tiles (6 and 3 rows, 32 and 16 columns,
 // depths not a multiple of 4), with no, one-value and per-row / per-column zero points,
 // batched A; DynamicQuantizeLinear on sizes around the 8-lane width and split over threads;
-// QLinearConv and QLinearMatMul over the same type pairings (1x1, 3x3 with strides 1 and 2,
-// pads, dilations, 7x7, 1-D, depthwise and grouped convolutions, odd channel counts, chunks of
+// QLinearConv and QLinearMatMul over the same type pairings (1x1, 3x3 with strides 1, 2 and
+// 3, pads, dilations, 7x7, 1-D, depthwise and grouped convolutions, odd channel counts, chunks of
 // output positions, per-tensor and per-channel weight scales, with and without bias);
 // QuantizeLinear and DequantizeLinear per tensor and per axis around the vector width.
 // Integer outputs must match the reference exactly: the requantization rounds in float64 like
@@ -164,6 +164,9 @@ std::vector<KernelCase> qlinear_conv_cases() {
       conv_spec({1, 8, 6, 6}, {12, 4, 3, 3}, 2, {}, {1, 1, 1, 1}),
       conv_spec({1, 3, 40, 70}, {10, 3, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}),
       conv_spec({1, 24, 30, 50}, {24, 1, 3, 3}, 24, {2, 2}, {1, 1, 1, 1}),
+      conv_spec({1, 4, 15, 13}, {6, 4, 3, 3}, 1, {2, 2}, {2, 2, 2, 2}, {2, 2}),
+      conv_spec({1, 3, 17, 16}, {5, 3, 4, 4}, 1, {3, 3}, {1, 2, 0, 1}),
+      conv_spec({2, 70, 15, 15}, {40, 70, 1, 1}, 1, {2, 2}),
   };
   std::vector<KernelCase> cases;
   int index = 0;
