@@ -7,12 +7,13 @@
 // prepared once with their row sums when W and its zero point are constant, and im2col(X) is
 // B, packed per run in chunks of output positions that fit in L2 (int8_panels_per_chunk):
 // 1x1 unit-stride unpadded convolutions pack X's channel rows directly, the others shifted
-// views of the phase planes of X padded with its zero point (run_gemm); no im2col is written. Each chunk runs every row block of W before the next chunk is packed,
-// and the requantizing epilogue writes Y's rows (output channels) in NCHW.
+// views of the phase planes of X padded with its zero point (run_gemm); no im2col is written.
+// Each chunk runs every row block of W before the next chunk is packed, and the requantizing
+// epilogue writes Y's rows (output channels) in NCHW.
 // Threads take whole chunks (images x chunks), or share a chunk by output-channel blocks when
 // there are fewer chunks than threads. Depthwise convolutions (one input and one output channel
 // per group) run the direct kernel, planes split over the threads. Other grouped convolutions,
-// 3-D ones and float16 scales go to the reference.
+// 3-D ones, strides whose phases exceed 64 and float16 scales go to the reference.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -125,7 +126,7 @@ class QLinearConvKernel final : public Kernel {
     const ConvGeometry2d g = as_2d(wg);
     const int64_t group = ctx.attrs().get_int("group", 1);
     const int64_t cout = w.dim(0);
-    if (group == 1) {
+    if (group == 1 && g.sh * g.sw <= 64) {
       if (!weights_.rows.empty()) {
         run_gemm(ctx, weights_, g, wg.is_pointwise());
       } else {
