@@ -65,6 +65,18 @@ WeightRows make_weight_rows(const Tensor& w, const Tensor& zp) {
   return r;
 }
 
+// Depthwise weights [C, 1, KH, KW] as int32 w - w_zp[c].
+std::vector<int32_t> centered_weights(const Tensor& w, const Tensor& zp) {
+  const int64_t channels = w.dim(0), taps = w.numel() / std::max<int64_t>(channels, 1);
+  std::vector<int32_t> out(static_cast<size_t>(w.numel()));
+  for (int64_t c = 0; c < channels; ++c) {
+    const int32_t z = byte_value(zp.dtype(), zp.data(), zp.numel() == 1 ? 0 : c);
+    for (int64_t t = 0; t < taps; ++t)
+      out[static_cast<size_t>(c * taps + t)] = byte_value(w.dtype(), w.data(), c * taps + t) - z;
+  }
+  return out;
+}
+
 // The scalars and per-channel values of one run.
 struct QuantParams {
   std::vector<float> multiplier;  // x_scale * w_scale[c] / y_scale, as the reference computes it
@@ -102,15 +114,31 @@ class QLinearConvKernel final : public Kernel {
     };
     const Tensor* w = constant(kW);
     const Tensor* w_zp = constant(kWZp);
-    if (w && w_zp && (w->rank() == 3 || w->rank() == 4) && init.attrs.get_int("group", 1) == 1 &&
-        (w_zp->numel() == 1 || w_zp->numel() == w->dim(0)))
-      k->weights_ = make_weight_rows(*w, *w_zp);
+    // Weights are prepared (and W's data then never read) only where no run can fall back to
+    // the reference kernel: float32 scales, and strides the fast paths take.
+    bool f32_scales = true;
+    for (int i : {kXScale, kWScale, kYScale})
+      f32_scales &= static_cast<size_t>(i) < init.input_dtypes.size() && init.input_dtypes[static_cast<size_t>(i)] == DType::F32;
+    const std::vector<int64_t> strides = init.attrs.get_ints("strides");
+    int64_t phases = 1;
+    for (int64_t v : strides) phases *= std::max<int64_t>(v, 1);
+    const int64_t group = init.attrs.get_int("group", 1);
+    const bool usable = w && w_zp && f32_scales && (w->rank() == 3 || w->rank() == 4) &&
+                        (w_zp->numel() == 1 || w_zp->numel() == w->dim(0));
+    if (usable && group == 1 && phases <= 64) k->weights_ = make_weight_rows(*w, *w_zp);
+    // Depthwise weights (one input channel per group) as int32 with their zero points taken off.
+    const bool depthwise_strides = strides.empty() || strides.back() <= 2;
+    if (usable && w->rank() == 4 && w->dim(1) == 1 && group == w->dim(0) && group > 1 && depthwise_strides &&
+        w->dim(2) * w->dim(3) <= 64)
+      k->depthwise_w_ = centered_weights(*w, *w_zp);
     k->plan_geometry_ = plan_window_geometry(init, kW);
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
-  // The GEMM path reads the prepared rows, never W's data.
-  bool uses_constant_data(int input) const override { return input != kW || weights_.rows.empty(); }
+  // The GEMM and depthwise paths read the prepared weights, never W's data.
+  bool uses_constant_data(int input) const override {
+    return input != kW || (weights_.rows.empty() && depthwise_w_.empty());
+  }
 
   Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(kX);
@@ -136,7 +164,7 @@ class QLinearConvKernel final : public Kernel {
       return Status::ok();
     }
     if (w.dim(1) == 1 && group == cout && x.dim(1) == group && conv_int8_depthwise_supported(g)) {
-      run_depthwise(ctx, g);
+      run_depthwise(ctx, g, w, ctx.input(kWZp));
       return Status::ok();
     }
     return reference_->run(ctx);
@@ -293,19 +321,14 @@ class QLinearConvKernel final : public Kernel {
     }
   }
 
-  void run_depthwise(KernelContext& ctx, const ConvGeometry2d& g) const {
+  void run_depthwise(KernelContext& ctx, const ConvGeometry2d& g, const Tensor& w, const Tensor& wzp) const {
     const Tensor& x = ctx.input(kX);
-    const Tensor& w = ctx.input(kW);
-    const Tensor& wzp = ctx.input(kWZp);
     const int64_t batch = x.dim(0), channels = x.dim(1), taps = g.kh * g.kw;
     const int64_t in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
     const QuantParams q = quant_params(ctx, channels);
-    std::vector<int32_t> wc(static_cast<size_t>(channels * taps));
-    for (int64_t c = 0; c < channels; ++c) {
-      const int32_t zp = byte_value(wzp.dtype(), wzp.data(), wzp.numel() == 1 ? 0 : c);
-      for (int64_t t = 0; t < taps; ++t)
-        wc[static_cast<size_t>(c * taps + t)] = byte_value(w.dtype(), w.data(), c * taps + t) - zp;
-    }
+    std::vector<int32_t> wc_now;
+    if (depthwise_w_.empty()) wc_now = centered_weights(w, wzp);
+    const std::vector<int32_t>& wc = depthwise_w_.empty() ? wc_now : depthwise_w_;
     const auto* xb = static_cast<const uint8_t*>(x.data());
     auto* yb = static_cast<uint8_t*>(ctx.output(0).data());
     const int64_t planes = batch * channels;
@@ -341,6 +364,7 @@ class QLinearConvKernel final : public Kernel {
 
   std::unique_ptr<Kernel> reference_;
   WeightRows weights_;
+  std::vector<int32_t> depthwise_w_;  // [C x KH*KW], w - w_zp, when W and w_zp are constant
   WindowGeometry plan_geometry_;
 };
 
