@@ -84,8 +84,9 @@ struct Int8GemmArgs {
   const float* bias = nullptr;
   // Requantized output, as the reference QLinearConv / QLinearMatMul compute it:
   //   c_q[i][j] = clamp(round_half_even(double(acc + q_bias[i]) * double(m) + q_zero_point), q_min, q_max)
-  // with m = q_row_scale[i] or q_col_scale[j] (exactly one is set), in float64 so that every
-  // byte equals the reference's; stored as int8 when q_signed, else uint8. q_min above the
+  // with m = q_row_scale[i] or q_col_scale[j] (exactly one is set), every byte equal to this
+  // float64 expression (the AVX-512 tile computes in float32 and redoes values near a tie in
+  // float64: requantize_avx512.h); stored as int8 when q_signed, else uint8. q_min above the
   // type's minimum folds a Relu (clamp at the zero point).
   void* c_q = nullptr;
   bool q_signed = false;
