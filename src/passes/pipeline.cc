@@ -14,6 +14,9 @@ const std::vector<Pass>& pipeline() {
     std::vector<Pass> p = {
         {"eliminate_identity", Level::Basic, eliminate_identity},
         {"eliminate_no_ops", Level::Basic, eliminate_no_ops},
+        // Before fold_constants, which would fold the weights' DequantizeLinear into float
+        // weights and so hide the quantized convolutions and matrix products.
+        {"fuse_qdq_into_qlinear", Level::Extended, fuse_qdq_into_qlinear},
         // Before fold_constants, which then folds the arithmetic on the static shapes.
         {"fold_static_shapes", Level::Basic, fold_static_shapes},
         {"fold_constants", Level::Basic, fold_constants},

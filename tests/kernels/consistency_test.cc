@@ -70,17 +70,26 @@ std::optional<uint32_t> seed_filter() {
   return static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
 }
 
-// float32: uniform in [-1, 1]; uint8 / int8: uniform over the whole type.
-Tensor random_input(DType dtype, const Shape& shape, uint32_t seed) {
+// float32: uniform in [-1, 1]; uint8 / int8: uniform over the whole type; or uniform in
+// `range` when it is set (lo <= hi).
+Tensor random_input(DType dtype, const Shape& shape, uint32_t seed, std::pair<double, double> range) {
   Tensor t = Tensor::empty(dtype, shape);
   std::mt19937 rng(seed);
-  if (dtype == DType::U8 || dtype == DType::I8) {
-    std::uniform_int_distribution<int> dist(0, 255);
-    auto* p = static_cast<uint8_t*>(t.data());
-    for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<uint8_t>(dist(rng));
+  const bool ranged = range.first <= range.second;
+  if (dtype == DType::U8 || dtype == DType::I8 || dtype == DType::I32) {
+    const auto lo = static_cast<int64_t>(ranged ? range.first : dtype == DType::I8 ? -128 : 0);
+    const auto hi = static_cast<int64_t>(ranged ? range.second : dtype == DType::I8 ? 127 : 255);
+    std::uniform_int_distribution<int64_t> dist(lo, hi);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const int64_t v = dist(rng);
+      if (dtype == DType::U8) t.data_as<uint8_t>()[i] = static_cast<uint8_t>(v);
+      else if (dtype == DType::I8) t.data_as<int8_t>()[i] = static_cast<int8_t>(v);
+      else t.data_as<int32_t>()[i] = static_cast<int32_t>(v);
+    }
     return t;
   }
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::uniform_real_distribution<float> dist(ranged ? static_cast<float>(range.first) : -1.0f,
+                                             ranged ? static_cast<float>(range.second) : 1.0f);
   for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = dist(rng);
   return t;
 }
@@ -129,7 +138,8 @@ struct Prepared {
 Result<Prepared> prepare(const KernelCase& c, uint32_t seed) {
   Prepared p;
   for (size_t i = 0; i < c.inputs.size(); ++i)
-    p.inputs.push_back(random_input(input_dtype(c, i), c.inputs[i], seed + static_cast<uint32_t>(i)));
+    p.inputs.push_back(random_input(input_dtype(c, i), c.inputs[i], seed + static_cast<uint32_t>(i),
+                                    i < c.input_ranges.size() ? c.input_ranges[i] : std::pair<double, double>{1.0, 0.0}));
   std::vector<ir::ValueType> types;
   for (const Tensor& t : p.inputs) types.push_back({t.dtype(), t.shape()});
   std::vector<const ir::ValueType*> type_ptrs;

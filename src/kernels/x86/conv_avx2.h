@@ -17,6 +17,7 @@
 #include <span>
 
 #include "core/conv_geometry.h"
+#include "kernels/kernel.h"
 #include "kernels/x86/gemm_avx2.h"
 
 namespace ignis::kernels::x86 {
@@ -67,6 +68,24 @@ inline bool same_spatial(const WindowGeometry& g, std::span<const int64_t> in, s
   return true;
 }
 
+// The geometry of a convolution in the plan's shapes (KernelInit::input_shapes, x at input 0
+// and the weights at `w_input`), or an empty one (rank 0) when they are not given. Kernels
+// keep it to serve every run of those spatial shapes without parsing the attributes again (a
+// tenth of a small model's run).
+inline WindowGeometry plan_window_geometry(const KernelInit& init, size_t w_input) {
+  const auto& shapes = init.input_shapes;
+  if (shapes.size() <= w_input || shapes[0].rank() < 3 || shapes[0].rank() != shapes[w_input].rank()) return {};
+  auto wg = make_window_geometry(init.attrs, shapes[0].dims().subspan(2), shapes[w_input].dims().subspan(2), false);
+  return wg ? *wg : WindowGeometry{};
+}
+
+// `planned` when it was made for these extents, else the geometry from the attributes.
+inline Result<WindowGeometry> run_window_geometry(const WindowGeometry& planned, const AttrMap& attrs,
+                                                  std::span<const int64_t> x_spatial,
+                                                  std::span<const int64_t> w_spatial) {
+  if (same_spatial(planned, x_spatial, w_spatial)) return planned;
+  return make_window_geometry(attrs, x_spatial, w_spatial, false);
+}
 }  // namespace
 
 // B operand of a convolution as GEMM: rows are (input channel, ky, kx), columns are output

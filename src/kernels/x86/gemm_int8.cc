@@ -50,6 +50,23 @@ PackedInt8B PackedInt8B::pack(const void* b, bool is_unsigned, int64_t k, int64_
   return p;
 }
 
+PackedInt8B PackedInt8B::view(int8_t* data, int32_t* col_sums, bool is_unsigned, int64_t k, int64_t n) {
+  PackedInt8B p;
+  p.k_ = k;
+  p.n_ = n;
+  p.unsigned_ = is_unsigned;
+  // Aliasing constructors with no owner: the views share nothing and free nothing.
+  p.data_ = std::shared_ptr<int8_t>(std::shared_ptr<int8_t>(), data);
+  p.col_sums_ = std::shared_ptr<int32_t>(std::shared_ptr<int32_t>(), col_sums);
+  return p;
+}
+
+int64_t int8_panels_per_chunk(int64_t k) {
+  constexpr int64_t kChunkBytes = int64_t{256} << 10;
+  const int64_t panel_bytes = std::max<int64_t>((k + kInt8Quad - 1) / kInt8Quad, 1) * kInt8Quad * kInt8PanelCols;
+  return std::max<int64_t>(1, kChunkBytes / panel_bytes);
+}
+
 void int8_row_sums(const uint8_t* a, int64_t m, int64_t k, int64_t lda, int32_t* out) {
   for (int64_t i = 0; i < m; ++i) {
     const uint8_t* row = a + i * lda;
@@ -73,8 +90,9 @@ void gemm_u8s8(const Int8GemmArgs& g, ThreadPool* pool, const Int8GemmBackend& b
   // Work below ~256 Ki multiply-adds stays on one thread (waking another costs more).
   const int64_t work = g.m * g.b->k() * g.b->n();
   const int parts = static_cast<int>(std::clamp<int64_t>(work >> 18, 1, threads));
+  const int64_t chunk = int8_panels_per_chunk(g.b->k());
   if (parts == 1) {
-    backend.range(g, 0, g.m, 0, panels);
+    for (int64_t p = 0; p < panels; p += chunk) backend.range(g, 0, g.m, p, std::min(p + chunk, panels));
     return;
   }
   // Split by columns (each thread streams its own part of B) when every thread gets a panel;
@@ -83,7 +101,8 @@ void gemm_u8s8(const Int8GemmArgs& g, ThreadPool* pool, const Int8GemmBackend& b
   parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
     for (int64_t part = begin; part < end; ++part) {
       if (by_columns) {
-        backend.range(g, 0, g.m, panels * part / parts, panels * (part + 1) / parts);
+        const int64_t p1 = panels * (part + 1) / parts;
+        for (int64_t p = panels * part / parts; p < p1; p += chunk) backend.range(g, 0, g.m, p, std::min(p + chunk, p1));
       } else {
         const int64_t groups = (g.m + 7) / 8;
         const int64_t i0 = std::min(g.m, groups * part / parts * 8), i1 = std::min(g.m, groups * (part + 1) / parts * 8);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Integer GEMM for quantized models: C = (A - za) * (B - zb), A uint8 [M x K], B int8 or uint8
 // [K x N] packed once, accumulated exactly in int32, then stored as int32 (MatMulInteger) or
-// as float32 scaled per row / column plus a bias (MatMulIntegerToFloat, dynamic quantization).
+// as float32 scaled per row / column plus a bias (MatMulIntegerToFloat, dynamic quantization),
+// or requantized to uint8 / int8 (QLinearConv, QLinearMatMul).
 //
 // Two tile implementations share the packed layout: AVX-512 VNNI (vpdpbusd: 64 u8 x s8
 // products summed four at a time into int32, exact) and AVX2 (each quad widened to int16 and
@@ -34,6 +35,9 @@ class PackedInt8B {
   // B holds int8 (is_unsigned false) or uint8 values, row-major [K x N] with leading dimension
   // ld, or [N x K] when `trans`.
   static PackedInt8B pack(const void* b, bool is_unsigned, int64_t k, int64_t n, int64_t ld, bool trans);
+  // A view of a buffer the caller packed (int8_pack_rows) and owns, for as long as it lives:
+  // `data` holds ceil(n / 32) panels of ceil(k / 4) quads, `col_sums` at least n entries.
+  static PackedInt8B view(int8_t* data, int32_t* col_sums, bool is_unsigned, int64_t k, int64_t n);
 
   bool empty() const { return !data_; }
   int64_t k() const { return k_; }
@@ -65,14 +69,31 @@ struct Int8GemmArgs {
   const int32_t* row_sum = nullptr;    // [M] or null
   const int32_t* col_shift = nullptr;  // [N] or null
   const int32_t* col_corr = nullptr;   // [N]; read only when row_zp is set
-  // Output: int32 when c_i32 is set, else float32 c_f32 = acc * row_scale[i] * col_scale[j]
-  // + bias[j] (row_scale and bias may be null; col_scale is required).
+  // [N] or null: added to every row's sum after the corrections. A caller whose A zero point is
+  // one value z may pass -z * sum_k b instead of row_zp and col_corr, with the per-row
+  // remainder of the correction in q_bias (one add per output instead of a multiply).
+  const int32_t* col_offset = nullptr;
+  // Output: int32 when c_i32 is set; requantized uint8 / int8 when c_q is set (below); else
+  // float32 c_f32 = acc * row_scale[i] * col_scale[j] + bias[j] (row_scale and bias may be
+  // null; col_scale is required).
   int32_t* c_i32 = nullptr;
   float* c_f32 = nullptr;
   int64_t ldc = 0;
   const float* row_scale = nullptr;
   const float* col_scale = nullptr;
   const float* bias = nullptr;
+  // Requantized output, as the reference QLinearConv / QLinearMatMul compute it:
+  //   c_q[i][j] = clamp(round_half_even(double(acc + q_bias[i]) * double(m) + q_zero_point), q_min, q_max)
+  // with m = q_row_scale[i] or q_col_scale[j] (exactly one is set), every byte equal to this
+  // float64 expression (the AVX-512 tile computes in float32 and redoes values near a tie in
+  // float64: requantize_avx512.h); stored as int8 when q_signed, else uint8. q_min above the
+  // type's minimum folds a Relu (clamp at the zero point).
+  void* c_q = nullptr;
+  bool q_signed = false;
+  const int32_t* q_bias = nullptr;  // [M] or null
+  const float* q_row_scale = nullptr;
+  const float* q_col_scale = nullptr;
+  int32_t q_zero_point = 0, q_min = 0, q_max = 255;
 };
 
 // One tile implementation: rows [i0, i1) x panels [p0, p1) of C on the calling thread.
@@ -87,7 +108,19 @@ const Int8GemmBackend& int8_gemm_backend_vnni();
 const Int8GemmBackend& int8_gemm_backend_default();
 
 // The whole GEMM, split over `pool` by column panels (or rows when there are few panels).
+// Each thread walks its panels in chunks that fit in L2 (int8_panels_per_chunk), running every
+// row block over one chunk before the next, so B is read from memory once.
 void gemm_u8s8(const Int8GemmArgs& args, ThreadPool* pool, const Int8GemmBackend& backend = int8_gemm_backend_default());
+
+// Panels of depth k per chunk of B kept in L2 (~256 KB), at least 1.
+int64_t int8_panels_per_chunk(int64_t k);
+
+// Packs a [k x n] matrix of uint8 (is_unsigned) or int8 values whose row r is the n bytes at
+// rows[r] + col0 into the PackedInt8B panel layout at `out` (ceil(n / 32) panels; columns past
+// n and depths past k are stored as 0) and writes the column sums of the original values to
+// col_sums[0, n). AVX2 (gemm_int8_pack_avx2.cc).
+void int8_pack_rows(const uint8_t* const* rows, int64_t col0, int64_t k, int64_t n, bool is_unsigned, int8_t* out,
+                    int32_t* col_sums);
 
 // sum_k a[i][k] for each row of a [M x K] uint8 matrix (leading dimension lda).
 void int8_row_sums(const uint8_t* a, int64_t m, int64_t k, int64_t lda, int32_t* out);

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "kernels/x86/gemm_int8.h"
+#include "kernels/x86/requantize_avx2.h"
 
 namespace ignis::kernels::x86 {
 
@@ -26,7 +27,23 @@ inline int32_t load_quad(const uint8_t* p, int valid) {
   return v;
 }
 
-// Stores 8 columns [j, j + valid) of row i: the correction, then int32 or scaled float.
+// Requantizes 8 int32 sums of row i at column j (gemm_int8.h) and stores them as bytes.
+inline void store_requantized8(const Int8GemmArgs& g, int64_t i, int64_t j, __m256i acc) {
+  if (g.q_bias) acc = _mm256_add_epi32(acc, _mm256_set1_epi32(g.q_bias[i]));
+  __m256d m_lo, m_hi;
+  if (g.q_row_scale) {
+    m_lo = m_hi = _mm256_set1_pd(static_cast<double>(g.q_row_scale[i]));
+  } else {
+    const __m256 m = _mm256_loadu_ps(g.q_col_scale + j);
+    m_lo = _mm256_cvtps_pd(_mm256_castps256_ps128(m));
+    m_hi = _mm256_cvtps_pd(_mm256_extractf128_ps(m, 1));
+  }
+  const RequantAvx2 rq(g.q_zero_point, g.q_min, g.q_max, g.q_signed);
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(g.c_q) + i * g.ldc + j), rq.bytes8(acc, m_lo, m_hi));
+}
+
+// Stores 8 columns [j, j + valid) of row i: the correction, then int32, requantized or scaled
+// float.
 inline void store8(const Int8GemmArgs& g, int64_t i, int64_t j, __m256i acc, int valid) {
   if (valid < 8) {
     alignas(32) int32_t lanes[8];
@@ -35,8 +52,14 @@ inline void store8(const Int8GemmArgs& g, int64_t i, int64_t j, __m256i acc, int
       int32_t v = lanes[c];
       if (g.row_sum && g.col_shift) v += g.row_sum[i] * g.col_shift[j + c];
       if (g.row_zp) v -= g.row_zp[i] * g.col_corr[j + c];
+      if (g.col_offset) v += g.col_offset[j + c];
       if (g.c_i32) {
         g.c_i32[i * g.ldc + j + c] = v;
+      } else if (g.c_q) {
+        const int32_t q = requantize_scalar(v + (g.q_bias ? g.q_bias[i] : 0),
+                                            g.q_row_scale ? g.q_row_scale[i] : g.q_col_scale[j + c], g.q_zero_point,
+                                            g.q_min, g.q_max);
+        static_cast<uint8_t*>(g.c_q)[i * g.ldc + j + c] = static_cast<uint8_t>(q);
       } else {
         float f = static_cast<float>(v) * g.col_scale[j + c];
         if (g.row_scale) f *= g.row_scale[i];
@@ -54,8 +77,13 @@ inline void store8(const Int8GemmArgs& g, int64_t i, int64_t j, __m256i acc, int
     const __m256i corr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.col_corr + j));
     acc = _mm256_sub_epi32(acc, _mm256_mullo_epi32(corr, _mm256_set1_epi32(g.row_zp[i])));
   }
+  if (g.col_offset) acc = _mm256_add_epi32(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.col_offset + j)));
   if (g.c_i32) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(g.c_i32 + i * g.ldc + j), acc);
+    return;
+  }
+  if (g.c_q) {
+    store_requantized8(g, i, j, acc);
     return;
   }
   __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(g.col_scale + j));

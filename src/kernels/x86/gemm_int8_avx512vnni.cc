@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "kernels/x86/gemm_int8.h"
+#include "kernels/x86/requantize_avx512.h"
 
 namespace ignis::kernels::x86 {
 
@@ -26,7 +27,16 @@ inline int32_t load_quad(const uint8_t* p, int valid) {
   return v;
 }
 
-// Stores one 16-column half of row i: the correction, then int32 or scaled float.
+// Requantizes 16 int32 sums of row i at column j (gemm_int8.h; requantize_avx512.h) and
+// stores them as bytes.
+inline void store_requantized(const Int8GemmArgs& g, int64_t i, int64_t j, __m512i acc, __mmask16 mask) {
+  if (g.q_bias) acc = _mm512_add_epi32(acc, _mm512_set1_epi32(g.q_bias[i]));
+  const __m512 m = g.q_row_scale ? _mm512_set1_ps(g.q_row_scale[i]) : _mm512_maskz_loadu_ps(mask, g.q_col_scale + j);
+  const RequantAvx512 rq(g.q_zero_point, g.q_min, g.q_max, g.q_signed);
+  _mm512_mask_cvtepi32_storeu_epi8(static_cast<uint8_t*>(g.c_q) + i * g.ldc + j, mask, rq.values(acc, m));
+}
+
+// Stores one 16-column half of row i: the correction, then int32, requantized or scaled float.
 inline void store_half(const Int8GemmArgs& g, int64_t i, int64_t j, __m512i acc, __mmask16 mask) {
   if (g.row_sum && g.col_shift) {
     const __m512i shift = _mm512_maskz_loadu_epi32(mask, g.col_shift + j);
@@ -36,8 +46,13 @@ inline void store_half(const Int8GemmArgs& g, int64_t i, int64_t j, __m512i acc,
     const __m512i corr = _mm512_maskz_loadu_epi32(mask, g.col_corr + j);
     acc = _mm512_sub_epi32(acc, _mm512_mullo_epi32(corr, _mm512_set1_epi32(g.row_zp[i])));
   }
+  if (g.col_offset) acc = _mm512_add_epi32(acc, _mm512_maskz_loadu_epi32(mask, g.col_offset + j));
   if (g.c_i32) {
     _mm512_mask_storeu_epi32(g.c_i32 + i * g.ldc + j, mask, acc);
+    return;
+  }
+  if (g.c_q) {
+    store_requantized(g, i, j, acc, mask);
     return;
   }
   // The maskz form: GCC 12 warns that the plain one reads an undefined register.

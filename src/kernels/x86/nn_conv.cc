@@ -73,15 +73,8 @@ class ConvKernel final : public Kernel {
     const bool f32_weights = w && w->dtype() == DType::F32 && (w->rank() == 3 || w->rank() == 4);
     const int64_t kdim = f32_weights ? w->numel() / std::max<int64_t>(w->dim(0), 1) : 0;  // Cg * KH * KW
     const bool avx512 = &backend == &gemm_backend_avx512();
-    // The geometry in the plan's shapes, when they are given: it picks the weight layouts
-    // below and serves every run of those spatial shapes without parsing the attributes
-    // again (a tenth of a small model's run).
-    if (init.input_shapes.size() > 1 && init.input_shapes[0].rank() >= 3 &&
-        init.input_shapes[0].rank() == init.input_shapes[1].rank()) {
-      auto wg = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2),
-                                     init.input_shapes[1].dims().subspan(2), false);
-      if (wg) k->plan_geometry_ = *wg;
-    }
+    // The geometry in the plan's shapes, when they are given: it picks the weight layouts below.
+    k->plan_geometry_ = plan_window_geometry(init, 1);
     const WindowGeometry* plan_wg = k->plan_geometry_.rank > 0 ? &k->plan_geometry_ : nullptr;
     const bool plan_fits_w = plan_wg && f32_weights && init.input_shapes[1] == w->shape();
     // Winograd F(4x4, 3x3) for unit-stride 3x3 convolutions on the AVX-512 backend
@@ -129,11 +122,9 @@ class ConvKernel final : public Kernel {
     Tensor& y = ctx.output(0);
     if (x.rank() != 3 && x.rank() != 4) return reference_->run(ctx);
     if (y.numel() == 0) return Status::ok();
-    const auto x_spatial = x.shape().dims().subspan(2), w_spatial = w.shape().dims().subspan(2);
-    WindowGeometry wg = plan_geometry_;
-    if (!same_spatial(wg, x_spatial, w_spatial)) {
-      IGNIS_ASSIGN_OR_RETURN(wg, make_window_geometry(ctx.attrs(), x_spatial, w_spatial, false));
-    }
+    IGNIS_ASSIGN_OR_RETURN(const WindowGeometry wg, run_window_geometry(plan_geometry_, ctx.attrs(),
+                                                                         x.shape().dims().subspan(2),
+                                                                         w.shape().dims().subspan(2)));
     const ConvGeometry2d g = as_2d(wg);
     ConvDims s;
     s.n = x.dim(0);

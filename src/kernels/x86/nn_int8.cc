@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// x86 MatMulInteger and ai.ignis MatMulIntegerToFloat on the int8 GEMM (gemm_int8.h), and the
-// registration of DynamicQuantizeLinear (quantize_avx2.cc).
+// x86 MatMulInteger, ai.ignis MatMulIntegerToFloat and QLinearMatMul on the int8 GEMM
+// (gemm_int8.h), and the registration of the AVX2 quantization kernels (quantize_avx2.cc,
+// quantize_linear_avx2.cc).
 // A constant B (the weights of a quantized model) is packed once when the kernel is made,
 // with its zero-point corrections when b_zero_point is constant too; a B computed at run time
 // is packed per run. A's batch dimensions fold into the GEMM's rows. Configurations the GEMM
-// does not take (a batched B, zero points shaped per batch) run on the reference kernel.
+// does not take (a batched B, zero points shaped per batch, float16 scales) run on the
+// reference kernel. QLinearMatMul requantizes in the GEMM's epilogue with one multiplier per
+// column, a_scale * b_scale[j] / y_scale, computed as the reference computes it.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -22,9 +25,11 @@ namespace {
 // Input positions of the two ops.
 struct Inputs {
   int a = 0, b = 1, scale = -1, a_zp = 2, b_zp = 3, bias = -1;
+  int a_scale = -1, b_scale = -1, y_scale = -1, y_zp = -1;  // QLinearMatMul
 };
 constexpr Inputs kMatMulInteger{};
 constexpr Inputs kToFloat{.a = 0, .b = 1, .scale = 2, .a_zp = 3, .b_zp = 4, .bias = 5};
+constexpr Inputs kQLinear{.a = 0, .b = 3, .a_zp = 2, .b_zp = 5, .a_scale = 1, .b_scale = 4, .y_scale = 6, .y_zp = 7};
 
 // One zero-point entry of a uint8/int8 tensor as int32.
 int32_t zero_point_at(const Tensor& t, int64_t i) {
@@ -63,7 +68,7 @@ class Int8MatMulKernel final : public Kernel {
                                                 std::string_view op) {
     auto k = std::make_unique<Int8MatMulKernel>();
     k->in_ = in;
-    IGNIS_ASSIGN_OR_RETURN(k->fallback_, make_integer_reference(domain, op, init));
+    IGNIS_ASSIGN_OR_RETURN(k->fallback_, make_integer_reference_kernel(domain, op, init));
     const auto constant = [&](int i) -> const Tensor* {
       return i >= 0 && static_cast<size_t>(i) < init.constants.size() ? init.constants[static_cast<size_t>(i)] : nullptr;
     };
@@ -155,6 +160,19 @@ class Int8MatMulKernel final : public Kernel {
     std::vector<float> col_scale;
     if (y.dtype() == DType::I32) {
       g.c_i32 = y.data_as<int32_t>();
+    } else if (in_.y_zp >= 0) {
+      // Per column: a_scale * b_scale[j] / y_scale, in float32 as the reference computes it.
+      const float as = ctx.input(in_.a_scale).data_as<float>()[0], ys = ctx.input(in_.y_scale).data_as<float>()[0];
+      const Tensor& bs = ctx.input(in_.b_scale);
+      col_scale.resize(static_cast<size_t>(n));
+      for (int64_t j = 0; j < n; ++j) col_scale[static_cast<size_t>(j)] = as * bs.data_as<float>()[bs.numel() == 1 ? 0 : j] / ys;
+      const Tensor& yzp = ctx.input(in_.y_zp);
+      g.c_q = y.data();
+      g.q_signed = y.dtype() == DType::I8;
+      g.q_col_scale = col_scale.data();
+      g.q_zero_point = zero_point_at(yzp, 0);
+      g.q_min = g.q_signed ? -128 : 0;
+      g.q_max = g.q_signed ? 127 : 255;
     } else {
       const Tensor& scale = ctx.input(in_.scale);
       if (scale.numel() == 1) {
@@ -173,14 +191,6 @@ class Int8MatMulKernel final : public Kernel {
  private:
   static bool has(const KernelContext& ctx, int i) { return i >= 0 && ctx.has_input(i); }
 
-  static Result<std::unique_ptr<Kernel>> make_integer_reference(std::string_view domain, std::string_view op,
-                                                                const KernelInit& init) {
-    for (const KernelDef& d : KernelRegistry::global().all())
-      if (d.implements(domain, op, init.opset) && d.isa == Isa::None && d.backend == Backend::Cpu)
-        return make_kernel(d, init);
-    return internal_error(str_cat("no reference kernel for ", op));
-  }
-
   // Whether the GEMM runs this call: B is 2-D, the zero points are one value or one per row of
   // a 2-D A (per column of B), and the scale is one value or one per column.
   bool takes(const KernelContext& ctx) const {
@@ -195,6 +205,13 @@ class Int8MatMulKernel final : public Kernel {
     if (has(ctx, in_.b_zp) && !is_vector_of(ctx.input(in_.b_zp), n)) return false;
     if (in_.scale >= 0 && !is_vector_of(ctx.input(in_.scale), n)) return false;
     if (has(ctx, in_.bias) && !(ctx.input(in_.bias).rank() == 1 && ctx.input(in_.bias).dim(0) == n)) return false;
+    if (in_.y_zp >= 0) {
+      for (int i : {in_.a_scale, in_.b_scale, in_.y_scale})
+        if (ctx.input(i).dtype() != DType::F32) return false;
+      if (ctx.input(in_.a_scale).numel() != 1 || ctx.input(in_.y_scale).numel() != 1 ||
+          !is_vector_of(ctx.input(in_.b_scale), n))
+        return false;
+    }
     return true;
   }
 
@@ -211,6 +228,9 @@ Result<std::unique_ptr<Kernel>> create_matmul_integer(const KernelInit& init) {
 Result<std::unique_ptr<Kernel>> create_matmul_integer_to_float(const KernelInit& init) {
   return Int8MatMulKernel::create(init, kToFloat, "ai.ignis", "MatMulIntegerToFloat");
 }
+Result<std::unique_ptr<Kernel>> create_qlinear_matmul(const KernelInit& init) {
+  return Int8MatMulKernel::create(init, kQLinear, "", "QLinearMatMul");
+}
 
 }  // namespace
 
@@ -220,8 +240,14 @@ void register_nn_int8(KernelRegistry& r) {
          .priority = 10, .id = "x86/matmulinteger_u8s8", .factory = create_matmul_integer});
   r.add({.domain = "ai.ignis", .op_type = "MatMulIntegerToFloat", .since_opset = 1, .types = q, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/matmulintegertofloat_u8s8", .factory = create_matmul_integer_to_float});
+  r.add({.domain = "", .op_type = "QLinearMatMul", .since_opset = 10, .types = q, .isa = Isa::Avx2, .priority = 10,
+         .id = "x86/qlinearmatmul_u8s8", .factory = create_qlinear_matmul});
   r.add({.domain = "", .op_type = "DynamicQuantizeLinear", .since_opset = 11, .types = DTypeSet{DType::F32},
          .isa = Isa::Avx2, .priority = 10, .id = "x86/dynamicquantizelinear_avx2", .fn = dynamic_quantize_linear_avx2});
+  r.add({.domain = "", .op_type = "QuantizeLinear", .since_opset = 10, .types = DTypeSet{DType::F32}, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/quantizelinear_avx2", .factory = create_quantize_linear_avx2});
+  r.add({.domain = "", .op_type = "DequantizeLinear", .since_opset = 10, .types = q, .isa = Isa::Avx2, .priority = 10,
+         .id = "x86/dequantizelinear_avx2", .factory = create_dequantize_linear_avx2});
 }
 
 }  // namespace ignis::kernels::x86

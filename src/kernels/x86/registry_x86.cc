@@ -13,6 +13,7 @@ namespace ignis::kernels::x86 {
 void register_all(KernelRegistry& r) {
   register_nn_gemm(r);
   register_nn_int8(r);
+  register_nn_qlinear_conv(r);
   register_nn_conv(r);
   register_nn_conv_blocked(r);
   register_nn_pool(r);
@@ -32,6 +33,14 @@ Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view domain, s
   }
   if (!best) return internal_error(str_cat("no reference kernel for ", op_type, " at opset ", init.opset));
   return make_kernel(*best, init);
+}
+
+Result<std::unique_ptr<Kernel>> make_integer_reference_kernel(std::string_view domain, std::string_view op_type,
+                                                              const KernelInit& init) {
+  for (const KernelDef& d : KernelRegistry::global().all())
+    if (d.implements(domain, op_type, init.opset) && d.isa == Isa::None && d.backend == Backend::Cpu)
+      return make_kernel(d, init);
+  return internal_error(str_cat("no reference kernel for ", op_type));
 }
 
 GemmEpilogue fused_activation(const AttrMap& attrs) {

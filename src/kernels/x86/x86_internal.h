@@ -16,9 +16,11 @@
 namespace ignis::kernels::x86 {
 
 void register_nn_recurrent(KernelRegistry& r);  // LSTM, GRU, RNN (nn_recurrent.cc)
-void register_nn_gemm(KernelRegistry& r);
-// MatMulInteger, ai.ignis MatMulIntegerToFloat, DynamicQuantizeLinear (nn_int8.cc)
-void register_nn_int8(KernelRegistry& r);  // MatMul, Gemm, ai.ignis FusedMatMul (nn_gemm.cc)
+void register_nn_gemm(KernelRegistry& r);  // MatMul, Gemm, ai.ignis FusedMatMul (nn_gemm.cc)
+// MatMulInteger, ai.ignis MatMulIntegerToFloat, QLinearMatMul, DynamicQuantizeLinear,
+// QuantizeLinear, DequantizeLinear (nn_int8.cc)
+void register_nn_int8(KernelRegistry& r);
+void register_nn_qlinear_conv(KernelRegistry& r);  // QLinearConv (nn_qlinear_conv.cc)
 void register_nn_conv(KernelRegistry& r);  // Conv, ai.ignis FusedConv (nn_conv.cc)
 // ai.ignis BlockChannels, UnblockChannels, BlockedConv (nn_conv_blocked.cc)
 void register_nn_conv_blocked(KernelRegistry& r);
@@ -34,6 +36,11 @@ void register_nn_transformer(KernelRegistry& r);
 // configurations back to it.
 Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view domain, std::string_view op_type,
                                                       const KernelInit& init);
+
+// The reference kernel of a quantized op (domain, op_type) at the opset in `init`, whatever
+// its types (QLinearConv, MatMulInteger, ...), for kernels that hand some calls back to it.
+Result<std::unique_ptr<Kernel>> make_integer_reference_kernel(std::string_view domain, std::string_view op_type,
+                                                              const KernelInit& init);
 
 // Parts to split `work` multiply-adds (or element moves) over: at most `units` and the pool's
 // threads, and one per ~64 Ki (below that a second thread costs more than it saves). Internal

@@ -24,6 +24,9 @@ struct KernelCase {
   AttrMap attrs;
   std::vector<Shape> inputs;         // float32 inputs filled with uniform values in [-1, 1]
   std::vector<DType> input_dtypes;   // per input, float32 when absent; uint8/int8 take any value
+  // Per input, the range values are drawn from when set (lo > hi = unset): uniform reals for
+  // float32, uniform integers for uint8 / int8 / int32 (int32 inputs need one).
+  std::vector<std::pair<double, double>> input_ranges;
   std::vector<int> weight_inputs;    // also run with these passed as plan-time constants
   int64_t depth = 1;                 // products summed per output element
   double error_scale = 1.0;          // rounding of the method relative to a direct sum (tolerance factor)
@@ -80,6 +83,10 @@ std::vector<KernelCase> blocked_global_average_pool_cases();  // blocked.cc (ai.
 std::vector<KernelCase> matmul_integer_cases();            // quantize.cc
 std::vector<KernelCase> matmul_integer_to_float_cases();   // quantize.cc (ai.ignis)
 std::vector<KernelCase> dynamic_quantize_linear_cases();   // quantize.cc
+std::vector<KernelCase> qlinear_conv_cases();              // quantize.cc
+std::vector<KernelCase> qlinear_matmul_cases();            // quantize.cc
+std::vector<KernelCase> quantize_linear_cases();           // quantize.cc
+std::vector<KernelCase> dequantize_linear_cases();         // quantize.cc
 std::vector<KernelCase> gelu_cases();                      // elementwise.cc (ONNX Gelu-20)
 std::vector<KernelCase> ignis_gelu_cases();                // elementwise.cc (ai.ignis)
 
@@ -136,6 +143,10 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"", "MatMulInteger", matmul_integer_cases},
       {"ai.ignis", "MatMulIntegerToFloat", matmul_integer_to_float_cases},
       {"", "DynamicQuantizeLinear", dynamic_quantize_linear_cases},
+      {"", "QLinearConv", qlinear_conv_cases},
+      {"", "QLinearMatMul", qlinear_matmul_cases},
+      {"", "QuantizeLinear", quantize_linear_cases},
+      {"", "DequantizeLinear", dequantize_linear_cases},
       {"", "Gelu", gelu_cases},
       {"ai.ignis", "Gelu", ignis_gelu_cases},
   };

@@ -2,8 +2,15 @@
 // Quantized op cases: MatMulInteger and ai.ignis MatMulIntegerToFloat over every uint8/int8
 // pairing of A and B, shapes around the int8 GEMM's tiles (6 and 3 rows, 32 and 16 columns,
 // depths not a multiple of 4), with no, one-value and per-row / per-column zero points,
-// batched A; DynamicQuantizeLinear on sizes around the 8-lane width and split over threads.
-// Integer outputs must match the reference exactly.
+// batched A; DynamicQuantizeLinear on sizes around the 8-lane width and split over threads;
+// QLinearConv and QLinearMatMul over the same type pairings (1x1, 3x3 with strides 1, 2 and
+// 3, pads, dilations, 7x7, 1-D, depthwise and grouped convolutions, odd channel counts, chunks of
+// output positions, per-tensor and per-channel weight scales, with and without bias);
+// QuantizeLinear and DequantizeLinear per tensor and per axis around the vector width.
+// Integer outputs must match the reference exactly: the requantization rounds in float64 like
+// the reference, so no tie can round differently.
+#include <cmath>
+
 #include "core/strings.h"
 #include "kernels/cases/cases.h"
 
@@ -102,6 +109,194 @@ std::vector<KernelCase> dynamic_quantize_linear_cases() {
     c.inputs = {s};
     c.label = str_cat("X", s.str());
     cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+namespace {
+
+struct ConvSpec {
+  Shape x, w;
+  int64_t group;
+  std::vector<int64_t> strides, pads, dilations;
+};
+
+ConvSpec conv_spec(Shape x, Shape w, int64_t group = 1, std::vector<int64_t> strides = {},
+                   std::vector<int64_t> pads = {}, std::vector<int64_t> dilations = {}) {
+  return {std::move(x), std::move(w), group, std::move(strides), std::move(pads), std::move(dilations)};
+}
+
+// Ranges that keep most requantized outputs inside the output type (so that the clamp does
+// not hide the sums): x and w scales near 0.02 and 0.005, zero points near the middle of their
+// type (the centered sums then have a small mean), and a y scale near the spread of a sum of
+// `depth` centered products (about sqrt(depth) * 128^2 / 3).
+std::pair<double, double> middle(DType t, double half_width) {
+  const double mid = t == DType::U8 ? 128.0 : 0.0;
+  return {mid - half_width, mid + half_width - 1.0};
+}
+
+void add_qlinear_ranges(KernelCase& c, int64_t depth) {
+  const double y = 1e-4 * std::sqrt(static_cast<double>(depth)) * 5461.0 / 60.0;
+  const std::pair<double, double> any{1.0, 0.0};
+  c.input_ranges = {any,   {0.01, 0.03}, middle(c.input_dtypes[2], 10), any, {0.002, 0.008},
+                    middle(c.input_dtypes[5], 10), {y, 2.0 * y}, middle(c.input_dtypes[7], 64)};
+}
+
+}  // namespace
+
+std::vector<KernelCase> qlinear_conv_cases() {
+  const std::vector<ConvSpec> specs = {
+      conv_spec({1, 16, 7, 9}, {24, 16, 1, 1}),
+      conv_spec({2, 3, 5, 5}, {7, 3, 1, 1}),
+      conv_spec({1, 8, 10, 11}, {13, 8, 3, 3}, 1, {}, {1, 1, 1, 1}),
+      conv_spec({1, 5, 13, 12}, {16, 5, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}),
+      conv_spec({1, 4, 9, 9}, {6, 4, 3, 3}, 1, {}, {2, 2, 2, 2}, {2, 2}),
+      conv_spec({1, 3, 32, 32}, {8, 3, 7, 7}, 1, {2, 2}, {3, 3, 3, 3}),
+      conv_spec({1, 6, 8, 7}, {5, 6, 2, 3}, 1, {}, {0, 1, 2, 0}),
+      conv_spec({1, 6, 20}, {9, 6, 3}, 1, {}, {1, 1}),
+      conv_spec({1, 64, 14, 14}, {70, 64, 3, 3}, 1, {}, {1, 1, 1, 1}),
+      conv_spec({1, 256, 24, 24}, {13, 256, 3, 3}, 1, {}, {1, 1, 1, 1}),
+      conv_spec({1, 40, 33, 35}, {8, 40, 1, 1}, 1, {2, 2}),
+      conv_spec({1, 16, 10, 10}, {16, 1, 3, 3}, 16, {}, {1, 1, 1, 1}),
+      conv_spec({2, 8, 7, 19}, {8, 1, 3, 3}, 8, {2, 2}, {1, 1, 1, 1}),
+      conv_spec({1, 8, 12, 12}, {8, 1, 3, 3}, 8, {2, 2}),
+      conv_spec({1, 5, 11, 13}, {5, 1, 5, 5}, 5, {}, {4, 4, 4, 4}, {2, 2}),
+      conv_spec({1, 8, 6, 6}, {12, 4, 3, 3}, 2, {}, {1, 1, 1, 1}),
+      conv_spec({1, 3, 40, 70}, {10, 3, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}),
+      conv_spec({1, 24, 30, 50}, {24, 1, 3, 3}, 24, {2, 2}, {1, 1, 1, 1}),
+      conv_spec({1, 4, 15, 13}, {6, 4, 3, 3}, 1, {2, 2}, {2, 2, 2, 2}, {2, 2}),
+      conv_spec({1, 3, 17, 16}, {5, 3, 4, 4}, 1, {3, 3}, {1, 2, 0, 1}),
+      conv_spec({2, 70, 15, 15}, {40, 70, 1, 1}, 1, {2, 2}),
+  };
+  std::vector<KernelCase> cases;
+  int index = 0;
+  for (DType tx : {DType::U8, DType::I8}) {
+    for (DType tw : {DType::I8, DType::U8}) {
+      for (const ConvSpec& s : specs) {
+        const int64_t m = s.w[0];
+        const bool per_channel = index % 2 == 0, bias = index % 3 != 1;
+        const DType ty = index % 4 < 2 ? DType::U8 : DType::I8;
+        ++index;
+        KernelCase c;
+        c.op_type = "QLinearConv";
+        c.opset = 10;
+        c.inputs = {s.x, Shape{}, Shape{}, s.w, per_channel ? Shape{m} : Shape{}, per_channel ? Shape{m} : Shape{},
+                    Shape{}, Shape{}};
+        c.input_dtypes = {tx, DType::F32, tx, tw, DType::F32, tw, DType::F32, ty};
+        if (s.group > 1) c.attrs.set("group", int_attr(s.group));
+        if (!s.strides.empty()) c.attrs.set("strides", ints_attr(s.strides));
+        if (!s.pads.empty()) c.attrs.set("pads", ints_attr(s.pads));
+        if (!s.dilations.empty()) c.attrs.set("dilations", ints_attr(s.dilations));
+        const int64_t depth = s.w.numel() / m;
+        add_qlinear_ranges(c, depth);
+        if (bias) {
+          c.inputs.push_back(Shape{m});
+          c.input_dtypes.push_back(DType::I32);
+          c.input_ranges.push_back({-50000.0, 50000.0});
+        }
+        c.weight_inputs = {3, 5};
+        c.label = str_cat("x ", type_label(tx), s.x.str(), " w ", type_label(tw), s.w.str(), " y ", type_label(ty),
+                          " group ", s.group, per_channel ? " per-channel" : " per-tensor", bias ? " bias" : "");
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+  return cases;
+}
+
+std::vector<KernelCase> qlinear_matmul_cases() {
+  std::vector<KernelCase> cases;
+  int index = 0;
+  for (DType ta : {DType::U8, DType::I8}) {
+    for (DType tb : {DType::I8, DType::U8}) {
+      for (const Dims& d : matmul_dims()) {
+        const bool per_column = index % 2 == 0;
+        const DType ty = index % 4 < 2 ? DType::U8 : DType::I8;
+        ++index;
+        KernelCase c;
+        c.op_type = "QLinearMatMul";
+        c.opset = 10;
+        c.inputs = {d.a, Shape{}, Shape{}, Shape{d.k, d.n}, per_column ? Shape{d.n} : Shape{},
+                    per_column ? Shape{d.n} : Shape{}, Shape{}, Shape{}};
+        c.input_dtypes = {ta, DType::F32, ta, tb, DType::F32, tb, DType::F32, ty};
+        add_qlinear_ranges(c, d.k);
+        c.weight_inputs = {3, 5};
+        c.label = str_cat("A ", type_label(ta), d.a.str(), " B ", type_label(tb), Shape{d.k, d.n}.str(), " y ",
+                          type_label(ty), per_column ? " per-column" : " per-tensor");
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+  return cases;
+}
+
+namespace {
+
+struct LinearSpec {
+  Shape x;
+  int64_t axis;       // per-axis when >= 0 (scale of x[axis] entries), else per tensor
+  bool zero_point;
+};
+
+const std::vector<LinearSpec>& linear_specs() {
+  static const std::vector<LinearSpec> specs = {
+      {{1}, -1, true},         {{7}, -1, false},          {{33}, -1, true},          {{3, 37}, -1, true},
+      {{2, 16, 5, 7}, 1, true}, {{1, 8, 17, 9}, 1, false}, {{64, 19}, 0, true},       {{5, 3, 40}, 2, true},
+      {{0, 4}, -1, true},      {{2, 130, 257}, -1, true}, {{1, 64, 56, 56}, 1, true},
+  };
+  return specs;
+}
+
+}  // namespace
+
+std::vector<KernelCase> quantize_linear_cases() {
+  std::vector<KernelCase> cases;
+  for (int64_t opset : {13, 21}) {
+    for (DType ty : {DType::U8, DType::I8}) {
+      for (const LinearSpec& s : linear_specs()) {
+        // Without a zero point the output is uint8 (before opset 21's output_dtype).
+        if (!s.zero_point && ty == DType::I8) continue;
+        KernelCase c;
+        c.op_type = "QuantizeLinear";
+        c.opset = opset;
+        const Shape scale = s.axis >= 0 ? Shape{s.x[s.axis]} : Shape{};
+        c.inputs = {s.x, scale};
+        c.input_dtypes = {DType::F32, DType::F32};
+        c.input_ranges = {{-4.0, 4.0}, {0.01, 0.05}};
+        if (s.zero_point) {
+          c.inputs.push_back(scale);
+          c.input_dtypes.push_back(ty);
+        }
+        if (s.axis >= 0) c.attrs.set("axis", int_attr(s.axis));
+        c.label = str_cat("X", s.x.str(), " axis ", s.axis, s.zero_point ? str_cat(" zero point ", type_label(ty)) : "");
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+  return cases;
+}
+
+std::vector<KernelCase> dequantize_linear_cases() {
+  std::vector<KernelCase> cases;
+  for (int64_t opset : {13, 21}) {
+    for (DType tx : {DType::U8, DType::I8}) {
+      for (const LinearSpec& s : linear_specs()) {
+        KernelCase c;
+        c.op_type = "DequantizeLinear";
+        c.opset = opset;
+        const Shape scale = s.axis >= 0 ? Shape{s.x[s.axis]} : Shape{};
+        c.inputs = {s.x, scale};
+        c.input_dtypes = {tx, DType::F32};
+        c.input_ranges = {{1.0, 0.0}, {0.01, 0.05}};
+        if (s.zero_point) {
+          c.inputs.push_back(scale);
+          c.input_dtypes.push_back(tx);
+        }
+        if (s.axis >= 0) c.attrs.set("axis", int_attr(s.axis));
+        c.label = str_cat(type_label(tx), s.x.str(), " axis ", s.axis, s.zero_point ? " zero point" : "");
+        cases.push_back(std::move(c));
+      }
+    }
   }
   return cases;
 }

@@ -3,10 +3,12 @@
 // plain int64 loop over (a - za)(b - zb): int8 and uint8 B, transposed B, extreme values
 // (where vpmaddubsw would saturate), every zero-point form, depths that are not a multiple of 4,
 // the edges of both tiles, a wider leading dimension of C, the float epilogue (row and column
-// scales, bias) and the thread split. Op-level behaviour is covered by the registry-wide
-// consistency test.
+// scales, bias), the requantizing epilogue, the run-time packer and the thread split (with L2
+// chunks). Op-level behaviour is covered by the registry-wide consistency test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -174,6 +176,88 @@ TEST(Int8Gemm, ThreadSplitByColumnsAndRows) {
   for (const Int8GemmBackend* backend : backends()) {
     check(Problem{.m = 130, .n = 300, .k = 384}, *backend, &pool, 21);              // by column panels
     check(Problem{.m = 131, .n = 20, .k = 2000, .col_zps = true}, *backend, &pool, 22);  // one panel: by rows
+    // 2 panels per L2 chunk at this depth: each thread walks its panels chunk by chunk.
+    check(Problem{.m = 13, .n = 300, .k = 1030}, *backend, &pool, 23);
+    check(Problem{.m = 13, .n = 300, .k = 1030}, *backend, nullptr, 24);
+  }
+}
+
+// The run-time packer (row pointers) writes the same panels and column sums as
+// PackedInt8B::pack, for both signedness, ragged depths and ragged last panels.
+TEST(Int8Gemm, PackRowsMatchesPack) {
+  if (!isa_available(Isa::Avx2)) GTEST_SKIP() << "CPU lacks AVX2";
+  uint32_t seed = 31;
+  for (bool is_unsigned : {false, true}) {
+    for (int64_t k : {1, 3, 4, 7, 130}) {
+      for (int64_t n : {1, 31, 32, 33, 100}) {
+        const int64_t ld = n + 3;
+        const std::vector<uint8_t> b = random_bytes(static_cast<size_t>(k * ld), seed++, false);
+        std::vector<const uint8_t*> rows(static_cast<size_t>(k));
+        for (int64_t r = 0; r < k; ++r) rows[static_cast<size_t>(r)] = b.data() + r * ld;
+        const PackedInt8B want = PackedInt8B::pack(b.data() + 1, is_unsigned, k, n, ld, false);
+        const size_t bytes = static_cast<size_t>(want.panels() * want.quads() * kInt8Quad * kInt8PanelCols);
+        std::vector<int8_t> got(bytes, 99);
+        std::vector<int32_t> sums(static_cast<size_t>(n), -1);
+        int8_pack_rows(rows.data(), 1, k, n, is_unsigned, got.data(), sums.data());
+        const std::string where = std::string(is_unsigned ? "u8" : "s8") + " k=" + std::to_string(k) + " n=" + std::to_string(n);
+        for (size_t i = 0; i < bytes; ++i) ASSERT_EQ(got[i], want.panel(0)[i]) << where << " byte " << i;
+        for (int64_t j = 0; j < n; ++j) ASSERT_EQ(sums[static_cast<size_t>(j)], want.column_sums()[j]) << where << " column " << j;
+      }
+    }
+  }
+}
+
+// The requantizing epilogue against its definition (gemm_int8.h) evaluated on the exact
+// integer sums: per-row multipliers with a bias, per-column multipliers, uint8 and int8, and a
+// raised lower bound (a folded Relu).
+TEST(Int8Gemm, RequantizedOutputFollowsItsDefinition) {
+  for (const Int8GemmBackend* backend : backends()) {
+    for (int variant = 0; variant < 4; ++variant) {
+      const int64_t m = 7, n = 45, k = 37;
+      const bool per_row = variant % 2 == 0, is_signed = variant >= 2;
+      const std::vector<uint8_t> a = random_bytes(static_cast<size_t>(m * k), 40 + variant, false);
+      const std::vector<uint8_t> b = random_bytes(static_cast<size_t>(k * n), 50 + variant, false);
+      const PackedInt8B packed = PackedInt8B::pack(b.data(), false, k, n, n, false);
+      std::vector<int32_t> corr(static_cast<size_t>(n)), bias(static_cast<size_t>(m));
+      for (int64_t j = 0; j < n; ++j) corr[static_cast<size_t>(j)] = packed.column_sums()[j];
+      std::vector<int32_t> za(static_cast<size_t>(m), 128);
+      std::vector<float> scale(static_cast<size_t>(per_row ? m : n));
+      std::mt19937 rng(60 + variant);
+      for (auto& v : scale) v = std::uniform_real_distribution<float>(2e-4f, 6e-4f)(rng);
+      for (auto& v : bias) v = static_cast<int32_t>(rng() % 20001) - 10000;
+      const int32_t zp = is_signed ? -3 : 130, lo = is_signed ? -100 : 0, hi = is_signed ? 127 : 255;
+      std::vector<uint8_t> c(static_cast<size_t>(m * n), 0xA5);
+      Int8GemmArgs g;
+      g.m = m;
+      g.a = a.data();
+      g.lda = k;
+      g.b = &packed;
+      g.row_zp = za.data();
+      g.col_corr = corr.data();
+      g.c_q = c.data();
+      g.ldc = n;
+      g.q_signed = is_signed;
+      g.q_bias = per_row ? bias.data() : nullptr;
+      (per_row ? g.q_row_scale : g.q_col_scale) = scale.data();
+      g.q_zero_point = zp;
+      g.q_min = lo;
+      g.q_max = hi;
+      gemm_u8s8(g, nullptr, *backend);
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          int64_t acc = per_row ? bias[static_cast<size_t>(i)] : 0;
+          for (int64_t kk = 0; kk < k; ++kk)
+            acc += (static_cast<int64_t>(a[static_cast<size_t>(i * k + kk)]) - 128) *
+                   static_cast<int8_t>(b[static_cast<size_t>(kk * n + j)]);
+          const double mult = scale[static_cast<size_t>(per_row ? i : j)];
+          const double r = std::nearbyint(static_cast<double>(acc) * mult + zp);
+          const auto want = static_cast<int32_t>(std::clamp(r, static_cast<double>(lo), static_cast<double>(hi)));
+          const uint8_t raw = c[static_cast<size_t>(i * n + j)];
+          const int32_t got = is_signed ? static_cast<int8_t>(raw) : raw;
+          ASSERT_EQ(got, want) << backend->name << " variant " << variant << " at (" << i << ", " << j << ")";
+        }
+      }
+    }
   }
 }
 

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// The pieces of the x86 QLinearConv (nn_qlinear_conv.cc) that run vector code: the phase
+// planes the int8 GEMM's B operand is read from, and the direct depthwise convolution (conv_int8_avx2.cc,
+// conv_int8_depthwise_avx512vnni.cc).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/x86/conv_avx2.h"
+
+namespace ignis::kernels::x86 {
+
+// The phase planes of x padded with its zero point, for a convolution of strides (sh, sw):
+// plane (c, py, px), at out + ((c * sh + py) * sw + px) * rows * cols, holds padded input
+// position (i * sh + py, j * sw + px) at (i, j) (padded position (y, x) is input (y - ph,
+// x - pw), or `pad` outside the input), for i < rows, j < cols. Tap (ky, kx) of output (oy, ox)
+// then reads plane (c, ky*dh % sh, kx*dw % sw) at (oy + ky*dh / sh, ox + kx*dw / sw): each tap
+// is one shifted view of a plane. With unit strides there is one plane per channel, the padded
+// input itself. Only the phases some tap reads are written (`used`, bit py * sw + px).
+void conv_int8_phase_planes(const uint8_t* x, int64_t channels, const ConvGeometry2d& g, int64_t rows, int64_t cols,
+                            uint64_t used, uint8_t pad, uint8_t* out);
+
+// One depthwise plane: y = requantize(sum_t (x - x_zp) (w_t - w_zp) + bias) with the int32
+// weights w_t - w_zp given, x uint8 or int8 (x_signed), written as uint8 or int8
+// (y_signed). Strides 1 and 2, any dilation and padding.
+struct DepthwiseInt8Plane {
+  const uint8_t* x = nullptr;     // [ih, iw]
+  const int32_t* w = nullptr;     // [kh * kw], zero point subtracted
+  int32_t bias = 0;
+  int32_t x_zero_point = 0;
+  float multiplier = 1.0f;
+  int32_t y_zero_point = 0, q_min = 0, q_max = 255;
+  bool x_signed = false, y_signed = false;
+  uint8_t* y = nullptr;           // [oh, ow]
+};
+
+bool conv_int8_depthwise_supported(const ConvGeometry2d& g);
+// Scratch bytes one call needs (the padded plane).
+size_t conv_int8_depthwise_scratch(const ConvGeometry2d& g);
+void conv_int8_depthwise_avx2(const ConvGeometry2d& g, const DepthwiseInt8Plane& p, uint8_t* scratch);
+// The same on AVX-512 BW + VNNI (conv_int8_depthwise_avx512vnni.cc), for CPUs where
+// int8_gemm_backend_default() is the VNNI one.
+size_t conv_int8_depthwise_avx512_scratch(const ConvGeometry2d& g);
+void conv_int8_depthwise_avx512(const ConvGeometry2d& g, const DepthwiseInt8Plane& p, uint8_t* scratch);
+
+}  // namespace ignis::kernels::x86

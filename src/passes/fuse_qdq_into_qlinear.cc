@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: Apache-2.0
+// Rewrites the QDQ form of a statically quantized convolution or matrix product into the
+// integer op, so that it runs in int8 instead of dequantize -> float op -> quantize:
+//   QuantizeLinear(Conv(DQ(x_q), DQ(w_q), [DQ(b_i32) | b]) [-> Relu], y_s, y_zp)
+//     =>  QLinearConv(x_q, x_s, x_zp, w_q, w_s, w_zp, y_s, y_zp, [b_i32])
+//   QuantizeLinear(MatMul(DQ(a_q), DQ(b_q)) [-> Relu])  (or Gemm without C, alpha 1, no transA)
+//     =>  QLinearMatMul(a_q, a_s, a_zp, b_q', b_s, b_zp, y_s, y_zp)
+// This is what onnxruntime's quantize_static (QDQ format) and `ignis quantize --calibrate`
+// write. Both results are the exact integer sum requantized once; the QDQ graph instead
+// rounds the float products and sums, so the two may differ by one step of y where the exact
+// value lies near a rounding boundary.
+// Legality: every scale and zero point is a constant (zero points present: their type names
+// the quantized type), float32, per tensor for x, y and a; per tensor or one per output
+// channel along axis 0 for conv weights, one per column along axis 1 for MatMul weights (0 for
+// a Gemm's transposed weights, which are transposed here); the weights are uint8/int8
+// constants; the float op's output (and the Relu's) feeds only the next node of the pattern
+// and is not a graph output. A Relu folds only when y's zero point is its type's minimum: then
+// the clamp at y_zp that the Relu amounts to is already the saturation. The bias: a
+// DequantizeLinear of an int32 constant with scale x_s * w_s[c] (as the quantizers write it)
+// and zero point 0 is used as it is; any other constant bias b becomes round_half_even(b /
+// (x_s * w_s[c])) in int32, as onnxruntime's quantizer computes it.
+// Runs before fold_constants, which would otherwise fold DQ(w_q) into float weights.
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "ir/rewrite.h"
+#include "passes/match.h"
+#include "passes/pass.h"
+
+namespace ignis::passes {
+
+namespace {
+
+// The constant scale and zero point of a QuantizeLinear / DequantizeLinear node.
+struct QParams {
+  const Tensor* scale = nullptr;
+  const Tensor* zero_point = nullptr;
+  std::string scale_name, zero_point_name;
+  int64_t axis = 1;
+  int64_t count() const { return scale->numel(); }
+};
+
+std::optional<QParams> constant_params(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.size() < 3 || n.inputs[2].empty() || n.attrs.get_int("block_size", 0) != 0) return std::nullopt;
+  QParams p;
+  p.scale_name = n.inputs[1];
+  p.zero_point_name = n.inputs[2];
+  p.scale = ir::constant_value(g, p.scale_name);
+  p.zero_point = ir::constant_value(g, p.zero_point_name);
+  if (!p.scale || !p.zero_point || p.scale->dtype() != DType::F32 || p.scale->rank() > 1) return std::nullopt;
+  if (p.zero_point->dtype() != DType::U8 && p.zero_point->dtype() != DType::I8) return std::nullopt;
+  if (p.zero_point->numel() != p.scale->numel()) return std::nullopt;
+  p.axis = n.attrs.get_int("axis", 1);
+  return p;
+}
+
+int32_t zero_point_value(const QParams& p, int64_t i) {
+  const Tensor& z = *p.zero_point;
+  return z.dtype() == DType::U8 ? static_cast<int32_t>(z.data_as<uint8_t>()[i]) : static_cast<int32_t>(z.data_as<int8_t>()[i]);
+}
+
+// The DequantizeLinear producing `value` with constant per-tensor parameters, if any.
+std::optional<std::pair<int, QParams>> per_tensor_dq(const ir::Graph& g, const GraphIndex& index, const std::string& value) {
+  const int i = index.producer(value);
+  if (i < 0 || !is_onnx(g.nodes[i], "DequantizeLinear")) return std::nullopt;
+  auto p = constant_params(g, g.nodes[i]);
+  if (!p || p->count() != 1) return std::nullopt;
+  return std::make_pair(i, *p);
+}
+
+// The weights DequantizeLinear(w_q constant) producing `value`, with parameters per tensor or
+// one per entry of w_q's axis `axis`.
+struct WeightMatch {
+  int node = -1;
+  const Tensor* w = nullptr;
+  QParams params;
+};
+
+std::optional<WeightMatch> weight_dq(const ir::Graph& g, const GraphIndex& index, const std::string& value, int axis,
+                                     int min_rank, int max_rank) {
+  const int i = index.producer(value);
+  if (i < 0 || !is_onnx(g.nodes[i], "DequantizeLinear")) return std::nullopt;
+  const ir::Node& dq = g.nodes[i];
+  const Tensor* w = ir::constant_value(g, dq.inputs[0]);
+  if (!w || (w->dtype() != DType::U8 && w->dtype() != DType::I8) || w->rank() < min_rank || w->rank() > max_rank)
+    return std::nullopt;
+  auto p = constant_params(g, dq);
+  if (!p || p->zero_point->dtype() != w->dtype()) return std::nullopt;
+  if (p->count() != 1) {
+    const int64_t a = p->axis < 0 ? p->axis + w->rank() : p->axis;
+    if (a != axis || p->count() != w->dim(axis)) return std::nullopt;
+  }
+  return WeightMatch{i, w, *p};
+}
+
+// The int32 bias of QLinearConv for the Conv bias `value` (a DQ of an int32 constant, or a float
+// constant), given x's scale and the weights' scales; its name (a new initializer unless the
+// DQ's int32 constant serves as it is) and the DQ node to drop (-1 when none).
+std::optional<std::pair<std::string, int>> int32_bias(ir::Graph& g, const GraphIndex& index, const std::string& value,
+                                                      float x_scale, const QParams& w, int64_t channels,
+                                                      const std::string& base) {
+  std::vector<double> b(static_cast<size_t>(channels));
+  const int di = index.producer(value);
+  int drop = -1;
+  if (di >= 0 && is_onnx(g.nodes[di], "DequantizeLinear")) {
+    const ir::Node& dq = g.nodes[di];
+    const Tensor* q = ir::constant_value(g, dq.inputs[0]);
+    const Tensor* s = dq.inputs.size() > 1 ? ir::constant_value(g, dq.inputs[1]) : nullptr;
+    const Tensor* z = dq.inputs.size() > 2 && !dq.inputs[2].empty() ? ir::constant_value(g, dq.inputs[2]) : nullptr;
+    const bool has_z = dq.inputs.size() > 2 && !dq.inputs[2].empty();
+    if (!q || q->dtype() != DType::I32 || q->numel() != channels || !s || s->dtype() != DType::F32 ||
+        (s->numel() != 1 && s->numel() != channels) || (has_z && (!z || z->dtype() != DType::I32)))
+      return std::nullopt;
+    bool exact = true;
+    for (int64_t c = 0; c < channels; ++c) {
+      const int32_t zc = z ? z->data_as<int32_t>()[z->numel() == 1 ? 0 : c] : 0;
+      const float sc = s->data_as<float>()[s->numel() == 1 ? 0 : c];
+      const float want = x_scale * w.scale->data_as<float>()[w.count() == 1 ? 0 : c];
+      exact &= zc == 0 && sc == want;
+      b[static_cast<size_t>(c)] = static_cast<double>(static_cast<float>(q->data_as<int32_t>()[c] - zc) * sc);
+    }
+    if (index.single_use(value)) drop = di;
+    if (exact) return std::make_pair(dq.inputs[0], drop);
+  } else {
+    const Tensor* f = ir::constant_value(g, value);
+    if (!f || f->dtype() != DType::F32 || f->numel() != channels) return std::nullopt;
+    for (int64_t c = 0; c < channels; ++c) b[static_cast<size_t>(c)] = f->data_as<float>()[c];
+  }
+  Tensor out = Tensor::empty(DType::I32, Shape{channels});
+  for (int64_t c = 0; c < channels; ++c) {
+    const double s = static_cast<double>(x_scale * w.scale->data_as<float>()[w.count() == 1 ? 0 : c]);
+    const double r = s > 0 ? std::nearbyint(b[static_cast<size_t>(c)] / s) : 0.0;
+    out.data_as<int32_t>()[c] = static_cast<int32_t>(
+        std::clamp(r, static_cast<double>(std::numeric_limits<int32_t>::min()), static_cast<double>(std::numeric_limits<int32_t>::max())));
+  }
+  const std::string name = ir::unique_value_name(g, base + "_bias_i32");
+  g.initializers[name] = std::move(out);
+  return std::make_pair(name, drop);
+}
+
+// [N x K] int8/uint8 as [K x N].
+Tensor transposed(const Tensor& w) {
+  const int64_t n = w.dim(0), k = w.dim(1);
+  Tensor t = Tensor::empty(w.dtype(), Shape{k, n});
+  const auto* src = static_cast<const uint8_t*>(w.data());
+  auto* dst = static_cast<uint8_t*>(t.data());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < k; ++j) dst[j * n + i] = src[i * k + j];
+  return t;
+}
+
+}  // namespace
+
+Result<int> fuse_qdq_into_qlinear(ir::Graph& g, const PassContext&) {
+  return rewrite_all(g, [&](const GraphIndex& index, int qi) -> Result<bool> {
+    const ir::Node& q = g.nodes[qi];
+    if (!is_onnx(q, "QuantizeLinear") || q.outputs.size() != 1) return false;
+    const auto yp = constant_params(g, q);
+    if (!yp || yp->count() != 1) return false;
+    std::vector<int> pattern = {qi};
+
+    // An optional Relu, then the float op; each value feeds only the next node.
+    std::string v = q.inputs[0];
+    if (!index.single_use(v)) return false;
+    int oi = index.producer(v);
+    if (oi < 0) return false;
+    if (is_onnx(g.nodes[oi], "Relu")) {
+      const int32_t type_min = yp->zero_point->dtype() == DType::U8 ? 0 : -128;
+      if (zero_point_value(*yp, 0) != type_min) return false;
+      pattern.push_back(oi);
+      v = g.nodes[oi].inputs[0];
+      if (!index.single_use(v)) return false;
+      oi = index.producer(v);
+      if (oi < 0) return false;
+    }
+    const ir::Node& op = g.nodes[oi];
+    if (op.outputs.size() != 1 || op.inputs.size() < 2) return false;
+    const bool conv = is_onnx(op, "Conv"), matmul = is_onnx(op, "MatMul"), gemm = is_onnx(op, "Gemm");
+    if (!conv && !matmul && !gemm) return false;
+    pattern.push_back(oi);
+
+    const auto xp = per_tensor_dq(g, index, op.inputs[0]);
+    if (!xp) return false;
+    const std::string& x_q = g.nodes[xp->first].inputs[0];
+
+    ir::Node fused;
+    fused.name = op.name;
+    fused.outputs = {q.outputs[0]};
+    if (conv) {
+      const auto w = weight_dq(g, index, op.inputs[1], 0, 3, 4);
+      if (!w) return false;
+      std::optional<std::pair<std::string, int>> bias;
+      const bool has_bias = op.inputs.size() > 2 && !op.inputs[2].empty();
+      if (has_bias) {
+        bias = int32_bias(g, index, op.inputs[2], xp->second.scale->data_as<float>()[0], w->params, w->w->dim(0),
+                          op.name.empty() ? op.outputs[0] : op.name);
+        if (!bias) return false;
+        if (bias->second >= 0) pattern.push_back(bias->second);
+      }
+      if (index.used_only_by(op.inputs[1], {oi})) pattern.push_back(w->node);
+      fused.op_type = "QLinearConv";
+      fused.attrs = op.attrs;
+      fused.inputs = {x_q, xp->second.scale_name, xp->second.zero_point_name, g.nodes[w->node].inputs[0],
+                      w->params.scale_name, w->params.zero_point_name, yp->scale_name, yp->zero_point_name};
+      if (bias) fused.inputs.push_back(bias->first);
+    } else {
+      if (op.inputs.size() > 2 && !op.inputs[2].empty()) return false;  // a Gemm bias: no QLinearMatMul form
+      const bool trans_b = gemm && op.attrs.get_int("transB", 0) != 0;
+      if (gemm && (op.attrs.get_int("transA", 0) != 0 || op.attrs.get_float("alpha", 1.0f) != 1.0f)) return false;
+      const auto w = weight_dq(g, index, op.inputs[1], trans_b ? 0 : 1, 2, 2);
+      if (!w) return false;
+      std::string b_name = g.nodes[w->node].inputs[0];
+      if (trans_b) {
+        b_name = ir::unique_value_name(g, b_name + "_t");
+        g.initializers[b_name] = transposed(*w->w);
+      }
+      if (index.used_only_by(op.inputs[1], {oi})) pattern.push_back(w->node);
+      fused.op_type = "QLinearMatMul";
+      fused.inputs = {x_q, xp->second.scale_name, xp->second.zero_point_name, b_name, w->params.scale_name,
+                      w->params.zero_point_name, yp->scale_name, yp->zero_point_name};
+    }
+    replace_nodes(g, pattern, std::move(fused));
+    ir::remove_unused_initializers(g);
+    return true;
+  });
+}
+
+}  // namespace ignis::passes

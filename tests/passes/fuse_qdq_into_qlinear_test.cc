@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+// fuse_qdq_into_qlinear: the QDQ form of a quantized Conv / MatMul / Gemm (as onnxruntime's
+// quantize_static writes it) becomes QLinearConv / QLinearMatMul, with results within one
+// quantization step of the QDQ graph's (the integer op rounds once, the QDQ graph rounds its
+// float sums too); and the cases it must leave alone.
+#include "passes/fuse_test_util.h"
+
+namespace ignis::fuse_test {
+namespace {
+
+constexpr int64_t kC = 5, kM = 7;
+constexpr float kXScale = 0.02f, kYScale = 0.05f;
+
+enum class Bias { None, Int32, Float };
+
+struct Pattern {
+  bool per_channel = true;
+  Bias bias = Bias::Int32;
+  bool relu = false;
+  int y_zero_point = 128;
+  bool conv_read_twice = false;
+  std::string op = "Conv";  // or MatMul, Gemm (transB = 1)
+};
+
+Tensor bytes(DType t, const Shape& shape, uint32_t seed, int lo, int hi) {
+  Tensor out = Tensor::empty(t, shape);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(lo, hi);
+  for (int64_t i = 0; i < out.numel(); ++i) static_cast<uint8_t*>(out.data())[i] = static_cast<uint8_t>(d(rng));
+  return out;
+}
+
+Tensor filled(DType t, const Shape& shape, int value) {
+  Tensor out = Tensor::empty(t, shape);
+  for (int64_t i = 0; i < out.numel(); ++i) static_cast<uint8_t*>(out.data())[i] = static_cast<uint8_t>(value);
+  return out;
+}
+
+// y = DQ(Q(op(DQ(Q(x)), DQ(w_q) [, bias]) [-> Relu])): x float, quantized uint8 at kXScale / 128,
+// weights int8 (per output channel or per tensor), y uint8 at kYScale / y_zero_point.
+ir::Graph qdq_graph(const Pattern& p) {
+  const bool conv = p.op == "Conv", gemm = p.op == "Gemm";
+  GraphBuilder b(13);
+  if (conv) b.input("x", {1, kC, 6, 6});
+  else b.input("x", {3, kC});
+  b.scalar("xs", kXScale).scalar("ys", kYScale);
+  const int64_t channels = kM;
+  const Shape w_shape = conv ? Shape{kM, kC, 3, 3} : gemm ? Shape{kM, kC} : Shape{kC, kM};
+  const Shape w_scale_shape = p.per_channel ? Shape{channels} : Shape{};
+  b.weight("ws", w_scale_shape, 7, 0.004f, 0.01f);
+  b.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"});
+  b.node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"});
+  std::vector<std::pair<std::string, Attribute>> w_axis;
+  if (p.per_channel) w_axis = {{"axis", int_attr(conv || gemm ? 0 : 1)}};
+  b.node("DequantizeLinear", {"wq", "ws", "wz"}, {"wd"}, w_axis);
+  std::vector<std::string> inputs = {"xd", "wd"};
+  if (p.bias == Bias::Int32) {
+    inputs.push_back("bd");  // DQ(bq, bs), inserted below
+  } else if (p.bias == Bias::Float) {
+    b.weight("bf", {channels}, 9, -0.3f, 0.3f);
+    inputs.push_back("bf");
+  }
+  std::vector<std::pair<std::string, Attribute>> attrs;
+  if (conv) attrs = {{"pads", ints({1, 1, 1, 1})}};
+  if (gemm) attrs = {{"transB", int_attr(1)}};
+  b.node(p.op, inputs, {p.relu ? "pre" : "v"}, attrs);
+  if (p.relu) b.node("Relu", {"pre"}, {"v"});
+  b.node("QuantizeLinear", {"v", "ys", "yz"}, {"yq"});
+  b.node("DequantizeLinear", {"yq", "ys", "yz"}, {"y"});
+  b.output("y");
+  if (p.conv_read_twice) b.node("Neg", {p.relu ? "pre" : "v"}, {"z"}).output("z");
+  ir::Graph g = b.graph();
+  g.initializers["xz"] = filled(DType::U8, Shape{}, 128);
+  g.initializers["yz"] = filled(DType::U8, Shape{}, p.y_zero_point);
+  g.initializers["wq"] = bytes(DType::I8, w_shape, 3, -127, 127);
+  g.initializers["wz"] = filled(DType::I8, w_scale_shape, 0);
+  if (p.bias == Bias::Int32) {
+    // The bias DQ with scale x_scale * w_scale and no zero point, as the quantizers write it.
+    const Tensor& ws = g.initializers["ws"];
+    Tensor bs = Tensor::empty(DType::F32, ws.shape());
+    for (int64_t i = 0; i < ws.numel(); ++i) bs.data_as<float>()[i] = kXScale * ws.data_as<float>()[i];
+    g.initializers["bs"] = bs;
+    Tensor bq = Tensor::empty(DType::I32, Shape{channels});
+    for (int64_t i = 0; i < channels; ++i) bq.data_as<int32_t>()[i] = static_cast<int32_t>(i * 397 % 2001) - 1000;
+    g.initializers["bq"] = bq;
+    ir::Node dq;
+    dq.name = "bias_dq";
+    dq.op_type = "DequantizeLinear";
+    dq.inputs = {"bq", "bs"};
+    dq.outputs = {"bd"};
+    if (p.per_channel) dq.attrs.set("axis", int_attr(0));
+    g.nodes.insert(g.nodes.begin() + 3, dq);
+  }
+  return g;
+}
+
+int fused_count(const ir::Graph& g) { return count_ops(g, "QLinearConv", "") + count_ops(g, "QLinearMatMul", ""); }
+
+std::vector<std::vector<int64_t>> input_shape(const Pattern& p) {
+  return p.op == "Conv" ? std::vector<std::vector<int64_t>>{{1, kC, 6, 6}} : std::vector<std::vector<int64_t>>{{3, kC}};
+}
+
+TEST(FuseQdqIntoQLinear, RewritesQuantizedConvolutions) {
+  for (bool per_channel : {true, false}) {
+    for (Bias bias : {Bias::Int32, Bias::Float, Bias::None}) {
+      const Pattern p{.per_channel = per_channel, .bias = bias};
+      const ir::Graph g = qdq_graph(p);
+      int n = 0;
+      const ir::Graph f = run_pass(passes::fuse_qdq_into_qlinear, g, &n);
+      EXPECT_EQ(n, 1);
+      const ir::Node* node = find_op(f, "QLinearConv", "");
+      ASSERT_NE(node, nullptr);
+      EXPECT_EQ(node->inputs.size(), bias == Bias::None ? 8u : 9u);
+      EXPECT_EQ(node->inputs[0], "xq");
+      EXPECT_EQ(node->inputs[3], "wq");
+      if (bias == Bias::Int32) {
+        EXPECT_EQ(node->inputs[8], "bq");  // the quantizer's int32 bias, as it is
+      }
+      EXPECT_EQ(node->attrs.get_ints("pads"), (std::vector<int64_t>{1, 1, 1, 1}));
+      EXPECT_EQ(count_ops(f, "Conv"), 0);
+      EXPECT_EQ(count_ops(f, "QuantizeLinear"), 1);  // the input's
+      // Within one step of y; the QDQ graph rounds its float sums, the integer op does not.
+      EXPECT_LE(optimized_vs_plain(g, random_inputs(g, input_shape(p), 11), OptLevel::Extended), kYScale * 1.001);
+    }
+  }
+}
+
+TEST(FuseQdqIntoQLinear, FoldsReluOnlyWhenTheZeroPointClampsIt) {
+  const Pattern at_min{.relu = true, .y_zero_point = 0};
+  const ir::Graph g = qdq_graph(at_min);
+  const ir::Graph f = run_pass(passes::fuse_qdq_into_qlinear, g);
+  EXPECT_EQ(fused_count(f), 1);
+  EXPECT_EQ(count_ops(f, "Relu"), 0);
+  EXPECT_LE(optimized_vs_plain(g, random_inputs(g, input_shape(at_min), 12), OptLevel::Extended), kYScale * 1.001);
+  // With y's zero point at 128 the Relu clamps at y_zp, which QLinearConv cannot express.
+  EXPECT_EQ(fused_count(run_pass(passes::fuse_qdq_into_qlinear, qdq_graph({.relu = true}))), 0);
+}
+
+TEST(FuseQdqIntoQLinear, RewritesMatMulAndTransposedGemm) {
+  for (const char* op : {"MatMul", "Gemm"}) {
+    for (bool per_channel : {true, false}) {
+      const Pattern p{.per_channel = per_channel, .bias = Bias::None, .op = op};
+      const ir::Graph g = qdq_graph(p);
+      const ir::Graph f = run_pass(passes::fuse_qdq_into_qlinear, g);
+      const ir::Node* node = find_op(f, "QLinearMatMul", "");
+      ASSERT_NE(node, nullptr) << op;
+      EXPECT_EQ(count_ops(f, op), 0);
+      const Tensor* b = ir::constant_value(f, node->inputs[3]);
+      ASSERT_NE(b, nullptr);
+      EXPECT_EQ(b->shape(), (Shape{kC, kM})) << op;  // [K x N]: the Gemm's weights transposed
+      EXPECT_LE(optimized_vs_plain(g, random_inputs(g, input_shape(p), 13), OptLevel::Extended), kYScale * 1.001) << op;
+    }
+  }
+}
+
+TEST(FuseQdqIntoQLinear, LeavesSharedOutputsGemmBiasAndDynamicWeights) {
+  const ir::Graph shared = qdq_graph({.conv_read_twice = true});
+  EXPECT_EQ(fused_count(run_pass(passes::fuse_qdq_into_qlinear, shared)), 0);
+  EXPECT_EQ(fused_count(run_pass(passes::fuse_qdq_into_qlinear, qdq_graph({.bias = Bias::Float, .op = "Gemm"}))), 0);
+  ir::Graph dynamic = qdq_graph({});
+  dynamic.initializers.erase("wq");
+  ValueInfo wq;
+  wq.name = "wq";
+  wq.dtype = DType::I8;
+  wq.dims = {kM, kC, 3, 3};
+  wq.dim_names.resize(4);
+  wq.has_shape = true;
+  dynamic.inputs.push_back(wq);
+  EXPECT_EQ(fused_count(run_pass(passes::fuse_qdq_into_qlinear, dynamic)), 0);
+}
+
+}  // namespace
+}  // namespace ignis::fuse_test
