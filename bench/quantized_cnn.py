@@ -30,7 +30,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from quantized import run_ignis, run_ort  # noqa: E402
+from quantized import run_ignis, run_peer  # noqa: E402
 from recurrent import cpu_model  # noqa: E402
 
 
@@ -92,9 +92,9 @@ def main():
                 for v, path in variants.items():
                     for o in ([0, 1] if r % 2 == 0 else [1, 0]):
                         if o == 0:
-                            times[v][0].append(run_ignis(args.ignis, path, inputs, args.threads, args.runs))
+                            times[v][0].append(run_ignis(args.ignis, path, inputs, args.threads, args.runs, "f32"))
                         else:
-                            times[v][1].append(run_ort(path, inputs, args.threads, args.runs))
+                            times[v][1].append(run_peer("onnxruntime", path, inputs, args.threads, args.runs))
             ig_float = statistics.median(times["float"][0])
             ort_float = statistics.median(times["float"][1])
             for v, (ig, ort) in times.items():
