@@ -91,16 +91,31 @@ def runs_for(args, variants, inputs):
     return runs
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", nargs="*", default=["minilm", "bert_base"])
-    ap.add_argument("--seq", type=int, default=128)
-    ap.add_argument("--batch", type=int, default=1)
+def add_common_args(ap, models):
+    """The options every low-precision benchmark takes."""
+    ap.add_argument("--models", nargs="*", default=models)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--ignis", default=os.environ.get("IGNIS_BIN", os.path.join(ROOT, "build", "ignis")))
     ap.add_argument("--json", help="write the results here")
+
+
+def median_times(runs, rounds):
+    """{label: median over rounds} for (label, thunk) runs, each round in an order rotated by one."""
+    times = {label: [] for label, _ in runs}
+    for r in range(rounds):
+        for i in range(len(runs)):
+            label, thunk = runs[(i + r) % len(runs)]
+            times[label].append(thunk())
+    return {label: statistics.median(t) for label, t in times.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_common_args(ap, ["minilm", "bert_base"])
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--batch", type=int, default=1)
     args = ap.parse_args()
     results = {"cpu": cpu_model(), "threads": args.threads, "rounds": args.rounds, "seq": args.seq,
                "batch": args.batch, "models": {}}
@@ -111,15 +126,11 @@ def main():
             variants = make_variants(folder, name, args.ignis)
             inputs = make_inputs(folder, name, args.batch, args.seq)
             runs = runs_for(args, variants, inputs)
-            times = {label: [] for label, _ in runs}
-            for r in range(args.rounds):
-                for i in range(len(runs)):
-                    label, thunk = runs[(i + r) % len(runs)]
-                    times[label].append(thunk())
-            base = statistics.median(times["float ignis f32"])
+            medians = median_times(runs, args.rounds)
+            base = medians["float ignis f32"]
             print(f"\n{name}\n{'run':<26} {'p50 ms':>8} {'/ ignis f32':>11}")
             for label, _ in runs:
-                ms = statistics.median(times[label])
+                ms = medians[label]
                 results["models"].setdefault(name, {})[label] = {"p50_ms": ms, "vs_ignis_f32": ms / base}
                 print(f"{label:<26} {ms:8.2f} {ms / base:11.2f}")
     if args.json:

@@ -12,7 +12,7 @@ For each model (built by tools/make_zoo.py into models/) two files run in both e
 The QDQ file is standard ONNX; ignis runs it as QLinearConv / QLinearMatMul
 (fuse_qdq_into_qlinear), onnxruntime as its own int8 kernels. The input is one image from a
 fixed seed. Every engine runs in a fresh process per round (ignis through `ignis bench
---json`, onnxruntime through bench/peer_runner.py), the order alternating each round;
+--json`, onnxruntime through bench/peer_runner.py), all four in an order rotated by one each round;
 reported are the medians over rounds of each round's p50 latency, ignis / onnxruntime
 (below 1: ignis is faster) and each file against ignis float32.
 """
@@ -20,8 +20,6 @@ reported are the medians over rounds of each round's p50 latency, ignis / onnxru
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
 
@@ -30,7 +28,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from quantized import run_ignis, run_peer  # noqa: E402
+from quantized import add_common_args, median_times, run_ignis, run_peer  # noqa: E402
 from recurrent import cpu_model  # noqa: E402
 
 
@@ -73,12 +71,7 @@ def make_inputs(folder, name):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", nargs="*", default=["resnet50", "mobilenet_v2"])
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--runs", type=int, default=30)
-    ap.add_argument("--ignis", default=os.environ.get("IGNIS_BIN", os.path.join(ROOT, "build", "ignis")))
-    ap.add_argument("--json", help="write the results here")
+    add_common_args(ap, ["resnet50", "mobilenet_v2"])
     args = ap.parse_args()
     results = {"cpu": cpu_model(), "threads": args.threads, "rounds": args.rounds, "models": {}}
     print(f"CPU: {results['cpu']}, {args.threads} threads, batch 1, medians of {args.rounds} rounds of p50 latency")
@@ -87,18 +80,14 @@ def main():
         for name in args.models:
             variants = make_variants(folder, name)
             inputs = make_inputs(folder, name)
-            times = {v: ([], []) for v in variants}
-            for r in range(args.rounds):
-                for v, path in variants.items():
-                    for o in ([0, 1] if r % 2 == 0 else [1, 0]):
-                        if o == 0:
-                            times[v][0].append(run_ignis(args.ignis, path, inputs, args.threads, args.runs, "f32"))
-                        else:
-                            times[v][1].append(run_peer("onnxruntime", path, inputs, args.threads, args.runs))
-            ig_float = statistics.median(times["float"][0])
-            ort_float = statistics.median(times["float"][1])
-            for v, (ig, ort) in times.items():
-                a, b = statistics.median(ig), statistics.median(ort)
+            runs = []
+            for v, path in variants.items():
+                runs.append(((v, "ignis"), lambda p=path: run_ignis(args.ignis, p, inputs, args.threads, args.runs, "f32")))
+                runs.append(((v, "ort"), lambda p=path: run_peer("onnxruntime", p, inputs, args.threads, args.runs)))
+            medians = median_times(runs, args.rounds)
+            ig_float, ort_float = medians[("float", "ignis")], medians[("float", "ort")]
+            for v in variants:
+                a, b = medians[(v, "ignis")], medians[(v, "ort")]
                 results["models"][f"{name}/{v}"] = {"ignis_p50_ms": a, "onnxruntime_p50_ms": b, "ratio": a / b,
                                                      "vs_ignis_float": a / ig_float, "ort_vs_ort_float": b / ort_float}
                 print(f"{name + '/' + v:<22} {a:9.2f} {b:9.2f} {a / b:9.2f} {a / ig_float:9.2f} {b / ort_float:10.2f}")

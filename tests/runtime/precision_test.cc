@@ -13,6 +13,7 @@
 #include "core/cpu_features.h"
 #include "core/half.h"
 #include "ignis/session.h"
+#include "kernels/nn_test_util.h"
 #include "kernels/registry.h"
 #include "testing/model_builder.h"
 
@@ -23,13 +24,7 @@ using testing::ModelBuilder;
 
 constexpr int64_t kRows = 5, kDepth = 70, kCols = 40;
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using nn_test::random_floats;
 
 bool bf16_runs() {
   return kernels::isa_enabled(kernels::Isa::Avx512) && cpu_features().avx512bf16;

@@ -68,7 +68,7 @@ class Int8MatMulKernel final : public Kernel {
                                                 std::string_view op) {
     auto k = std::make_unique<Int8MatMulKernel>();
     k->in_ = in;
-    IGNIS_ASSIGN_OR_RETURN(k->fallback_, make_integer_reference_kernel(domain, op, init));
+    IGNIS_ASSIGN_OR_RETURN(k->fallback_, make_reference_kernel(domain, op, init, init.input_dtypes[0]));
     const auto constant = [&](int i) -> const Tensor* {
       return i >= 0 && static_cast<size_t>(i) < init.constants.size() ? init.constants[static_cast<size_t>(i)] : nullptr;
     };

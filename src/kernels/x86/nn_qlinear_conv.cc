@@ -108,7 +108,7 @@ class QLinearConvKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::make_unique<QLinearConvKernel>();
-    IGNIS_ASSIGN_OR_RETURN(k->reference_, make_integer_reference_kernel("", "QLinearConv", init));
+    IGNIS_ASSIGN_OR_RETURN(k->reference_, make_reference_kernel("", "QLinearConv", init, init.input_dtypes[0]));
     const auto constant = [&](int i) -> const Tensor* {
       return static_cast<size_t>(i) < init.constants.size() ? init.constants[static_cast<size_t>(i)] : nullptr;
     };

@@ -154,12 +154,12 @@ class LinearQuantKernel final : public Kernel {
 }  // namespace
 
 Result<std::unique_ptr<Kernel>> create_quantize_linear_avx2(const KernelInit& init) {
-  IGNIS_ASSIGN_OR_RETURN(auto reference, make_integer_reference_kernel("", "QuantizeLinear", init));
+  IGNIS_ASSIGN_OR_RETURN(auto reference, make_reference_kernel("", "QuantizeLinear", init, init.input_dtypes[0]));
   return std::unique_ptr<Kernel>(std::make_unique<LinearQuantKernel>(true, std::move(reference)));
 }
 
 Result<std::unique_ptr<Kernel>> create_dequantize_linear_avx2(const KernelInit& init) {
-  IGNIS_ASSIGN_OR_RETURN(auto reference, make_integer_reference_kernel("", "DequantizeLinear", init));
+  IGNIS_ASSIGN_OR_RETURN(auto reference, make_reference_kernel("", "DequantizeLinear", init, init.input_dtypes[0]));
   return std::unique_ptr<Kernel>(std::make_unique<LinearQuantKernel>(false, std::move(reference)));
 }
 

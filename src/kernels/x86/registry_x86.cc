@@ -23,24 +23,15 @@ void register_all(KernelRegistry& r) {
 }
 
 Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view domain, std::string_view op_type,
-                                                      const KernelInit& init) {
+                                                      const KernelInit& init, DType type) {
   const KernelDef* best = nullptr;
   for (const KernelDef& d : KernelRegistry::global().all()) {
     if (d.implements(domain, op_type, init.opset) && d.isa == Isa::None && d.backend == Backend::Cpu &&
-        d.types.contains(DType::F32) &&
-        (!best || d.priority < best->priority))
+        d.types.contains(type) && (!best || d.priority < best->priority))
       best = &d;
   }
   if (!best) return internal_error(str_cat("no reference kernel for ", op_type, " at opset ", init.opset));
   return make_kernel(*best, init);
-}
-
-Result<std::unique_ptr<Kernel>> make_integer_reference_kernel(std::string_view domain, std::string_view op_type,
-                                                              const KernelInit& init) {
-  for (const KernelDef& d : KernelRegistry::global().all())
-    if (d.implements(domain, op_type, init.opset) && d.isa == Isa::None && d.backend == Backend::Cpu)
-      return make_kernel(d, init);
-  return internal_error(str_cat("no reference kernel for ", op_type));
 }
 
 GemmEpilogue fused_activation(const AttrMap& attrs) {

@@ -31,16 +31,11 @@ void register_elementwise(KernelRegistry& r);
 // ai.ignis Attention and SkipLayerNorm, LayerNormalization, Softmax (nn_transformer.cc)
 void register_nn_transformer(KernelRegistry& r);
 
-// Instantiates the reference kernel of (domain, op_type) for float32 at the opset in `init`
-// (the ISA-less kernel of lowest priority), for optimized kernels that hand some
-// configurations back to it.
+// Instantiates the reference kernel of (domain, op_type) for `type` (the dtype of the op's main
+// input: float32, or uint8/int8 for the quantized ops) at the opset in `init` (the ISA-less
+// kernel of lowest priority), for optimized kernels that hand some configurations back to it.
 Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view domain, std::string_view op_type,
-                                                      const KernelInit& init);
-
-// The reference kernel of a quantized op (domain, op_type) at the opset in `init`, whatever
-// its types (QLinearConv, MatMulInteger, ...), for kernels that hand some calls back to it.
-Result<std::unique_ptr<Kernel>> make_integer_reference_kernel(std::string_view domain, std::string_view op_type,
-                                                              const KernelInit& init);
+                                                      const KernelInit& init, DType type = DType::F32);
 
 // Parts to split `work` multiply-adds (or element moves) over: at most `units` and the pool's
 // threads, and one per ~64 Ki (below that a second thread costs more than it saves). Internal

@@ -15,6 +15,7 @@
 #include "core/cpu_features.h"
 #include "core/half.h"
 #include "core/thread_pool.h"
+#include "kernels/nn_test_util.h"
 #include "kernels/registry.h"
 #include "kernels/x86/gemm_avx2.h"
 
@@ -24,13 +25,7 @@ namespace {
 
 bool bf16_available() { return isa_available(Isa::Avx512) && cpu_features().avx512bf16; }
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using nn_test::random_floats;
 
 double rounded(float v) { return static_cast<double>(bf16_to_float(float_to_bf16(v))); }
 
