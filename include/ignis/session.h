@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -19,6 +20,27 @@ namespace ignis {
 
 enum class OptLevel { None, Basic, Extended, All };
 enum class LogLevel { Error, Warning, Info, Debug };
+
+// How plans choose between the kernels and algorithms that can run the same node (an AVX2 or
+// an AVX-512 GEMM; im2col, Winograd F(4x4) or F(2x2), or transposed for a convolution).
+// Off: the kernels' built-in rules. Cached: what the tuning cache recorded for the node's
+// signature (op, shapes, attributes) on this CPU and thread count, else the rules. Measure:
+// as Cached, and signatures the cache lacks are timed on the spot, candidate by candidate,
+// and written to the cache file. Remeasure: every node with a choice is timed, replacing what
+// the cache held. A session chooses once per node, when it first plans it (the shapes of its
+// first plan, see plan_dims, key the choice; later shapes reuse the kernel).
+enum class Tuning { Off, Cached, Measure, Remeasure };
+
+// What a Tuning::Measure session timed for one node.
+struct TunedNode {
+  std::string node;
+  std::string op_type;
+  std::string signature;  // the tuning cache's key
+  std::string chosen;     // kernel id, ":tactic" when one was named
+  double chosen_us = 0;
+  double rules_us = 0;  // the built-in rules' choice, timed in the same rounds
+  std::vector<std::pair<std::string, double>> candidates;  // kernel label -> microseconds per run
+};
 
 struct SessionOptions {
   int threads = 0;  // intra-op threads; 0 = one per physical core
@@ -41,6 +63,19 @@ struct SessionOptions {
   // bfloat16 and sum in float32 (about 3 significant digits per product), where the CPU has
   // AVX512_BF16; everything else stays float32. F32 (default): float32 throughout.
   Precision precision = Precision::F32;
+  // The input shapes the session plans when it is created, so that kernels (and tuning) choose
+  // algorithms and weight layouts for the shapes it will mostly run; other shapes still run
+  // with those choices. A symbolic input dim takes its value from plan_dims by name, else the
+  // first symbolic dim of each input takes plan_batch (when > 0), else 1.
+  std::map<std::string, int64_t> plan_dims{};
+  int64_t plan_batch = 0;
+  Tuning tuning = Tuning::Cached;
+  // The tuning cache file; empty = $IGNIS_TUNING_CACHE, else $XDG_CACHE_HOME/ignis/tuning-cache.tsv,
+  // else ~/.cache/ignis/tuning-cache.tsv. Entries of other CPUs, and entries naming kernels or
+  // tactics this build does not offer for the node, are ignored.
+  std::string tuning_cache{};
+  // Tuning::Measure: called for each node measured (from the planning thread).
+  std::function<void(const TunedNode&)> on_tuned{};
 };
 
 // One graph input or output as the model declares it. A dim < 0 is symbolic; its name (if the

@@ -87,6 +87,7 @@ int run_bench(const BenchOptions& opts) {
   so.pin_threads = opts.pin_threads;
   so.optimization = parse_level(opts.level);
   so.precision = parse_precision(opts.precision);
+  apply_session_cli(so, opts.tuning, opts.inputs);
   const auto t_open = Clock::now();
   auto session = open_model(opts.model, so);
   const double create_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_open).count();

@@ -21,6 +21,7 @@ struct RunOptions {
   int threads = 0;
   bool pin_threads = false;
   std::string precision = "f32";  // f32 | bf16 (SessionOptions::precision)
+  TuningCliOptions tuning;
 };
 int run_run(const RunOptions& opts);
 
@@ -36,8 +37,21 @@ struct BenchOptions {
   bool json = false;
   std::string profile;   // Chrome trace output path
   std::string level = "all";  // graph optimization level of the session
+  TuningCliOptions tuning;
 };
 int run_bench(const BenchOptions& opts);
+
+struct TuneOptions {
+  std::string model = kDefaultModel;
+  InputOptions inputs;             // --dim; `batches` replaces inputs.batch
+  std::vector<int64_t> batches;    // one session per batch size; empty = the plan's default
+  int threads = 0;
+  std::string precision = "f32";
+  std::string cache;               // empty: the default location
+  bool verbose = false;            // every measured node, not only those whose choice changed
+  bool again = false;              // re-measure nodes the cache already has
+};
+int run_tune(const TuneOptions& opts);
 
 struct OptimizeCliOptions {
   std::string model;

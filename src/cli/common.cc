@@ -143,16 +143,7 @@ Result<NamedTensors> make_inputs(const Session& session, const InputOptions& opt
     if (inputs.size() == before && opts.files.size() < session.inputs().size())
       return not_found(str_cat("inputs folder '", opts.dir, "' holds no NAME.npy for an input of the model nor input_0.pb"));
   }
-  std::map<std::string, int64_t> dims;
-  for (const auto& spec : opts.dim_specs) {
-    const size_t eq = spec.find('=');
-    char* end = nullptr;
-    errno = 0;
-    const long long v = eq == std::string::npos ? -1 : std::strtoll(spec.c_str() + eq + 1, &end, 10);
-    if (eq == std::string::npos || eq == 0 || v < 0 || (end && *end != '\0') || errno == ERANGE)
-      return invalid_argument(str_cat("--dim expects NAME=VALUE with 0 <= VALUE < 2^63, got '", spec, "'"));
-    dims[spec.substr(0, eq)] = v;
-  }
+  IGNIS_ASSIGN_OR_RETURN(const auto dims, parse_dim_specs(opts.dim_specs));
   // Shapes first: sizes are checked, and the model planned for them, before any data is made.
   std::vector<std::pair<const ValueInfo*, Shape>> generated;
   for (const auto& in : session.inputs()) {
@@ -242,6 +233,27 @@ int64_t peak_rss_bytes() {
 int fail(const Status& s) {
   std::fprintf(stderr, "ignis: error: %s\n", s.to_string().c_str());
   return 1;
+}
+
+Result<std::map<std::string, int64_t>> parse_dim_specs(const std::vector<std::string>& specs) {
+  std::map<std::string, int64_t> dims;
+  for (const auto& spec : specs) {
+    const size_t eq = spec.find('=');
+    char* end = nullptr;
+    errno = 0;
+    const long long v = eq == std::string::npos ? -1 : std::strtoll(spec.c_str() + eq + 1, &end, 10);
+    if (eq == std::string::npos || eq == 0 || v < 0 || (end && *end != '\0') || errno == ERANGE)
+      return invalid_argument(str_cat("--dim expects NAME=VALUE with 0 <= VALUE < 2^63, got '", spec, "'"));
+    dims[spec.substr(0, eq)] = v;
+  }
+  return dims;
+}
+
+void apply_session_cli(SessionOptions& so, const TuningCliOptions& tuning, const InputOptions& inputs) {
+  so.tuning = tuning.mode == "off" ? Tuning::Off : tuning.mode == "measure" ? Tuning::Measure : Tuning::Cached;
+  so.tuning_cache = tuning.cache;
+  if (auto dims = parse_dim_specs(inputs.dim_specs)) so.plan_dims = *dims;
+  so.plan_batch = inputs.batch;
 }
 
 Precision parse_precision(const std::string& precision) {

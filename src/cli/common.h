@@ -43,4 +43,16 @@ OptLevel parse_level(const std::string& level);
 // "f32" | "bf16" (checked by the option parser).
 Precision parse_precision(const std::string& precision);
 
+// --tuning and --tuning-cache, shared by the commands that open a session.
+struct TuningCliOptions {
+  std::string mode = "cached";  // off | cached | measure
+  std::string cache;            // empty: the default location
+};
+// Applies `tuning` to `so`, and plans the session for the shapes `inputs` will generate
+// (SessionOptions::plan_dims / plan_batch); bad --dim values are reported by make_inputs.
+void apply_session_cli(SessionOptions& so, const TuningCliOptions& tuning, const InputOptions& inputs);
+
+// NAME=VALUE specs of --dim.
+Result<std::map<std::string, int64_t>> parse_dim_specs(const std::vector<std::string>& specs);
+
 }  // namespace ignis::cli

@@ -22,6 +22,16 @@ void add_precision_option(CLI::App* cmd, std::string& precision) {
       ->check(CLI::IsMember({"f32", "bf16"}));
 }
 
+void add_tuning_options(CLI::App* cmd, ignis::cli::TuningCliOptions& t) {
+  cmd->add_option("--tuning", t.mode,
+                  "off | cached | measure: kernel choice by the built-in rules, by the tuning cache where it "
+                  "has the node (else the rules), or measured now for nodes the cache lacks (and saved)")
+      ->default_val("cached")
+      ->check(CLI::IsMember({"off", "cached", "measure"}));
+  cmd->add_option("--tuning-cache", t.cache,
+                  "tuning cache file (default: $IGNIS_TUNING_CACHE, else ~/.cache/ignis/tuning-cache.tsv)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -42,6 +52,7 @@ int main(int argc, char** argv) {
   c_run->add_option("--threads,-t", run.threads, "intra-op threads (0 = physical cores)")->default_val(0);
   c_run->add_flag("--pin", run.pin_threads, "bind each worker thread to its own physical core");
   add_precision_option(c_run, run.precision);
+  add_tuning_options(c_run, run.tuning);
   c_run->add_option("--batch", run.inputs.batch, "value for the leading symbolic dim of generated inputs");
 
   BenchOptions bench;
@@ -60,6 +71,7 @@ int main(int argc, char** argv) {
   c_bench->add_option("--threads,-t", bench.threads, "intra-op threads (0 = physical cores)")->default_val(0);
   c_bench->add_flag("--pin", bench.pin_threads, "bind each worker thread to its own physical core");
   add_precision_option(c_bench, bench.precision);
+  add_tuning_options(c_bench, bench.tuning);
   auto* runs = c_bench->add_option("--runs,-n", bench.runs, "number of timed runs");
   c_bench->add_option("--seconds,-s", bench.seconds, "time budget for timed runs")->default_val(3.0)->excludes(runs);
   c_bench->add_option("--warmup", bench.warmup, "untimed runs first")->default_val(3);
@@ -68,6 +80,24 @@ int main(int argc, char** argv) {
   c_bench->add_option("--level", bench.level, "graph optimization level: none | basic | extended | all")
       ->default_val("all")
       ->check(CLI::IsMember({"none", "basic", "extended", "all"}));
+
+  TuneOptions tune;
+  auto* c_tune = app.add_subcommand(
+      "tune", "time every kernel and algorithm that can run each node, keep the fastest in the tuning cache");
+  c_tune->add_option("MODEL", tune.model, "model.onnx (default: built-in digits CNN)");
+  c_tune->add_option("--batch", tune.batches, "batch sizes to tune for, e.g. --batch 1 8 (default: 1)")
+      ->check(CLI::PositiveNumber);
+  c_tune->add_option("--dim", tune.inputs.dim_specs, "NAME=VALUE for a symbolic dim, e.g. --dim seq=128");
+  c_tune->add_option("--threads,-t", tune.threads, "intra-op threads the sessions will use (0 = physical cores)")
+      ->default_val(0);
+  add_precision_option(c_tune, tune.precision);
+  c_tune->add_option("--cache", tune.cache,
+                     "tuning cache file to update (default: $IGNIS_TUNING_CACHE, else ~/.cache/ignis/tuning-cache.tsv)");
+  c_tune->add_flag("--verbose,-v", tune.verbose, "list every measured node, not only those the rules get wrong");
+  c_tune->add_flag("--again", tune.again, "measure nodes the cache already holds too, replacing their entries");
+  c_tune->footer(
+      "Entries are keyed by CPU, thread count, op, input shapes and attributes. Sessions read the\n"
+      "cache by default (--tuning cached); entries for other CPUs in the same file are kept and ignored.\n");
 
   OptimizeCliOptions optimize;
   auto* c_opt = app.add_subcommand("optimize", "rewrite the graph (folding, fusion, cleanups) and write a new ONNX file");
@@ -199,6 +229,7 @@ int main(int argc, char** argv) {
   if (*c_inspect) return run_inspect(inspect);
   if (*c_run) return run_run(run);
   if (*c_bench) return run_bench(bench);
+  if (*c_tune) return run_tune(tune);
   if (*c_opt) return run_optimize(optimize);
   if (*c_quant) {
     quantize.mode_given = c_quant->count("--mode") > 0;

@@ -13,6 +13,7 @@ int run_run(const RunOptions& opts) {
   so.threads = opts.threads;
   so.pin_threads = opts.pin_threads;
   so.precision = parse_precision(opts.precision);
+  apply_session_cli(so, opts.tuning, opts.inputs);
   auto session = open_model(opts.model, so);
   if (!session) return fail(session.error());
   auto inputs = make_inputs(*session, opts.inputs);

@@ -71,6 +71,11 @@ struct KernelInit {
   std::span<const Shape> input_shapes = {};
   // The session's precision: kernels that can run their products in bfloat16 may do so.
   Precision precision = Precision::F32;
+  // One of the names KernelDef::tactics lists for this init, chosen by measurement or a tuning
+  // cache; empty = the kernel's built-in rules. A named tactic fixes the algorithm (and the
+  // weight layout it needs) for every run the plan's shapes describe; runs of other shapes may
+  // still take another path where the named one cannot run them.
+  std::string_view tactic = {};
 };
 
 // Kernels are defined in files built with and without ISA flags; the virtual members with a
@@ -90,6 +95,10 @@ class Kernel {
 
 using KernelFn = Status (*)(KernelContext& ctx);
 using KernelFactory = Result<std::unique_ptr<Kernel>> (*)(const KernelInit& init);
+// The algorithms a kernel can run for a node in the plan's shapes (init.input_shapes), by name
+// (e.g. "gemm", "winograd4"); empty when it has a single one. The names are stable: they are
+// written to tuning caches.
+using KernelTactics = std::vector<std::string_view> (*)(const KernelInit& init);
 
 enum class Backend { Cpu, Cuda };
 enum class Isa { None, Avx2, Avx512 };
@@ -114,6 +123,8 @@ struct KernelDef {
   // Exactly one of these is set: a stateless function or a factory for prepacking kernels.
   KernelFn fn = nullptr;
   KernelFactory factory = nullptr;
+  // Optional, with a factory: the tactics a plan may measure and pass in KernelInit::tactic.
+  KernelTactics tactics = nullptr;
 
   // True when this kernel implements (domain, op) as a node at `opset` selects it (the opset
   // resolved to the op's version).

@@ -70,7 +70,9 @@ std::string kernel_selection_summary() {
   s = "reference only (portable build)";
 #endif
   const std::string features = cpu_features().summary();
-  return s + " (cpu: " + (features.empty() ? "no vector extensions detected" : features) + ")";
+  const std::string uarch = cpu_features().microarchitecture();
+  return s + " (cpu: " + (uarch.empty() ? "" : uarch + "; ") +
+         (features.empty() ? "no vector extensions detected" : features) + ")";
 }
 
 bool kernel_usable(const KernelDef& d) {

@@ -172,22 +172,51 @@ std::string value_text(const Model& m, int v, const ir::ValueType& t) {
 
 }  // namespace
 
-std::shared_ptr<const kernels::Kernel> KernelCache::find(int node, const kernels::KernelDef* def,
-                                                         std::span<const DType> dtypes) const {
+std::optional<KernelCache::Entry> KernelCache::find(int node, std::span<const DType> dtypes) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto [b, e] = entries_.equal_range(node);
   for (auto it = b; it != e; ++it)
-    if (it->second.def == def && std::equal(dtypes.begin(), dtypes.end(), it->second.dtypes.begin(),
-                                            it->second.dtypes.end()))
-      return it->second.kernel;
-  return nullptr;
+    if (std::equal(dtypes.begin(), dtypes.end(), it->second.first.begin(), it->second.first.end()))
+      return it->second.second;
+  return std::nullopt;
 }
 
-void KernelCache::insert(int node, const kernels::KernelDef* def, std::span<const DType> dtypes,
-                         std::shared_ptr<const kernels::Kernel> kernel) {
+void KernelCache::insert(int node, std::span<const DType> dtypes, Entry entry) {
   std::lock_guard<std::mutex> lock(mu_);
-  entries_.emplace(node, Entry{def, std::vector<DType>(dtypes.begin(), dtypes.end()), std::move(kernel)});
+  entries_.emplace(node, std::pair{std::vector<DType>(dtypes.begin(), dtypes.end()), std::move(entry)});
 }
+
+namespace {
+
+// The kernel definition and tactic for a node the plan is about to instantiate: the rules'
+// choice unless tuning names another (a cache entry this build still offers, or, when
+// measuring, the fastest candidate, which is then added to the cache).
+Result<TacticCandidate> tuned_choice(const TuningOptions& tuning, const NodeInfo& info, std::span<const DType> dtypes,
+                                     const kernels::KernelInit& init, std::span<const ir::ValueType> outputs,
+                                     const kernels::KernelDef* rules) {
+  const std::vector<TacticCandidate> candidates = tactic_candidates(info, dtypes, init, rules);
+  if (candidates.size() < 2) return TacticCandidate{rules, {}};
+  const std::string key = node_signature(info, dtypes, init.input_shapes, init.constants, init.precision);
+  if (key.empty()) return TacticCandidate{rules, {}};
+  TunedChoice cached;
+  if (tuning.mode != Tuning::Remeasure && tuning.cache && tuning.cache->find(tuning.threads, key, &cached)) {
+    for (const TacticCandidate& c : candidates)
+      if (c.def->id == cached.kernel_id && c.tactic == cached.tactic) return c;
+  }
+  if (tuning.mode != Tuning::Measure && tuning.mode != Tuning::Remeasure) return TacticCandidate{rules, {}};
+  TunedNode event;
+  event.signature = key;
+  auto best = measure_tactics(info, candidates, init, outputs, tuning.pool, &event);
+  if (!best) return TacticCandidate{rules, {}};  // not measurable (integer inputs): the rules
+  const TacticCandidate& chosen = candidates[*best];
+  if (tuning.cache)
+    tuning.cache->put(tuning.threads, key,
+                      TunedChoice{std::string(chosen.def->id), std::string(chosen.tactic), event.chosen_us});
+  if (tuning.on_measured) tuning.on_measured(event);
+  return chosen;
+}
+
+}  // namespace
 
 Plan::~Plan() { delete spare_.load(); }
 
@@ -281,14 +310,28 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
       if (info.inputs[i] >= 0) in_values[i] = known[info.inputs[i]];
     const bool shareable = !(all_known || shape_only) && signature_independent(m, info, in_values);
     std::shared_ptr<const kernels::Kernel> kernel;
-    if (shareable && options.kernels) kernel = options.kernels->find(ni, def, dtypes);
+    std::string label;
+    if (shareable && options.kernels) {
+      if (auto cached = options.kernels->find(ni, dtypes)) {
+        def = cached->def;
+        label = std::move(cached->label);
+        kernel = std::move(cached->kernel);
+      }
+    }
     if (!kernel) {
       IGNIS_RETURN_IF_ERROR(check_constants_present(info, in_values));
       const std::vector<Shape> shapes = input_shapes(info, types);
       kernels::KernelInit init{info.node->attrs, info.opset, dtypes, in_values, shapes, m.precision};
+      if (options.tuning && !(all_known || shape_only)) {
+        IGNIS_ASSIGN_OR_RETURN(const TacticCandidate chosen,
+                               tuned_choice(*options.tuning, info, dtypes, init, outs, def));
+        def = chosen.def;
+        init.tactic = chosen.tactic;
+      }
       IGNIS_ASSIGN_OR_RETURN(auto made, kernels::make_kernel(*def, init));
       kernel = std::move(made);
-      if (shareable && options.kernels) options.kernels->insert(ni, def, dtypes, kernel);
+      label = kernel_label(*def, init.tactic);
+      if (shareable && options.kernels) options.kernels->insert(ni, dtypes, {def, label, kernel});
     }
     if (shareable && options.kernels && options.on_initializer_unused) {
       for (size_t i = 0; i < info.inputs.size(); ++i) {
@@ -331,6 +374,7 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
     Step step;
     step.node = ni;
     step.def = def;
+    step.label = std::move(label);
     step.kernel = std::move(kernel);
     std::vector<const ir::ValueType*> in_types;
     for (int v : info.inputs) in_types.push_back(v >= 0 ? &types[v] : nullptr);
@@ -453,7 +497,7 @@ Result<std::vector<Tensor>> Plan::run(std::span<const Tensor* const> inputs, std
     status = run_kernel(info, *step.kernel, s.in_ptrs, s.out_ptrs, pool, &s.scratch);
     if (timings) {
       const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-      timings->push_back({step.node, std::string(step.def->id), us, step.flops});
+      timings->push_back({step.node, step.label, us, step.flops});
     }
   }
 
@@ -566,7 +610,14 @@ Result<std::vector<Tensor>> Plan::run_dynamic(std::span<const Tensor* const> inp
       if (info.inputs[i] >= 0) in_values[i] = values[info.inputs[i]];
     // A kernel shared with the static plans may hold weights whose data was released.
     std::shared_ptr<const kernels::Kernel> kernel;
-    if (kernel_cache_) kernel = kernel_cache_->find(ni, def, dtypes);
+    std::string label(def->id);
+    if (kernel_cache_) {
+      if (auto cached = kernel_cache_->find(ni, dtypes)) {
+        def = cached->def;
+        label = std::move(cached->label);
+        kernel = std::move(cached->kernel);
+      }
+    }
     if (!kernel) {
       // Made from the model's initializers alone, as a static plan would make it, so that it
       // serves every later run: making some kernels costs far more than running them (a tree
@@ -579,7 +630,7 @@ Result<std::vector<Tensor>> Plan::run_dynamic(std::span<const Tensor* const> inp
       kernels::KernelInit init{info.node->attrs, info.opset, dtypes, constants, shapes, m.precision};
       IGNIS_ASSIGN_OR_RETURN(auto made, kernels::make_kernel(*def, init));
       kernel = std::move(made);
-      if (kernel_cache_) kernel_cache_->insert(ni, def, dtypes, kernel);
+      if (kernel_cache_) kernel_cache_->insert(ni, dtypes, {def, label, kernel});
     }
     std::vector<Tensor*> out_ptrs(info.outputs.size(), nullptr);
     for (size_t o = 0; o < info.outputs.size(); ++o) {
@@ -618,7 +669,7 @@ Result<std::vector<Tensor>> Plan::run_dynamic(std::span<const Tensor* const> inp
       const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
       std::vector<const ir::ValueType*> in_types;
       for (int v : info.inputs) in_types.push_back(v >= 0 ? &types[v] : nullptr);
-      timings->push_back({ni, std::string(def->id), us, estimate_flops(*info.node, in_types, outs)});
+      timings->push_back({ni, label, us, estimate_flops(*info.node, in_types, outs)});
     }
     // Free intermediates after their last reader.
     for (int v : info.inputs)

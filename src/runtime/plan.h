@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -20,6 +21,7 @@
 #include "ir/op_schema.h"
 #include "kernels/registry.h"
 #include "runtime/model.h"
+#include "runtime/tactics.h"
 
 namespace ignis::runtime {
 
@@ -37,19 +39,19 @@ struct StepTiming {
 // prepacked weights. Thread-safe.
 class KernelCache {
  public:
-  std::shared_ptr<const kernels::Kernel> find(int node, const kernels::KernelDef* def,
-                                              std::span<const DType> dtypes) const;
-  void insert(int node, const kernels::KernelDef* def, std::span<const DType> dtypes,
-              std::shared_ptr<const kernels::Kernel> kernel);
-
- private:
   struct Entry {
     const kernels::KernelDef* def = nullptr;
-    std::vector<DType> dtypes;
+    std::string label;  // def->id, with ":tactic" when a tactic was named
     std::shared_ptr<const kernels::Kernel> kernel;
   };
+  // The kernel made for `node` with these input dtypes, by whichever definition and tactic
+  // the first plan chose (later plans must reuse it: its weights may have been released).
+  std::optional<Entry> find(int node, std::span<const DType> dtypes) const;
+  void insert(int node, std::span<const DType> dtypes, Entry entry);
+
+ private:
   mutable std::mutex mu_;
-  std::unordered_multimap<int, Entry> entries_;  // by node index
+  std::unordered_multimap<int, std::pair<std::vector<DType>, Entry>> entries_;  // by node index
 };
 
 struct PlanOptions {
@@ -62,6 +64,8 @@ struct PlanOptions {
   // signature; 0 = no limit. create() checks static plans against it before allocating
   // anything; dynamic plans check each allocation of a run. Exceeding it is ResourceExhausted.
   size_t memory_limit_bytes = 0;
+  // Optional: measured kernel choice (runtime/tactics.h). Null = the kernels' rules.
+  const TuningOptions* tuning = nullptr;
 };
 
 class Plan {
@@ -97,6 +101,7 @@ class Plan {
   struct Step {
     int node = 0;
     const kernels::KernelDef* def = nullptr;
+    std::string label;  // for profiles: the kernel id, ":tactic" when one was named
     std::shared_ptr<const kernels::Kernel> kernel;
     int64_t flops = 0;
   };

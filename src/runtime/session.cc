@@ -10,6 +10,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "core/cpu_features.h"
 #include "core/memory_info.h"
 #include "core/strings.h"
 #include "ignis/session.h"
@@ -21,6 +22,7 @@
 #include "runtime/model.h"
 #include "runtime/plan.h"
 #include "runtime/session_internal.h"
+#include "runtime/tactics.h"
 
 namespace ignis {
 
@@ -68,6 +70,10 @@ struct Session::Impl {
   std::shared_ptr<ThreadPool> pool;  // shared with the process's other sessions of this size
   ModelInfo info;
   runtime::KernelCache kernels;  // outlives the plans, which may read it
+  // Set unless options.tuning is Off; plans read it while they are created.
+  std::unique_ptr<runtime::TuningOptions> tuning;
+  std::string tuning_path;     // where a measuring session writes what it measured
+  size_t tuning_unsaved = 0;   // nodes measured since the last write (under planning_mu)
 
   struct PlanEntry {
     std::vector<ir::ValueType> signature;
@@ -109,8 +115,11 @@ struct Session::Impl {
     po.kernels = &kernels;
     po.on_initializer_unused = std::move(on_unused);
     po.memory_limit_bytes = memory_limit == SIZE_MAX ? 0 : memory_limit;
-    IGNIS_ASSIGN_OR_RETURN(auto created, runtime::Plan::create(model, sig, po));
-    std::shared_ptr<const runtime::Plan> plan = std::move(created);
+    po.tuning = tuning.get();
+    auto created = runtime::Plan::create(model, sig, po);
+    save_tuning();  // what was measured is kept even when planning failed later on
+    if (!created) return created.error();
+    std::shared_ptr<const runtime::Plan> plan = std::move(*created);
     auto entry = std::make_unique<PlanEntry>();
     entry->signature = std::move(sig);
     entry->plan = plan;
@@ -128,6 +137,15 @@ struct Session::Impl {
     return plan;
   }
 
+  // Writes the tuning cache when this session measured something since the last write; a
+  // failed write is a warning (the choices still hold for this session).
+  void save_tuning() {
+    if (!tuning || tuning_unsaved == 0 || tuning_path.empty()) return;
+    tuning_unsaved = 0;
+    if (Status s = tuning->cache->save(tuning_path); !s)
+      std::fprintf(stderr, "ignis: warning: %s\n", s.message().c_str());
+  }
+
   Result<std::shared_ptr<const runtime::Plan>> plan_for(const std::vector<ir::ValueType>& types,
                                         std::function<void(int)> on_unused = nullptr) {
     return plan_for(
@@ -137,16 +155,27 @@ struct Session::Impl {
 
 namespace {
 
-// Shapes for a plan with every symbolic dim set to 1; nullopt if some input has no shape.
-std::optional<std::vector<ir::ValueType>> default_signature(const ir::Graph& g, bool* all_static) {
+// Shapes for the plan made at creation, symbolic dims set as SessionOptions::plan_dims and
+// plan_batch say; nullopt if some input has no shape.
+std::optional<std::vector<ir::ValueType>> default_signature(const ir::Graph& g, const SessionOptions& options,
+                                                            bool* all_static) {
   std::vector<ir::ValueType> types;
   *all_static = true;
   for (const auto& in : g.inputs) {
     if (!in.has_shape || in.dtype == DType::Undefined) return std::nullopt;
     Shape s;
-    for (int64_t d : in.dims) {
-      if (d < 0) *all_static = false;
-      s.push_back(d < 0 ? 1 : d);
+    bool leading = true;
+    for (size_t d = 0; d < in.dims.size(); ++d) {
+      int64_t v = in.dims[d];
+      if (v < 0) {
+        *all_static = false;
+        auto it = d < in.dim_names.size() ? options.plan_dims.find(in.dim_names[d]) : options.plan_dims.end();
+        v = it != options.plan_dims.end() && it->second >= 0 ? it->second
+            : leading && options.plan_batch > 0             ? options.plan_batch
+                                                            : 1;
+        leading = false;
+      }
+      s.push_back(v);
     }
     types.push_back({in.dtype, s});
   }
@@ -187,11 +216,31 @@ Result<std::unique_ptr<Session::Impl>> make_impl(ir::Graph graph, const SessionO
                  threads, options.pin_threads ? ", workers pinned to cores" : "",
                  options.precision == Precision::Bf16 ? "; bfloat16 GEMMs where the CPU has AVX512_BF16" : "");
 
+  if (options.tuning != Tuning::Off) {
+    impl->tuning = std::make_unique<runtime::TuningOptions>();
+    runtime::TuningOptions& t = *impl->tuning;
+    t.mode = options.tuning;
+    t.threads = threads;
+    t.pool = impl->pool.get();
+    impl->tuning_path = options.tuning_cache.empty() ? runtime::default_tuning_cache_path() : options.tuning_cache;
+    t.cache = impl->tuning_path.empty() ? std::make_shared<runtime::TuningCache>(cpu_features().identity())
+                                        : runtime::shared_tuning_cache(impl->tuning_path);
+    Session::Impl* self = impl.get();
+    t.on_measured = [self, log = options.log_level >= LogLevel::Info,
+                     user = options.on_tuned](const TunedNode& node) {
+      ++self->tuning_unsaved;
+      if (log)
+        std::fprintf(stderr, "ignis: tuned %s (%s): %s %.1f us (rules %.1f us)\n", node.node.c_str(),
+                     node.op_type.c_str(), node.chosen.c_str(), node.chosen_us, node.rules_us);
+      if (user) user(node);
+    };
+  }
+
   // Plan the default signature now: errors surface at creation and the first run is fast.
   // Weights that only prepacking kernels read are dropped as soon as their last reader exists
   // (no run can be in flight yet); later plans reuse those kernels through the kernel cache.
   bool all_static = false;
-  if (auto sig = default_signature(impl->model->graph, &all_static)) {
+  if (auto sig = default_signature(impl->model->graph, options, &all_static)) {
     runtime::Model* model = impl->model.get();
     auto plan = impl->plan_for(*sig, [model](int v) { runtime::release_initializer_data(*model, v); });
     if (plan) info.flops = (*plan)->dynamic() ? -1 : (*plan)->flops();

@@ -104,7 +104,7 @@ std::shared_ptr<const CopyingMatMul> seed_cache(const Model& m, KernelCache& cac
   const auto* def = kernels::KernelRegistry::global().find("", "MatMul", m.nodes[ni].opset, dtypes);
   EXPECT_NE(def, nullptr);
   auto k = std::make_shared<const CopyingMatMul>(*m.initializers[m.value_ids.at("W")]);
-  cache.insert(ni, def, dtypes, k);
+  cache.insert(ni, dtypes, {def, std::string(def->id), k});
   return k;
 }
 
@@ -303,21 +303,27 @@ TEST(DynamicPlan, ShapesFollowEachRunsValuesAndKernelsAreKept) {
   const DType f32[1] = {DType::F32};
   const auto* def = kernels::KernelRegistry::global().find("", "Relu", model->nodes[relu].opset, f32);
   ASSERT_NE(def, nullptr);
-  EXPECT_NE(cache.find(relu, def, f32), nullptr);
+  const auto entry = cache.find(relu, f32);
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->def, def);
+  EXPECT_NE(entry->kernel, nullptr);
 }
 
-TEST(KernelCache, MatchesNodeDefinitionAndDtypes) {
+TEST(KernelCache, MatchesNodeAndDtypes) {
   KernelCache cache;
   const DType f32[2] = {DType::F32, DType::F32};
   const DType f64[2] = {DType::F64, DType::F64};
   const auto* def = kernels::KernelRegistry::global().find("", "MatMul", 13, f32);
   ASSERT_NE(def, nullptr);
   auto k = std::make_shared<const CopyingMatMul>(Tensor::zeros(DType::F32, {kK, kN}));
-  cache.insert(3, def, f32, k);
-  EXPECT_EQ(cache.find(3, def, f32), k);
-  EXPECT_EQ(cache.find(2, def, f32), nullptr);
-  EXPECT_EQ(cache.find(3, def, f64), nullptr);
-  EXPECT_EQ(cache.find(3, nullptr, f32), nullptr);
+  cache.insert(3, f32, {def, "x:tactic", k});
+  const auto hit = cache.find(3, f32);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->kernel, k);
+  EXPECT_EQ(hit->def, def);
+  EXPECT_EQ(hit->label, "x:tactic");
+  EXPECT_FALSE(cache.find(2, f32).has_value());
+  EXPECT_FALSE(cache.find(3, f64).has_value());
 }
 
 }  // namespace

@@ -45,12 +45,22 @@ inline bool conv_winograd_weights_supported(int64_t kh, int64_t kw, int64_t cin,
          cin <= kConvWinogradMaxChannels && cout <= kConvWinogradMaxChannels;
 }
 
+// Whether either Winograd form can compute a run of this geometry at all: unit strides and
+// dilations, any padding, a non-empty output.
+inline bool conv_winograd_geometry_feasible(const ConvGeometry2d& g) {
+  return g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.oh >= 1 && g.ow >= 1;
+}
+
+// Whether F(4x4, 3x3) can run this geometry (a tactic chosen by measurement may take it
+// where the rule below would not).
+inline bool conv_winograd_feasible(const ConvGeometry2d& g, int64_t cin, int64_t cout, int64_t group) {
+  return conv_winograd_weights_supported(g.kh, g.kw, cin, cout, group) && conv_winograd_geometry_feasible(g);
+}
+
 // Whether a run of this geometry should take the Winograd path: 2-D 3x3, unit strides and
 // dilations, any padding, enough output tiles per image.
 inline bool conv_winograd_supported(const ConvGeometry2d& g, int64_t cin, int64_t cout, int64_t group) {
-  if (!conv_winograd_weights_supported(g.kh, g.kw, cin, cout, group)) return false;
-  if (g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 || g.oh < 1 || g.ow < 1) return false;
-  return ((g.oh + 3) / 4) * ((g.ow + 3) / 4) >= kConvWinogradMinTiles;
+  return conv_winograd_feasible(g, cin, cout, group) && ((g.oh + 3) / 4) * ((g.ow + 3) / 4) >= kConvWinogradMinTiles;
 }
 
 }  // namespace
@@ -99,10 +109,12 @@ inline bool conv_winograd2_weights_supported(int64_t kh, int64_t kw, int64_t cin
 
 // Whether a run of this geometry should take F(2x2, 3x3): 2-D 3x3, unit strides and
 // dilations, enough 2x2 tiles per image, and not one F(4x4) takes (when it has the weights).
+inline bool conv_winograd2_feasible(const ConvGeometry2d& g, int64_t cin, int64_t cout, int64_t group) {
+  return conv_winograd2_weights_supported(g.kh, g.kw, cin, cout, group) && conv_winograd_geometry_feasible(g);
+}
+
 inline bool conv_winograd2_supported(const ConvGeometry2d& g, int64_t cin, int64_t cout, int64_t group) {
-  if (!conv_winograd2_weights_supported(g.kh, g.kw, cin, cout, group)) return false;
-  if (g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 || g.oh < 1 || g.ow < 1) return false;
-  return ((g.oh + 1) / 2) * ((g.ow + 1) / 2) >= kConvWinograd2MinTiles &&
+  return conv_winograd2_feasible(g, cin, cout, group) && ((g.oh + 1) / 2) * ((g.ow + 1) / 2) >= kConvWinograd2MinTiles &&
          ((g.oh + 3) / 4) * ((g.ow + 3) / 4) < kConvWinogradMinTiles;
 }
 

@@ -13,6 +13,7 @@
 // ai.ignis FusedConv, act(Conv(X, W, B) + Z), is the same kernel with the residual Z and
 // the activation applied as each output tile is stored.
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "core/conv_geometry.h"
@@ -83,21 +84,26 @@ class ConvKernel final : public Kernel {
       const std::vector<int64_t> v = init.attrs.get_ints(name);
       return std::all_of(v.begin(), v.end(), [](int64_t e) { return e == 1; });
     };
-    if (avx512 && f32_weights && w->rank() == 4 &&
+    // A named tactic (conv_tactics) replaces the rules below with the one algorithm it names.
+    k->tactic_ = init.tactic;
+    const bool rules = init.tactic.empty();
+    if (avx512 && f32_weights && w->rank() == 4 && (rules || init.tactic == "winograd4") &&
         conv_winograd_weights_supported(w->dim(2), w->dim(3), w->dim(1), w->dim(0), group) && all_ones("strides") &&
         all_ones("dilations"))
       k->winograd_ = ConvWinograd::create(w->data_as<float>(), w->dim(0), w->dim(1));
     // F(2x2, 3x3) only where the plan's shapes say it will run (its weights are not small).
     if (avx512 && plan_fits_w && w->rank() == 4 &&
-        conv_winograd2_supported(as_2d(*plan_wg), w->dim(1), w->dim(0), group))
+        (rules ? conv_winograd2_supported(as_2d(*plan_wg), w->dim(1), w->dim(0), group)
+               : init.tactic == "winograd2" && conv_winograd2_feasible(as_2d(*plan_wg), w->dim(1), w->dim(0), group)))
       k->winograd2_ = ConvWinograd2::create(w->data_as<float>(), w->dim(0), w->dim(1));
     // Ungrouped convolutions on the AVX-512 backend whose output (in the plan's shapes) has
     // few positions, and that Winograd does not take, pack W^T for the transposed
     // formulation (conv_transposed.h) instead of W.
-    if (avx512 && plan_fits_w && group == 1) {
+    if (avx512 && plan_fits_w && group == 1 && plan_wg->out_numel() > 0) {
       const bool winograd =
           !k->winograd_.empty() && conv_winograd_supported(as_2d(*plan_wg), w->dim(1), w->dim(0), 1);
-      if (!winograd && plan_wg->out_numel() > 0 && conv_transposed_wins(plan_wg->out_numel(), w->dim(0), kdim))
+      if (rules ? !winograd && conv_transposed_wins(plan_wg->out_numel(), w->dim(0), kdim)
+                : init.tactic == "transposed")
         k->packed_wt_ = PackedMatrix::pack(PackedMatrix::Side::B, kdim, w->dim(0), w->data_as<float>(), kdim, true,
                                            backend);
     }
@@ -140,11 +146,14 @@ class ConvKernel final : public Kernel {
       run_depthwise(ctx, s, g, x.data_as<float>(), w.data_as<float>(), bias, residual, y.data_as<float>());
       return Status::ok();
     }
-    if (!winograd_.empty() && conv_winograd_supported(g, s.cg, s.m, s.group)) {
+    // A run the named tactic can compute takes it; otherwise the rules choose.
+    if (!winograd_.empty() && (tactic_ == "winograd4" ? conv_winograd_feasible(g, s.cg, s.m, s.group)
+                                                      : conv_winograd_supported(g, s.cg, s.m, s.group))) {
       run_winograd(ctx, winograd_, g, s.n, x.data_as<float>(), bias, residual, y.data_as<float>());
       return Status::ok();
     }
-    if (!winograd2_.empty() && conv_winograd2_supported(g, s.cg, s.m, s.group)) {
+    if (!winograd2_.empty() && (tactic_ == "winograd2" ? conv_winograd2_feasible(g, s.cg, s.m, s.group)
+                                                       : conv_winograd2_supported(g, s.cg, s.m, s.group))) {
       run_winograd(ctx, winograd2_, g, s.n, x.data_as<float>(), bias, residual, y.data_as<float>());
       return Status::ok();
     }
@@ -346,8 +355,31 @@ class ConvKernel final : public Kernel {
   ConvWinograd winograd_;               // transformed W, when W is constant and Winograd may apply
   ConvWinograd2 winograd2_;             // the same for F(2x2, 3x3), when the plan's shapes take it
   WindowGeometry plan_geometry_;        // in the plan's shapes (rank 0 when they were not given)
+  std::string tactic_;                  // KernelInit::tactic (see conv_tactics); empty = the rules
   GemmEpilogue activation_;             // FusedConv's activation; bias and Z are set per run
 };
+
+// The algorithms a measurement may choose between for a convolution with constant float32
+// weights in the plan's shapes: the im2col GEMM always; on the AVX-512 backend also Winograd
+// F(4x4) and F(2x2) where the geometry allows them, and the transposed GEMM when ungrouped.
+template <const GemmBackend& (*kBackend)()>
+std::vector<std::string_view> conv_tactics(const KernelInit& init) {
+  const Tensor* w = init.constants.size() > 1 ? init.constants[1] : nullptr;
+  if (!w || w->dtype() != DType::F32 || w->rank() != 4 || init.input_shapes.size() < 2 ||
+      !(init.input_shapes[1] == w->shape()))
+    return {};
+  const int64_t group = init.attrs.get_int("group", 1);
+  if (w->dim(1) == 1 && group > 1) return {};  // depthwise: one direct kernel
+  const WindowGeometry wg = plan_window_geometry(init, 1);
+  if (wg.rank != 2 || wg.out_numel() <= 0) return {};
+  std::vector<std::string_view> t{"gemm"};
+  if (&kBackend() != &gemm_backend_avx512()) return t;
+  const ConvGeometry2d g = as_2d(wg);
+  if (conv_winograd_feasible(g, w->dim(1), w->dim(0), group)) t.push_back("winograd4");
+  if (conv_winograd2_feasible(g, w->dim(1), w->dim(0), group)) t.push_back("winograd2");
+  if (group == 1) t.push_back("transposed");
+  return t;
+}
 
 template <const GemmBackend& (*kBackend)()>
 Result<std::unique_ptr<Kernel>> create_conv(const KernelInit& init) {
@@ -363,15 +395,17 @@ Result<std::unique_ptr<Kernel>> create_fused_conv(const KernelInit& init) {
 void register_nn_conv(KernelRegistry& r) {
   // Priority 10: AVX2 4x24 GEMM; 20: AVX-512 8x32, preferred where the CPU has it.
   r.add({.domain = "", .op_type = "Conv", .since_opset = 1, .types = kF32, .isa = Isa::Avx2,
-         .priority = 10, .id = "x86/conv_f32_4x24", .factory = create_conv<gemm_backend_avx2>});
+         .priority = 10, .id = "x86/conv_f32_4x24", .factory = create_conv<gemm_backend_avx2>,
+         .tactics = conv_tactics<gemm_backend_avx2>});
   r.add({.domain = "ai.ignis", .op_type = "FusedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
          .isa = Isa::Avx2, .priority = 10, .id = "x86/fusedconv_f32_4x24",
-         .factory = create_fused_conv<gemm_backend_avx2>});
+         .factory = create_fused_conv<gemm_backend_avx2>, .tactics = conv_tactics<gemm_backend_avx2>});
   r.add({.domain = "", .op_type = "Conv", .since_opset = 1, .types = kF32, .isa = Isa::Avx512,
-         .priority = 20, .id = "x86/conv_f32_8x32", .factory = create_conv<gemm_backend_avx512>});
+         .priority = 20, .id = "x86/conv_f32_8x32", .factory = create_conv<gemm_backend_avx512>,
+         .tactics = conv_tactics<gemm_backend_avx512>});
   r.add({.domain = "ai.ignis", .op_type = "FusedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
          .isa = Isa::Avx512, .priority = 20, .id = "x86/fusedconv_f32_8x32",
-         .factory = create_fused_conv<gemm_backend_avx512>});
+         .factory = create_fused_conv<gemm_backend_avx512>, .tactics = conv_tactics<gemm_backend_avx512>});
 }
 
 }  // namespace ignis::kernels::x86
