@@ -5,7 +5,8 @@
 //   MatMul(x, W [K, N] float32)  ─►  MatMulNBits(x, B uint8 [N, blocks, block / 2], scales, zero_points)
 //
 // Each column of W is cut into blocks of block_size depths (the last may be partial). Per block
-// the codes are asymmetric: range [lo, hi] = [min(0, min w), max(0, max w)], scale = (hi - lo) / 15,
+// the codes are asymmetric: range [lo, hi] = [min(0, min w), max(0, max w)], each end possibly
+// narrowed toward 0 where that leaves less squared error (best_grid), scale = (hi - lo) / 15,
 // zero point z = round(-lo / scale) in [0, 15], q = clamp(round(w / scale) + z, 0, 15), so
 // w ~= (q - z) * scale with error <= scale / 2 inside the range. Asymmetric codes use all 16
 // levels on one-sided blocks where a symmetric grid would waste half of them; that costs one
