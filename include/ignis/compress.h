@@ -36,6 +36,13 @@ enum class QuantizeMode {
   // tensor without per_channel or below opset 13) through DequantizeLinear, and Conv/Gemm
   // biases int32 with scale x_scale * w_scale. Needs opset >= 10.
   Static,
+  // 4-bit weight-only MatMul: each MatMul whose B is a constant 2-D float32 weight [K, N]
+  // becomes com.microsoft MatMulNBits (onnxruntime's contrib op, which onnxruntime runs too)
+  // with asymmetric 4-bit codes per block of block_size depths of each column (a scale and a
+  // 4-bit zero point per block, range [min(0, w), max(0, w)] over the block) and
+  // accuracy_level 4 (A may be rounded to int8 per block for batch-1 speed). K need not be a
+  // multiple of block_size: the last block is partial.
+  Int4,
 };
 
 enum class CalibrationMethod {
@@ -50,8 +57,10 @@ struct QuantizeOptions {
   // Smaller weights (biases, depthwise kernels) stay float32. Unset: 1024, and 0 for Static,
   // where every Conv/MatMul/Gemm of the model computes in int8.
   std::optional<int64_t> min_elements;
-  // Dynamic and Static: names of nodes to keep in float32; each must name a node of the model.
+  // Dynamic, Static and Int4: names of nodes to keep in float32; each must name a node of the model.
   std::vector<std::string> exclude_nodes;
+  // Int4: depths per quantization block, a power of 2 >= 16.
+  int64_t block_size = 32;
 
   // Static only. The calibration data folder: *.npz (one sample each, arrays named by
   // input), *.npy (one sample each, single-input models), sub-folders (one sample each:

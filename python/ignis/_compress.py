@@ -104,6 +104,7 @@ def quantize(
     percentile=99.999,
     samples=0,
     progress=True,
+    block_size=32,
 ):
     """Reads the ONNX file `model`, quantizes it and writes the result to `output`.
 
@@ -114,7 +115,10 @@ def quantize(
     whose B is a constant 2-D float32 weight computed in int8: DynamicQuantizeLinear on the
     activation, one per activation tensor, then MatMulInteger -> Cast -> Mul(scale)
     [-> Add(bias)], as onnxruntime's quantize_dynamic writes; int8 weights with one scale per
-    output column unless per_channel=False) or "static" (the default with `calibrate`).
+    output column unless per_channel=False), "int4" (MatMul whose B is a constant 2-D float32
+    weight becomes com.microsoft MatMulNBits, which onnxruntime runs too: 4-bit asymmetric
+    codes with a scale and zero point per `block_size` depths of each column) or "static"
+    (the default with `calibrate`).
 
     calibrate: a folder of calibration samples (*.npz with arrays named by input, *.npy for
     single-input models, or sub-folders of NAME.npy / input_0.pb ...; see the README). The
@@ -125,13 +129,13 @@ def quantize(
     threshold). Weights are int8 symmetric per output channel, biases int32.
 
     Weights with fewer than `min_elements` elements stay float32 (default 1024; 0 for static);
-    so do the nodes named in `exclude` (dynamic and static).  For int8 and fp16 ignis expands
+    so do the nodes named in `exclude` (dynamic, int4 and static).  For int8 and fp16 ignis expands
     the weights once when a session is created, so the computation stays float32.  Returns a
     CompressReport."""
     if calibrate is not None:
         mode = _choice(mode or "static", ("static",), "with calibrate, mode")
     else:
-        mode = _choice(mode or "int8", ("int8", "fp16", "dynamic"), "mode")
+        mode = _choice(mode or "int8", ("int8", "fp16", "dynamic", "int4"), "mode")
     method = _choice(method, ("minmax", "percentile", "entropy"), "method")
     try:
         p = float(percentile)
@@ -152,6 +156,7 @@ def quantize(
             p,
             _count(samples, "samples"),
             bool(progress),
+            _count(block_size, "block_size"),
         )
     )
 

@@ -458,16 +458,18 @@ py::dict compress_report(const CompressReport& r) {
   return d;
 }
 
-// ignis::quantize_model; `mode` is "int8", "fp16", "dynamic" or "static" and `method` "minmax",
+// ignis::quantize_model; `mode` is "int8", "fp16", "dynamic", "int4" or "static" and `method` "minmax",
 // "percentile" or "entropy" (checked by the Python layer). `progress` prints one line per
 // calibration sample to stderr.
 py::dict quantize(const std::string& input, const std::string& output, const std::string& mode, bool per_channel,
                   std::optional<int64_t> min_elements, const std::vector<std::string>& exclude,
                   const std::string& calibrate, const std::string& method, double percentile, int64_t samples,
-                  bool progress) {
+                  bool progress, int64_t block_size) {
   QuantizeOptions o;
+  o.block_size = block_size;
   o.mode = mode == "fp16"      ? QuantizeMode::Fp16
            : mode == "dynamic" ? QuantizeMode::Dynamic
+           : mode == "int4"    ? QuantizeMode::Int4
            : mode == "static"  ? QuantizeMode::Static
                                : QuantizeMode::Int8;
   o.per_channel = per_channel;
@@ -526,7 +528,7 @@ PYBIND11_MODULE(_ignis, m) {
   m.def("quantize", &quantize, py::arg("input"), py::arg("output"), py::arg("mode"), py::arg("per_channel"),
         py::arg("min_elements"), py::arg("exclude") = std::vector<std::string>{}, py::arg("calibrate") = "",
         py::arg("method") = "minmax", py::arg("percentile") = 99.999, py::arg("samples") = 0,
-        py::arg("progress") = false);
+        py::arg("progress") = false, py::arg("block_size") = 32);
   m.def("prune", &prune, py::arg("input"), py::arg("output"), py::arg("sparsity"), py::arg("granularity"),
         py::arg("min_elements"));
 }

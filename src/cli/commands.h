@@ -67,6 +67,7 @@ struct QuantizeCliOptions {
   std::string output;
   std::string mode = "int8";
   bool per_tensor = false;
+  int64_t block_size = 32;  // int4
   bool mode_given = false;  // --mode on the command line (it conflicts with --calibrate)
   std::optional<int64_t> min_elements;
   std::vector<std::string> exclude;

@@ -48,7 +48,11 @@ void print_report(const std::string& output, const CompressReport& r, bool detai
 
 int run_quantize(const QuantizeCliOptions& opts) {
   QuantizeOptions o;
-  o.mode = opts.mode == "fp16" ? QuantizeMode::Fp16 : opts.mode == "dynamic" ? QuantizeMode::Dynamic : QuantizeMode::Int8;
+  o.mode = opts.mode == "fp16"      ? QuantizeMode::Fp16
+           : opts.mode == "dynamic" ? QuantizeMode::Dynamic
+           : opts.mode == "int4"    ? QuantizeMode::Int4
+                                    : QuantizeMode::Int8;
+  o.block_size = opts.block_size;
   if (!opts.calibrate.empty()) {
     if (opts.mode_given)
       return fail(invalid_argument("--calibrate writes static int8 (QDQ) and takes no --mode"));

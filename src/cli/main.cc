@@ -116,9 +116,12 @@ int main(int argc, char** argv) {
   c_quant->add_option("--output,-o", quantize.output, "output .onnx path")->required();
   c_quant->add_option("--mode", quantize.mode,
                       "int8 (weights only: symmetric, DequantizeLinear per output channel) | fp16 (weights only: "
-                      "Cast from float16) | dynamic (MatMul/Gemm as DynamicQuantizeLinear + MatMulInteger)")
+                      "Cast from float16) | dynamic (MatMul/Gemm as DynamicQuantizeLinear + MatMulInteger) | int4 (MatMul as "
+                      "com.microsoft MatMulNBits: 4-bit weights per block, asymmetric)")
       ->default_val("int8")
-      ->check(CLI::IsMember({"int8", "fp16", "dynamic"}));
+      ->check(CLI::IsMember({"int8", "fp16", "dynamic", "int4"}));
+  c_quant->add_option("--block-size", quantize.block_size, "int4: depths per quantization block (a power of 2 >= 16)")
+      ->default_val(32);
   auto* per_tensor = c_quant->add_flag("--per-tensor", quantize.per_tensor,
                                        "one scale per weight tensor instead of per output channel");
   bool per_channel = false;  // the default; the flag exists to say so explicitly
@@ -127,7 +130,7 @@ int main(int argc, char** argv) {
   c_quant->add_option("--min-elements", quantize.min_elements,
                       "leave weights with fewer elements in float32 (default 1024; 0 with --calibrate)")
       ->check(CLI::NonNegativeNumber);
-  c_quant->add_option("--exclude", quantize.exclude, "dynamic/--calibrate: NODE,... node names to keep in float32")
+  c_quant->add_option("--exclude", quantize.exclude, "dynamic/int4/--calibrate: NODE,... node names to keep in float32")
       ->delimiter(',');
   c_quant->add_option("--calibrate", quantize.calibrate,
                       "static int8 (QDQ) calibrated on the samples in this folder: *.npz, *.npy, or sub-folders "

@@ -19,4 +19,8 @@ Status quantize_dynamic(ir::Graph& g, const QuantizeOptions& options, CompressRe
 Status quantize_static(ir::Graph& g, const std::string& model_path, const QuantizeOptions& options,
                        CompressReport* report);
 
+// QuantizeMode::Int4: MatMul with a constant 2-D float32 B becomes com.microsoft MatMulNBits
+// with 4-bit block-quantized weights (quantize_int4.cc).
+Status quantize_int4(ir::Graph& g, const QuantizeOptions& options, CompressReport* report);
+
 }  // namespace ignis::compress

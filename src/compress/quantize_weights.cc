@@ -111,9 +111,11 @@ Result<CompressReport> quantize_model(const std::string& input_path, const std::
   QuantizeOptions o = options;
   if (!o.min_elements) o.min_elements = o.mode == QuantizeMode::Static ? 0 : 1024;
   if (*o.min_elements < 0) return invalid_argument(str_cat("min_elements must be >= 0, got ", *o.min_elements));
-  const bool activations = o.mode == QuantizeMode::Dynamic || o.mode == QuantizeMode::Static;
-  if (!o.exclude_nodes.empty() && !activations)
-    return invalid_argument("excluding nodes applies to dynamic and static quantization, whose int8 ops are chosen per node");
+  const bool per_node = o.mode == QuantizeMode::Dynamic || o.mode == QuantizeMode::Static || o.mode == QuantizeMode::Int4;
+  if (!o.exclude_nodes.empty() && !per_node)
+    return invalid_argument("excluding nodes applies to dynamic, static and int4 quantization, whose ops are chosen per node");
+  if (o.mode == QuantizeMode::Int4 && (o.block_size < 16 || (o.block_size & (o.block_size - 1)) != 0))
+    return invalid_argument(str_cat("block_size must be a power of 2 >= 16, got ", o.block_size));
   if (o.mode == QuantizeMode::Static && o.calibration_data.empty())
     return invalid_argument("static quantization needs a calibration data folder");
   if (o.mode == QuantizeMode::Static && !(o.percentile > 0.0 && o.percentile <= 100.0))
@@ -129,6 +131,10 @@ Result<CompressReport> quantize_model(const std::string& input_path, const std::
   report.initializer_bytes_before = compress::initializer_bytes(g);
   if (o.mode == QuantizeMode::Dynamic) {
     IGNIS_RETURN_IF_ERROR(compress::quantize_dynamic(g, o, &report));
+    return finish(g, output_path, std::move(report));
+  }
+  if (o.mode == QuantizeMode::Int4) {
+    IGNIS_RETURN_IF_ERROR(compress::quantize_int4(g, o, &report));
     return finish(g, output_path, std::move(report));
   }
   if (o.mode == QuantizeMode::Static) {

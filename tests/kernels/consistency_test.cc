@@ -138,15 +138,19 @@ struct Prepared {
 Result<Prepared> prepare(const KernelCase& c, uint32_t seed) {
   Prepared p;
   for (size_t i = 0; i < c.inputs.size(); ++i)
-    p.inputs.push_back(random_input(input_dtype(c, i), c.inputs[i], seed + static_cast<uint32_t>(i),
-                                    i < c.input_ranges.size() ? c.input_ranges[i] : std::pair<double, double>{1.0, 0.0}));
+    p.inputs.push_back(input_dtype(c, i) == DType::Undefined
+                           ? Tensor()
+                           : random_input(input_dtype(c, i), c.inputs[i], seed + static_cast<uint32_t>(i),
+                                          i < c.input_ranges.size() ? c.input_ranges[i]
+                                                                    : std::pair<double, double>{1.0, 0.0}));
   std::vector<ir::ValueType> types;
   for (const Tensor& t : p.inputs) types.push_back({t.dtype(), t.shape()});
   std::vector<const ir::ValueType*> type_ptrs;
   for (size_t i = 0; i < p.inputs.size(); ++i) {
-    type_ptrs.push_back(&types[i]);
-    p.input_ptrs.push_back(&p.inputs[i]);
-    p.dtypes.push_back(p.inputs[i].dtype());
+    const bool omitted = input_dtype(c, i) == DType::Undefined;
+    type_ptrs.push_back(omitted ? nullptr : &types[i]);
+    p.input_ptrs.push_back(omitted ? nullptr : &p.inputs[i]);
+    p.dtypes.push_back(omitted ? DType::Undefined : p.inputs[i].dtype());
   }
   const auto* schema = ir::OpSchemaRegistry::global().find(c.domain, c.op_type, c.opset);
   if (!schema) return unsupported(str_cat("no schema for ", c.op_type));

@@ -185,7 +185,7 @@ def test_zoo_mobilenet_int8_runs_like_onnxruntime(tmp_path, ort):
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda src, out: ignis.quantize(src, out, mode="int4"), ignis.InvalidArgument, "mode 'int4'"),
+        (lambda src, out: ignis.quantize(src, out, mode="int2"), ignis.InvalidArgument, "mode 'int2'"),
         (lambda src, out: ignis.quantize(src, out, min_elements=-1), ignis.InvalidArgument, "min_elements"),
         (lambda src, out: ignis.prune(src, out, sparsity=1.0), ignis.InvalidArgument, "sparsity must be in [0, 1)"),
         (lambda src, out: ignis.prune(src, out, sparsity=float("nan")), ignis.InvalidArgument, "sparsity"),

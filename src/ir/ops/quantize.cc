@@ -2,7 +2,8 @@
 // Schemas and shape inference for the linear quantization ops: QuantizeLinear,
 // DequantizeLinear (per-tensor and per-axis scales; the blocked form of opset 21 is refused),
 // DynamicQuantizeLinear, and the integer ops MatMulInteger, ConvInteger, QLinearMatMul and
-// QLinearConv.
+// QLinearConv; and com.microsoft MatMulNBits (4-bit block-quantized weights, onnxruntime's
+// contrib op).
 #include <initializer_list>
 #include <string_view>
 #include <vector>
@@ -213,9 +214,63 @@ Status infer_qlinear_conv(InferContext& ctx) {
   return infer_like_float_op(ctx, "Conv", {0, 3}, out);
 }
 
+// com.microsoft MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?) -> float32, onnxruntime's
+// contrib op: Y = A @ dequant(B)^T + bias, with B [N, n_blocks, block_size / 2] holding 4-bit
+// codes along K (low nibble first), scales [N * n_blocks], zero points packed two per byte
+// (low nibble first, each column's row padded to whole bytes; absent: 8), and
+// dequant(B)[n][k] = (code - zero_point) * scale of block k / block_size.
+Status infer_matmul_nbits(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(3, 6));
+  const AttrMap& at = ctx.attrs();
+  for (const char* name : {"K", "N", "block_size"})
+    if (at.find(name) == nullptr) return ctx.fail("attribute '", name, "' is required");
+  const int64_t k = at.get_int("K", 0), n = at.get_int("N", 0), bits = at.get_int("bits", 4);
+  const int64_t block = at.get_int("block_size", 0);
+  if (k < 1 || n < 1) return ctx.fail("attributes 'K' and 'N' must be >= 1, got K=", k, " N=", n);
+  if (bits != 4) return ctx.unsupported(str_cat("attribute 'bits' ", bits, " (supported: 4)"));
+  if (block < 16 || (block & (block - 1)) != 0)
+    return ctx.fail("attribute 'block_size' must be a power of 2 >= 16, got ", block);
+  const int64_t level = at.get_int("accuracy_level", 0);
+  if (level < 0 || level > 4) return ctx.fail("attribute 'accuracy_level' must be in [0, 4], got ", level);
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(0, DTypeSet{DType::F32}));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(1, DTypeSet{DType::U8}));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(2, DTypeSet{DType::F32}));
+  const Shape& a = ctx.input_shape(0);
+  if (a.rank() < 1 || a[a.rank() - 1] != k)
+    return ctx.fail("input 0 (A) must end in K=", k, ", got ", a.str());
+  const int64_t blocks = (k + block - 1) / block;
+  if (!(ctx.input_shape(1) == Shape{n, blocks, block / 2}))
+    return ctx.fail("input 1 (B) must have shape ", Shape{n, blocks, block / 2}.str(), " for N=", n, " K=", k,
+                    " block_size=", block, ", got ", ctx.input_shape(1).str());
+  if (ctx.input_shape(2).numel() != n * blocks)
+    return ctx.fail("input 2 (scales) must have N * n_blocks = ", n * blocks, " entries, got ",
+                    ctx.input_shape(2).str());
+  if (ctx.has_input(3)) {
+    if (ctx.input_dtype(3) != DType::U8)
+      return ctx.unsupported(str_cat("input 3 (zero_points) of dtype ", dtype_name(ctx.input_dtype(3)),
+                                     " (supported: uint8, two 4-bit zero points per byte)"));
+    const int64_t want = n * ((blocks + 1) / 2);
+    if (ctx.input_shape(3).numel() != want)
+      return ctx.fail("input 3 (zero_points) must have N * ceil(n_blocks / 2) = ", want, " bytes, got ",
+                      ctx.input_shape(3).str());
+  }
+  if (ctx.has_input(4))
+    return ctx.unsupported("input 4 (g_idx, act-order column permutation) is not supported");
+  if (ctx.has_input(5)) {
+    IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(5, DTypeSet{DType::F32}));
+    if (ctx.input_shape(5).numel() != n || ctx.input_shape(5).rank() != 1)
+      return ctx.fail("input 5 (bias) must have shape [", n, "], got ", ctx.input_shape(5).str());
+  }
+  std::vector<int64_t> dims(a.begin(), a.end());
+  dims.back() = n;
+  ctx.set_output(0, DType::F32, Shape(dims));
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_quantize_schemas(OpSchemaRegistry& r) {
+  r.add({"com.microsoft", "MatMulNBits", 1, 1, infer_matmul_nbits});
   r.add({"", "MatMulInteger", 10, 10, infer_matmul_integer});
   r.add({"", "ConvInteger", 10, 10, infer_conv_integer});
   r.add({"ai.ignis", "MatMulIntegerToFloat", 1, 1, infer_matmul_integer_to_float});

@@ -199,9 +199,11 @@ Status dynamic_quantize_linear_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_quantize_integer(KernelRegistry& r);  // quantize_integer.cc
+void register_quantize_nbits(KernelRegistry& r);    // quantize_nbits.cc
 
 void register_quantize(KernelRegistry& r) {
   register_quantize_integer(r);
+  register_quantize_nbits(r);
   KernelDef q;
   q.op_type = "QuantizeLinear";
   q.since_opset = 10;

@@ -14,6 +14,7 @@ void register_all(KernelRegistry& r) {
   register_nn_gemm(r);
   register_nn_int8(r);
   register_nn_qlinear_conv(r);
+  register_nn_matmul_nbits(r);
   register_nn_conv(r);
   register_nn_conv_blocked(r);
   register_nn_pool(r);

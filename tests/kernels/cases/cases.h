@@ -23,7 +23,9 @@ struct KernelCase {
   int64_t opset = 17;
   AttrMap attrs;
   std::vector<Shape> inputs;         // float32 inputs filled with uniform values in [-1, 1]
-  std::vector<DType> input_dtypes;   // per input, float32 when absent; uint8/int8 take any value
+  // Per input, float32 when absent; uint8/int8 take any value; Undefined: the input is omitted
+  // (an optional input before a given one).
+  std::vector<DType> input_dtypes;
   // Per input, the range values are drawn from when set (lo > hi = unset): uniform reals for
   // float32, uniform integers for uint8 / int8 / int32 (int32 inputs need one).
   std::vector<std::pair<double, double>> input_ranges;
@@ -87,6 +89,7 @@ std::vector<KernelCase> qlinear_conv_cases();              // quantize.cc
 std::vector<KernelCase> qlinear_matmul_cases();            // quantize.cc
 std::vector<KernelCase> quantize_linear_cases();           // quantize.cc
 std::vector<KernelCase> dequantize_linear_cases();         // quantize.cc
+std::vector<KernelCase> matmul_nbits_cases();              // quantize_nbits.cc (com.microsoft)
 std::vector<KernelCase> gelu_cases();                      // elementwise.cc (ONNX Gelu-20)
 std::vector<KernelCase> ignis_gelu_cases();                // elementwise.cc (ai.ignis)
 
@@ -147,6 +150,7 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"", "QLinearMatMul", qlinear_matmul_cases},
       {"", "QuantizeLinear", quantize_linear_cases},
       {"", "DequantizeLinear", dequantize_linear_cases},
+      {"com.microsoft", "MatMulNBits", matmul_nbits_cases},
       {"", "Gelu", gelu_cases},
       {"ai.ignis", "Gelu", ignis_gelu_cases},
   };
