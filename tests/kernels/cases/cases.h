@@ -68,6 +68,16 @@ std::vector<KernelCase> sigmoid_cases();              // elementwise.cc
 std::vector<KernelCase> tanh_cases();                 // elementwise.cc
 std::vector<KernelCase> exp_cases();                  // elementwise.cc
 std::vector<KernelCase> erf_cases();                  // elementwise.cc
+std::vector<KernelCase> max_cases();                  // elementwise.cc
+std::vector<KernelCase> min_cases();                  // elementwise.cc
+std::vector<KernelCase> pow_cases();                  // elementwise.cc
+std::vector<KernelCase> log_cases();                  // elementwise.cc
+std::vector<KernelCase> sqrt_cases();                 // elementwise.cc
+std::vector<KernelCase> abs_cases();                  // elementwise.cc
+std::vector<KernelCase> neg_cases();                  // elementwise.cc
+std::vector<KernelCase> reciprocal_cases();           // elementwise.cc
+std::vector<KernelCase> clip_cases();                 // elementwise.cc
+std::vector<KernelCase> leaky_relu_cases();           // elementwise.cc
 std::vector<KernelCase> attention_cases();        // nn_transformer.cc (ai.ignis)
 std::vector<KernelCase> skip_layer_norm_cases();  // nn_transformer.cc (ai.ignis)
 std::vector<KernelCase> layer_norm_cases();       // nn_transformer.cc
@@ -128,6 +138,16 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"", "Tanh", tanh_cases},
       {"", "Exp", exp_cases},
       {"", "Erf", erf_cases},
+      {"", "Max", max_cases},
+      {"", "Min", min_cases},
+      {"", "Pow", pow_cases},
+      {"", "Log", log_cases},
+      {"", "Sqrt", sqrt_cases},
+      {"", "Abs", abs_cases},
+      {"", "Neg", neg_cases},
+      {"", "Reciprocal", reciprocal_cases},
+      {"", "Clip", clip_cases},
+      {"", "LeakyRelu", leaky_relu_cases},
       {"ai.ignis", "Attention", attention_cases},
       {"ai.ignis", "SkipLayerNorm", skip_layer_norm_cases},
       {"", "LayerNormalization", layer_norm_cases},
