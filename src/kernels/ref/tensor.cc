@@ -93,12 +93,12 @@ void tiled_transpose_copy(std::byte* dst, const std::byte* src, const std::vecto
 
 }  // namespace
 
-void strided_copy(void* dst, const void* src, std::vector<int64_t> dims, std::vector<int64_t> src_strides, size_t esize,
-                  ThreadPool* pool) {
-  // Drop unit dims, then merge neighbours that are contiguous in the source.
-  std::vector<int64_t> d, s;
+bool coalesce_view(const std::vector<int64_t>& dims, const std::vector<int64_t>& src_strides, std::vector<int64_t>& d,
+                   std::vector<int64_t>& s) {
+  d.clear();
+  s.clear();
   for (size_t k = 0; k < dims.size(); ++k) {
-    if (dims[k] == 0) return;
+    if (dims[k] == 0) return false;
     if (dims[k] == 1) continue;
     if (!d.empty() && s.back() == src_strides[k] * dims[k]) {
       d.back() *= dims[k];
@@ -108,6 +108,13 @@ void strided_copy(void* dst, const void* src, std::vector<int64_t> dims, std::ve
     d.push_back(dims[k]);
     s.push_back(src_strides[k]);
   }
+  return true;
+}
+
+void strided_copy(void* dst, const void* src, std::vector<int64_t> dims, std::vector<int64_t> src_strides, size_t esize,
+                  ThreadPool* pool) {
+  std::vector<int64_t> d, s;
+  if (!coalesce_view(dims, src_strides, d, s)) return;
   auto* out = static_cast<std::byte*>(dst);
   const auto* in = static_cast<const std::byte*>(src);
   const auto ssize = static_cast<int64_t>(esize);
@@ -160,6 +167,20 @@ Status load_index(const Tensor& t, int64_t i, int64_t dim, const char* op, int64
   return Status::ok();
 }
 
+void transpose_view(const Tensor& in, const AttrMap& attrs, std::vector<int64_t>& dims, std::vector<int64_t>& strides) {
+  const int rank = in.rank();
+  std::vector<int64_t> perm = attrs.get_ints("perm");
+  if (!attrs.has("perm"))
+    for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+  const auto in_strides = dense_strides(in);
+  dims.resize(rank);
+  strides.resize(rank);
+  for (int k = 0; k < rank; ++k) {
+    dims[k] = in.dim(static_cast<int>(perm[k]));
+    strides[k] = in_strides[perm[k]];
+  }
+}
+
 }  // namespace tensor_ops
 
 namespace {
@@ -197,16 +218,8 @@ Status copy_kernel(KernelContext& ctx) {
 
 Status transpose_kernel(KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
-  const int rank = in.rank();
-  std::vector<int64_t> perm = ctx.attrs().get_ints("perm");
-  if (!ctx.attrs().has("perm"))
-    for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
-  const auto in_strides = dense_strides(in);
-  std::vector<int64_t> dims(rank), strides(rank);
-  for (int k = 0; k < rank; ++k) {
-    dims[k] = in.dim(static_cast<int>(perm[k]));
-    strides[k] = in_strides[perm[k]];
-  }
+  std::vector<int64_t> dims, strides;
+  transpose_view(in, ctx.attrs(), dims, strides);
   strided_copy(ctx.output(0).data(), in.data(), dims, strides, dtype_size(in.dtype()), ctx.pool());
   return Status::ok();
 }

@@ -21,6 +21,15 @@ namespace ignis::kernels::ref::tensor_ops {
 void strided_copy(void* dst, const void* src, std::vector<int64_t> dims, std::vector<int64_t> src_strides, size_t esize,
                   ThreadPool* pool);
 
+// The same view with extent-1 dims dropped and neighbours contiguous in the source merged, into
+// (d, s); false when some extent is 0 (nothing to copy).
+bool coalesce_view(const std::vector<int64_t>& dims, const std::vector<int64_t>& src_strides, std::vector<int64_t>& d,
+                   std::vector<int64_t>& s);
+
+// Transpose(in) as a strided view of `in`: the output dims and, per output dim, the source
+// stride (`perm` from attrs, reversed dims when absent).
+void transpose_view(const Tensor& in, const AttrMap& attrs, std::vector<int64_t>& dims, std::vector<int64_t>& strides);
+
 // Reads element i of an int32/int64 index tensor, wraps a negative value once against `dim`
 // and fails with OutOfRange (naming `op`) when it is outside [-dim, dim).
 Status load_index(const Tensor& t, int64_t i, int64_t dim, const char* op, int64_t* out);

@@ -98,6 +98,7 @@ std::vector<KernelCase> qlinear_matmul_cases();            // quantize.cc
 std::vector<KernelCase> quantize_linear_cases();           // quantize.cc
 std::vector<KernelCase> dequantize_linear_cases();         // quantize.cc
 std::vector<KernelCase> gelu_cases();                      // elementwise.cc (ONNX Gelu-20)
+std::vector<KernelCase> transpose_cases();                 // tensor.cc
 std::vector<KernelCase> ignis_gelu_cases();                // elementwise.cc (ai.ignis)
 
 // a followed by b (one op's cases from several files; later files append, so the seeds of
@@ -169,6 +170,7 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"", "DequantizeLinear", dequantize_linear_cases},
       {"", "Gelu", gelu_cases},
       {"ai.ignis", "Gelu", ignis_gelu_cases},
+      {"", "Transpose", transpose_cases},
   };
   return list;
 }
