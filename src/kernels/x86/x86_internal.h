@@ -29,6 +29,8 @@ void register_nn_pool(KernelRegistry& r);
 // Add, Sub, Mul, Div, Max, Min, Pow, Relu, Sigmoid, Tanh, Exp, Erf, Log, Sqrt, Abs, Neg,
 // Reciprocal, Clip, LeakyRelu, Gelu and ai.ignis Gelu (elementwise.cc)
 void register_elementwise(KernelRegistry& r);
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceSumSquare, ReduceL2 (reduce.cc)
+void register_reduce(KernelRegistry& r);
 // Transpose of 4-byte elements (transpose.cc)
 void register_transpose(KernelRegistry& r);
 // ai.ignis Attention and SkipLayerNorm, LayerNormalization, Softmax (nn_transformer.cc)

@@ -99,6 +99,12 @@ std::vector<KernelCase> quantize_linear_cases();           // quantize.cc
 std::vector<KernelCase> dequantize_linear_cases();         // quantize.cc
 std::vector<KernelCase> gelu_cases();                      // elementwise.cc (ONNX Gelu-20)
 std::vector<KernelCase> transpose_cases();                 // tensor.cc
+std::vector<KernelCase> reduce_sum_cases();                // reduce.cc
+std::vector<KernelCase> reduce_mean_cases();               // reduce.cc
+std::vector<KernelCase> reduce_max_cases();                // reduce.cc
+std::vector<KernelCase> reduce_min_cases();                // reduce.cc
+std::vector<KernelCase> reduce_sum_square_cases();         // reduce.cc
+std::vector<KernelCase> reduce_l2_cases();                 // reduce.cc
 std::vector<KernelCase> ignis_gelu_cases();                // elementwise.cc (ai.ignis)
 
 // a followed by b (one op's cases from several files; later files append, so the seeds of
@@ -171,6 +177,12 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"", "Gelu", gelu_cases},
       {"ai.ignis", "Gelu", ignis_gelu_cases},
       {"", "Transpose", transpose_cases},
+      {"", "ReduceSum", reduce_sum_cases},
+      {"", "ReduceMean", reduce_mean_cases},
+      {"", "ReduceMax", reduce_max_cases},
+      {"", "ReduceMin", reduce_min_cases},
+      {"", "ReduceSumSquare", reduce_sum_square_cases},
+      {"", "ReduceL2", reduce_l2_cases},
   };
   return list;
 }
