@@ -17,6 +17,40 @@
 namespace ignis::kernels::ref {
 namespace tensor_ops {
 
+void for_each_transpose_strip(const std::vector<int64_t>& d, const std::vector<int64_t>& s, int k, int64_t strip,
+                              ThreadPool* pool, const TransposeStripFn& fn) {
+  const int rank = static_cast<int>(d.size());
+  const int last = rank - 1;
+  std::vector<int64_t> o(rank);  // dense output strides
+  int64_t acc = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    o[i] = acc;
+    acc *= d[i];
+  }
+  std::vector<int> others;
+  int64_t combos = 1;
+  for (int i = 0; i < last; ++i)
+    if (i != k) {
+      others.push_back(i);
+      combos *= d[i];
+    }
+  const int64_t strips = (d[k] + strip - 1) / strip;
+  parallel_for(pool, combos * strips, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      int64_t rem = item / strips, src_off = 0, dst_off = 0;
+      for (int j = static_cast<int>(others.size()) - 1; j >= 0; --j) {
+        const int axis = others[j];
+        const int64_t idx = rem % d[axis];
+        rem /= d[axis];
+        src_off += idx * s[axis];
+        dst_off += idx * o[axis];
+      }
+      const int64_t k0 = (item % strips) * strip;
+      fn(dst_off, src_off, o[k], k0, std::min(k0 + strip, d[k]));
+    }
+  });
+}
+
 namespace {
 
 template <class U>
@@ -50,42 +84,16 @@ template <class U>
 void tiled_transpose_copy(std::byte* dst, const std::byte* src, const std::vector<int64_t>& d,
                           const std::vector<int64_t>& s, int k, ThreadPool* pool) {
   constexpr int64_t kTile = 32;
-  const int rank = static_cast<int>(d.size());
-  const int last = rank - 1;
-  std::vector<int64_t> o(rank);  // dense output strides
-  int64_t acc = 1;
-  for (int i = rank - 1; i >= 0; --i) {
-    o[i] = acc;
-    acc *= d[i];
-  }
-  std::vector<int> others;
-  int64_t combos = 1;
-  for (int i = 0; i < last; ++i)
-    if (i != k) {
-      others.push_back(i);
-      combos *= d[i];
-    }
-  const int64_t tiles = (d[k] + kTile - 1) / kTile;
+  const int last = static_cast<int>(d.size()) - 1;
   U* out = reinterpret_cast<U*>(dst);
   const U* in = reinterpret_cast<const U*>(src);
-  parallel_for(pool, combos * tiles, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t item = begin; item < end; ++item) {
-      int64_t rem = item / tiles, src_off = 0, dst_off = 0;
-      for (int j = static_cast<int>(others.size()) - 1; j >= 0; --j) {
-        const int axis = others[j];
-        const int64_t idx = rem % d[axis];
-        rem /= d[axis];
-        src_off += idx * s[axis];
-        dst_off += idx * o[axis];
-      }
-      const int64_t k0 = (item % tiles) * kTile, k1 = std::min(k0 + kTile, d[k]);
-      for (int64_t j0 = 0; j0 < d[last]; j0 += kTile) {
-        const int64_t j1 = std::min(j0 + kTile, d[last]);
-        for (int64_t kk = k0; kk < k1; ++kk) {
-          U* row = out + dst_off + kk * o[k];
-          const U* col = in + src_off + kk * s[k];
-          for (int64_t j = j0; j < j1; ++j) row[j] = col[j * s[last]];
-        }
+  for_each_transpose_strip(d, s, k, kTile, pool, [&](int64_t dst_off, int64_t src_off, int64_t ok, int64_t k0, int64_t k1) {
+    for (int64_t j0 = 0; j0 < d[last]; j0 += kTile) {
+      const int64_t j1 = std::min(j0 + kTile, d[last]);
+      for (int64_t kk = k0; kk < k1; ++kk) {
+        U* row = out + dst_off + kk * ok;
+        const U* col = in + src_off + kk * s[k];
+        for (int64_t j = j0; j < j1; ++j) row[j] = col[j * s[last]];
       }
     }
   });

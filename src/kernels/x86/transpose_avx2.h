@@ -4,16 +4,11 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
-
-#include "core/thread_pool.h"
 
 namespace ignis::kernels::x86 {
 
-// Copies the coalesced view (d, s) of 4-byte elements at `src` into the dense row-major `dst`,
-// for views whose innermost output dim is strided in the source while output dim k (< last)
-// is contiguous there: transpose_view after coalesce_view (kernels/ref/tensor_internal.h).
-void transpose_tiles_b32_avx2(void* dst, const void* src, const std::vector<int64_t>& d,
-                              const std::vector<int64_t>& s, int k, ThreadPool* pool);
+// Output rows [k0, k1) of one transpose plane of 4-byte elements: out[kk * ok + j] =
+// in[kk + j * sj] for j < n (the plane's source is contiguous along kk).
+void transpose_strip_b32_avx2(void* out, const void* in, int64_t k0, int64_t k1, int64_t ok, int64_t n, int64_t sj);
 
 }  // namespace ignis::kernels::x86
