@@ -56,6 +56,8 @@ Result<int> inline_constant_if(ir::Graph& g, const PassContext& ctx);
 Result<int> eliminate_common_subexpressions(ir::Graph& g, const PassContext& ctx);
 Result<int> eliminate_no_ops(ir::Graph& g, const PassContext& ctx);
 Result<int> fold_static_shapes(ir::Graph& g, const PassContext& ctx);
+Result<int> reduce_strength(ir::Graph& g, const PassContext& ctx);
+Result<int> fuse_leaky_relu(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_conv_bn(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_matmul_add_gemm(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_qdq_into_qlinear(ir::Graph& g, const PassContext& ctx);

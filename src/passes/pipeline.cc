@@ -25,6 +25,11 @@ const std::vector<Pass>& pipeline() {
         // After folding, so values folded to equal constants merge too.
         {"eliminate_common_subexpressions", Level::Basic, eliminate_common_subexpressions},
         {"eliminate_dead_code", Level::Basic, eliminate_dead_code},
+        // After folding, which makes constant exponents, divisors and slopes initializers;
+        // before the fusions, which then see Mul and LeakyRelu (fuse_gelu takes x^3 as Muls,
+        // fuse_conv_activation takes LeakyRelu).
+        {"reduce_strength", Level::Basic, reduce_strength},
+        {"fuse_leaky_relu", Level::Basic, fuse_leaky_relu},
         {"fuse_conv_bn", Level::Basic, fuse_conv_bn},
         {"fuse_matmul_add_gemm", Level::Extended, fuse_matmul_add_gemm},
         // Gelu and attention first: they consume the Erf/Tanh chains and the attention MatMuls

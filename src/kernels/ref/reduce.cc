@@ -22,9 +22,57 @@
 
 #include "core/dtype_dispatch.h"
 #include "core/strings.h"
+#include "kernels/ref/reduce_internal.h"
 #include "kernels/registry.h"
 
 namespace ignis::kernels::ref {
+
+ReduceLayout make_reduce_layout(const KernelContext& ctx, int axes_input_since) {
+  const Shape& in = ctx.input(0).shape();
+  const int rank = in.rank();
+  std::vector<int64_t> axes;
+  bool noop = false;
+  if (ctx.opset() >= axes_input_since) {
+    if (ctx.has_input(1)) {
+      const Tensor& a = ctx.input(1);
+      for (int64_t k = 0; k < a.numel(); ++k) axes.push_back(load_as_int64(a.dtype(), a.data(), k));
+    }
+    noop = ctx.attrs().get_int("noop_with_empty_axes", 0) != 0;
+  } else {
+    axes = ctx.attrs().get_ints("axes");
+  }
+  ReduceLayout l;
+  if (axes.empty() && noop) {
+    l.noop = true;
+    return l;
+  }
+  bool red[Shape::kMaxRank] = {};
+  for (int64_t a : axes) red[a < 0 ? a + rank : a] = true;
+  if (axes.empty()) std::fill(red, red + rank, true);
+
+  for (int d = 0; d < rank; ++d) {
+    if (red[d]) l.count *= in[d];
+    else l.out_numel *= in[d];
+    if (in[d] == 1) continue;
+    if (l.rank > 0 && l.reduced[l.rank - 1] == red[d]) {
+      l.dims[l.rank - 1] *= in[d];
+    } else {
+      l.dims[l.rank] = in[d];
+      l.reduced[l.rank] = red[d];
+      ++l.rank;
+    }
+  }
+  int64_t in_stride = 1, out_stride = 1;
+  for (int d = l.rank - 1; d >= 0; --d) {
+    l.in_strides[d] = in_stride;
+    in_stride *= l.dims[d];
+    l.out_strides[d] = l.reduced[d] ? 0 : out_stride;
+    if (!l.reduced[d]) out_stride *= l.dims[d];
+  }
+  return l;
+}
+
+
 namespace {
 
 // Elements per parallel chunk, so small tensors stay on the calling thread.
@@ -77,63 +125,6 @@ Status visit_float_dtype(DType t, F&& f) {
 // Reduce*
 
 enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
-
-struct ReduceLayout {
-  bool noop = false;  // noop_with_empty_axes with empty axes: output = input
-  int rank = 0;       // coalesced rank
-  int64_t dims[Shape::kMaxRank] = {};
-  bool reduced[Shape::kMaxRank] = {};
-  int64_t in_strides[Shape::kMaxRank] = {};
-  int64_t out_strides[Shape::kMaxRank] = {};  // 0 on reduced dims
-  int64_t out_numel = 1;
-  int64_t count = 1;  // input elements folded into each output element
-};
-
-// Resolves axes the way infer_reduce validated them.
-ReduceLayout make_reduce_layout(const KernelContext& ctx, int axes_input_since) {
-  const Shape& in = ctx.input(0).shape();
-  const int rank = in.rank();
-  std::vector<int64_t> axes;
-  bool noop = false;
-  if (ctx.opset() >= axes_input_since) {
-    if (ctx.has_input(1)) {
-      const Tensor& a = ctx.input(1);
-      for (int64_t k = 0; k < a.numel(); ++k) axes.push_back(load_as_int64(a.dtype(), a.data(), k));
-    }
-    noop = ctx.attrs().get_int("noop_with_empty_axes", 0) != 0;
-  } else {
-    axes = ctx.attrs().get_ints("axes");
-  }
-  ReduceLayout l;
-  if (axes.empty() && noop) {
-    l.noop = true;
-    return l;
-  }
-  bool red[Shape::kMaxRank] = {};
-  for (int64_t a : axes) red[a < 0 ? a + rank : a] = true;
-  if (axes.empty()) std::fill(red, red + rank, true);
-
-  for (int d = 0; d < rank; ++d) {
-    if (red[d]) l.count *= in[d];
-    else l.out_numel *= in[d];
-    if (in[d] == 1) continue;
-    if (l.rank > 0 && l.reduced[l.rank - 1] == red[d]) {
-      l.dims[l.rank - 1] *= in[d];
-    } else {
-      l.dims[l.rank] = in[d];
-      l.reduced[l.rank] = red[d];
-      ++l.rank;
-    }
-  }
-  int64_t in_stride = 1, out_stride = 1;
-  for (int d = l.rank - 1; d >= 0; --d) {
-    l.in_strides[d] = in_stride;
-    in_stride *= l.dims[d];
-    l.out_strides[d] = l.reduced[d] ? 0 : out_stride;
-    if (!l.reduced[d]) out_stride *= l.dims[d];
-  }
-  return l;
-}
 
 // Calls run(x_offset, out_offset, len, out_step) for every innermost run of the layout whose
 // outermost index lies in [begin, end). out_step is 0 when the innermost dim is reduced.

@@ -17,6 +17,40 @@
 namespace ignis::kernels::ref {
 namespace tensor_ops {
 
+void for_each_transpose_strip(const std::vector<int64_t>& d, const std::vector<int64_t>& s, int k, int64_t strip,
+                              ThreadPool* pool, const TransposeStripFn& fn) {
+  const int rank = static_cast<int>(d.size());
+  const int last = rank - 1;
+  std::vector<int64_t> o(rank);  // dense output strides
+  int64_t acc = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    o[i] = acc;
+    acc *= d[i];
+  }
+  std::vector<int> others;
+  int64_t combos = 1;
+  for (int i = 0; i < last; ++i)
+    if (i != k) {
+      others.push_back(i);
+      combos *= d[i];
+    }
+  const int64_t strips = (d[k] + strip - 1) / strip;
+  parallel_for(pool, combos * strips, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      int64_t rem = item / strips, src_off = 0, dst_off = 0;
+      for (int j = static_cast<int>(others.size()) - 1; j >= 0; --j) {
+        const int axis = others[j];
+        const int64_t idx = rem % d[axis];
+        rem /= d[axis];
+        src_off += idx * s[axis];
+        dst_off += idx * o[axis];
+      }
+      const int64_t k0 = (item % strips) * strip;
+      fn(dst_off, src_off, o[k], k0, std::min(k0 + strip, d[k]));
+    }
+  });
+}
+
 namespace {
 
 template <class U>
@@ -50,42 +84,16 @@ template <class U>
 void tiled_transpose_copy(std::byte* dst, const std::byte* src, const std::vector<int64_t>& d,
                           const std::vector<int64_t>& s, int k, ThreadPool* pool) {
   constexpr int64_t kTile = 32;
-  const int rank = static_cast<int>(d.size());
-  const int last = rank - 1;
-  std::vector<int64_t> o(rank);  // dense output strides
-  int64_t acc = 1;
-  for (int i = rank - 1; i >= 0; --i) {
-    o[i] = acc;
-    acc *= d[i];
-  }
-  std::vector<int> others;
-  int64_t combos = 1;
-  for (int i = 0; i < last; ++i)
-    if (i != k) {
-      others.push_back(i);
-      combos *= d[i];
-    }
-  const int64_t tiles = (d[k] + kTile - 1) / kTile;
+  const int last = static_cast<int>(d.size()) - 1;
   U* out = reinterpret_cast<U*>(dst);
   const U* in = reinterpret_cast<const U*>(src);
-  parallel_for(pool, combos * tiles, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t item = begin; item < end; ++item) {
-      int64_t rem = item / tiles, src_off = 0, dst_off = 0;
-      for (int j = static_cast<int>(others.size()) - 1; j >= 0; --j) {
-        const int axis = others[j];
-        const int64_t idx = rem % d[axis];
-        rem /= d[axis];
-        src_off += idx * s[axis];
-        dst_off += idx * o[axis];
-      }
-      const int64_t k0 = (item % tiles) * kTile, k1 = std::min(k0 + kTile, d[k]);
-      for (int64_t j0 = 0; j0 < d[last]; j0 += kTile) {
-        const int64_t j1 = std::min(j0 + kTile, d[last]);
-        for (int64_t kk = k0; kk < k1; ++kk) {
-          U* row = out + dst_off + kk * o[k];
-          const U* col = in + src_off + kk * s[k];
-          for (int64_t j = j0; j < j1; ++j) row[j] = col[j * s[last]];
-        }
+  for_each_transpose_strip(d, s, k, kTile, pool, [&](int64_t dst_off, int64_t src_off, int64_t ok, int64_t k0, int64_t k1) {
+    for (int64_t j0 = 0; j0 < d[last]; j0 += kTile) {
+      const int64_t j1 = std::min(j0 + kTile, d[last]);
+      for (int64_t kk = k0; kk < k1; ++kk) {
+        U* row = out + dst_off + kk * ok;
+        const U* col = in + src_off + kk * s[k];
+        for (int64_t j = j0; j < j1; ++j) row[j] = col[j * s[last]];
       }
     }
   });
@@ -93,12 +101,12 @@ void tiled_transpose_copy(std::byte* dst, const std::byte* src, const std::vecto
 
 }  // namespace
 
-void strided_copy(void* dst, const void* src, std::vector<int64_t> dims, std::vector<int64_t> src_strides, size_t esize,
-                  ThreadPool* pool) {
-  // Drop unit dims, then merge neighbours that are contiguous in the source.
-  std::vector<int64_t> d, s;
+bool coalesce_view(const std::vector<int64_t>& dims, const std::vector<int64_t>& src_strides, std::vector<int64_t>& d,
+                   std::vector<int64_t>& s) {
+  d.clear();
+  s.clear();
   for (size_t k = 0; k < dims.size(); ++k) {
-    if (dims[k] == 0) return;
+    if (dims[k] == 0) return false;
     if (dims[k] == 1) continue;
     if (!d.empty() && s.back() == src_strides[k] * dims[k]) {
       d.back() *= dims[k];
@@ -108,6 +116,13 @@ void strided_copy(void* dst, const void* src, std::vector<int64_t> dims, std::ve
     d.push_back(dims[k]);
     s.push_back(src_strides[k]);
   }
+  return true;
+}
+
+void strided_copy(void* dst, const void* src, std::vector<int64_t> dims, std::vector<int64_t> src_strides, size_t esize,
+                  ThreadPool* pool) {
+  std::vector<int64_t> d, s;
+  if (!coalesce_view(dims, src_strides, d, s)) return;
   auto* out = static_cast<std::byte*>(dst);
   const auto* in = static_cast<const std::byte*>(src);
   const auto ssize = static_cast<int64_t>(esize);
@@ -160,6 +175,20 @@ Status load_index(const Tensor& t, int64_t i, int64_t dim, const char* op, int64
   return Status::ok();
 }
 
+void transpose_view(const Tensor& in, const AttrMap& attrs, std::vector<int64_t>& dims, std::vector<int64_t>& strides) {
+  const int rank = in.rank();
+  std::vector<int64_t> perm = attrs.get_ints("perm");
+  if (!attrs.has("perm"))
+    for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+  const auto in_strides = dense_strides(in);
+  dims.resize(rank);
+  strides.resize(rank);
+  for (int k = 0; k < rank; ++k) {
+    dims[k] = in.dim(static_cast<int>(perm[k]));
+    strides[k] = in_strides[perm[k]];
+  }
+}
+
 }  // namespace tensor_ops
 
 namespace {
@@ -197,16 +226,8 @@ Status copy_kernel(KernelContext& ctx) {
 
 Status transpose_kernel(KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
-  const int rank = in.rank();
-  std::vector<int64_t> perm = ctx.attrs().get_ints("perm");
-  if (!ctx.attrs().has("perm"))
-    for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
-  const auto in_strides = dense_strides(in);
-  std::vector<int64_t> dims(rank), strides(rank);
-  for (int k = 0; k < rank; ++k) {
-    dims[k] = in.dim(static_cast<int>(perm[k]));
-    strides[k] = in_strides[perm[k]];
-  }
+  std::vector<int64_t> dims, strides;
+  transpose_view(in, ctx.attrs(), dims, strides);
   strided_copy(ctx.output(0).data(), in.data(), dims, strides, dtype_size(in.dtype()), ctx.pool());
   return Status::ok();
 }

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,25 @@ namespace ignis::kernels::ref::tensor_ops {
 // into `dst`, which is dense and row-major in `dims`. Any number of dims.
 void strided_copy(void* dst, const void* src, std::vector<int64_t> dims, std::vector<int64_t> src_strides, size_t esize,
                   ThreadPool* pool);
+
+// A transpose view (dense output dims d, source strides s, coalesced) cut into strips: every
+// run of at most `strip` indices [k0, k1) of output dim k, for every index of the dims other
+// than k and the last. fn(dst_off, src_off, ok, k0, k1) gets the element offsets of that
+// plane in the output and the source and ok, the output stride of dim k; strips are split
+// over the pool.
+using TransposeStripFn =
+    std::function<void(int64_t dst_off, int64_t src_off, int64_t ok, int64_t k0, int64_t k1)>;
+void for_each_transpose_strip(const std::vector<int64_t>& d, const std::vector<int64_t>& s, int k, int64_t strip,
+                              ThreadPool* pool, const TransposeStripFn& fn);
+
+// The same view with extent-1 dims dropped and neighbours contiguous in the source merged, into
+// (d, s); false when some extent is 0 (nothing to copy).
+bool coalesce_view(const std::vector<int64_t>& dims, const std::vector<int64_t>& src_strides, std::vector<int64_t>& d,
+                   std::vector<int64_t>& s);
+
+// Transpose(in) as a strided view of `in`: the output dims and, per output dim, the source
+// stride (`perm` from attrs, reversed dims when absent).
+void transpose_view(const Tensor& in, const AttrMap& attrs, std::vector<int64_t>& dims, std::vector<int64_t>& strides);
 
 // Reads element i of an int32/int64 index tensor, wraps a negative value once against `dim`
 // and fails with OutOfRange (naming `op`) when it is outside [-dim, dim).

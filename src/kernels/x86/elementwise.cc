@@ -17,6 +17,27 @@ void register_elementwise(KernelRegistry& r) {
          .priority = 10, .id = "x86/mul_f32_avx2", .factory = elementwise_f32_create_mul});
   r.add({.domain = "", .op_type = "Div", .since_opset = 7, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/div_f32_avx2", .factory = elementwise_f32_create_div});
+  r.add({.domain = "", .op_type = "Max", .since_opset = 6, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/max_f32_avx2", .factory = elementwise_f32_create_max});
+  r.add({.domain = "", .op_type = "Min", .since_opset = 6, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/min_f32_avx2", .factory = elementwise_f32_create_min});
+  r.add({.domain = "", .op_type = "Pow", .since_opset = 7, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/pow_f32_avx2", .factory = elementwise_f32_create_pow});
+  // Opset 6 dropped the legacy consumed_inputs attribute.
+  r.add({.domain = "", .op_type = "Log", .since_opset = 6, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/log_f32_avx2", .fn = elementwise_f32_log});
+  r.add({.domain = "", .op_type = "Sqrt", .since_opset = 6, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/sqrt_f32_avx2", .fn = elementwise_f32_sqrt});
+  r.add({.domain = "", .op_type = "Abs", .since_opset = 6, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/abs_f32_avx2", .fn = elementwise_f32_abs});
+  r.add({.domain = "", .op_type = "Neg", .since_opset = 6, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/neg_f32_avx2", .fn = elementwise_f32_neg});
+  r.add({.domain = "", .op_type = "Reciprocal", .since_opset = 6, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/reciprocal_f32_avx2", .fn = elementwise_f32_reciprocal});
+  r.add({.domain = "", .op_type = "Clip", .since_opset = 6, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/clip_f32_avx2", .fn = elementwise_f32_clip});
+  r.add({.domain = "", .op_type = "LeakyRelu", .since_opset = 6, .types = kF32, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/leakyrelu_f32_avx2", .fn = elementwise_f32_leaky_relu});
   r.add({.domain = "", .op_type = "Relu", .since_opset = 1, .types = kF32, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/relu_f32_avx2", .fn = elementwise_f32_relu});
   r.add({.domain = "", .op_type = "Sigmoid", .since_opset = 1, .types = kF32, .isa = Isa::Avx2,

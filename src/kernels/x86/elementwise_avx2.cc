@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// AVX2 float32 elementwise kernels: Add, Sub, Mul, Div with broadcasting, and Relu, Sigmoid,
-// Tanh, Exp, Erf.
+// AVX2 float32 elementwise kernels: Add, Sub, Mul, Div, Max, Min with broadcasting; Relu,
+// Sigmoid, Tanh, Exp, Erf, Log, Sqrt, Abs, Neg, Reciprocal, Clip, LeakyRelu; Pow by a scalar.
 //
 // A binary op's operands are aligned to the output shape and their dims coalesced from the
 // innermost outwards (extent-1 dims dropped, neighbours merged where both operands are
@@ -8,8 +8,9 @@
 // every output row (the innermost dim) reads each operand either contiguously or as one
 // repeated value; that covers equal shapes, scalars, per-channel [1, C, 1, 1] against
 // [N, C, H, W] from either side and row vectors [N] against [..., M, N]. Other forms go to the
-// reference kernel. The arithmetic is one IEEE operation per element, so results equal the
-// reference's exactly. Unary ops run the vector functions below or in activation_avx2.h,
+// reference kernel, as do Max and Min of more than two inputs. The arithmetic is one IEEE
+// operation per element (Max/Min pick an operand the way the reference does, NaN and the sign
+// of zero included), so results equal the reference's exactly. Unary ops run the vector functions below or in activation_avx2.h,
 // tails through masked loads and stores so every element sees the same approximation. Work
 // is split over the pool only from 64 Ki elements on.
 #include "kernels/x86/elementwise_avx2.h"
@@ -17,7 +18,10 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <optional>
 
 #include "kernels/x86/activation_avx2.h"
 #include "kernels/x86/x86_internal.h"
@@ -59,21 +63,29 @@ inline __m256i tail_mask(int64_t n) {
 // ---------------------------------------------------------------------------------------------
 // Binary arithmetic
 
-enum class BinaryOp { Add, Sub, Mul, Div };
+enum class BinaryOp { Add, Sub, Mul, Div, Max, Min };
 
+// The reference's Max is `a < b ? b : a` and its Min `b < a ? b : a` (so equal operands, +0 and
+// -0, give a), with a NaN operand winning. vmaxps(b, a) is `b > a ? b : a` and returns a when
+// either is NaN: the blend then puts b where b is NaN.
 template <BinaryOp Op>
 inline __m256 apply8(__m256 a, __m256 b) {
   if constexpr (Op == BinaryOp::Add) return _mm256_add_ps(a, b);
   else if constexpr (Op == BinaryOp::Sub) return _mm256_sub_ps(a, b);
   else if constexpr (Op == BinaryOp::Mul) return _mm256_mul_ps(a, b);
-  else return _mm256_div_ps(a, b);
+  else if constexpr (Op == BinaryOp::Div) return _mm256_div_ps(a, b);
+  else if constexpr (Op == BinaryOp::Max) return _mm256_blendv_ps(_mm256_max_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+  else return _mm256_blendv_ps(_mm256_min_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
 }
 template <BinaryOp Op>
 inline float apply1(float a, float b) {
   if constexpr (Op == BinaryOp::Add) return a + b;
   else if constexpr (Op == BinaryOp::Sub) return a - b;
   else if constexpr (Op == BinaryOp::Mul) return a * b;
-  else return a / b;
+  else if constexpr (Op == BinaryOp::Div) return a / b;
+  else if (std::isnan(a) || std::isnan(b)) return std::isnan(a) ? a : b;
+  else if constexpr (Op == BinaryOp::Max) return a < b ? b : a;
+  else return b < a ? b : a;
 }
 
 // z[i] = a[i * SA] op b[i * SB] for i < n, strides 0 (one repeated value) or 1.
@@ -139,13 +151,14 @@ template <BinaryOp Op>
 class BinaryKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
-    constexpr const char* kNames[] = {"Add", "Sub", "Mul", "Div"};
+    constexpr const char* kNames[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
     auto k = std::make_unique<BinaryKernel>();
     IGNIS_ASSIGN_OR_RETURN(k->reference_, make_reference_kernel("", kNames[static_cast<int>(Op)], init));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
   Status run(KernelContext& ctx) const override {
+    if (ctx.num_inputs() != 2) return reference_->run(ctx);  // variadic Max / Min
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     Tensor& z = ctx.output(0);
@@ -243,6 +256,46 @@ inline __m256 erf_series_avx2(__m256 x) {
   return _mm256_blendv_ps(erf_avx2(x), small, _mm256_cmp_ps(z, _mm256_set1_ps(0.75f), _CMP_LT_OQ));
 }
 
+// Natural logarithm: x = 2^e m with m in [sqrt(1/2), sqrt(2)), log x = e ln2 + 2 atanh(s),
+// s = (m - 1) / (m + 1), |s| <= 0.172, by the odd series through s^11 (truncation below 2e-10
+// relative); m - 1 is exact (Sterbenz). Subnormal inputs are scaled by 2^23 first. Within
+// 3e-7 relative of the correctly rounded result (tests/kernels/x86/elementwise_test.cc);
+// 0 -> -inf, negative -> NaN, +inf and NaN pass through, as std::log.
+inline __m256 log_avx2(__m256 x) {
+  const __m256 tiny = _mm256_cmp_ps(x, _mm256_set1_ps(std::numeric_limits<float>::min()), _CMP_LT_OQ);
+  const __m256 xs = _mm256_blendv_ps(x, _mm256_mul_ps(x, _mm256_set1_ps(8388608.0f)), tiny);
+  const __m256i bits = _mm256_castps_si256(xs);
+  __m256 e = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127)));
+  e = _mm256_sub_ps(e, _mm256_and_ps(tiny, _mm256_set1_ps(23.0f)));
+  __m256 m = _mm256_castsi256_ps(
+      _mm256_or_si256(_mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x3f800000)));
+  const __m256 big = _mm256_cmp_ps(m, _mm256_set1_ps(1.41421356f), _CMP_GT_OQ);
+  m = _mm256_blendv_ps(m, _mm256_mul_ps(m, _mm256_set1_ps(0.5f)), big);
+  e = _mm256_add_ps(e, _mm256_and_ps(big, _mm256_set1_ps(1.0f)));
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 f = _mm256_sub_ps(m, one);
+  const __m256 s = _mm256_div_ps(f, _mm256_add_ps(m, one));
+  const __m256 s2 = _mm256_mul_ps(s, s);
+  __m256 p = _mm256_set1_ps(1.0f / 11.0f);
+  p = _mm256_fmadd_ps(p, s2, _mm256_set1_ps(1.0f / 9.0f));
+  p = _mm256_fmadd_ps(p, s2, _mm256_set1_ps(1.0f / 7.0f));
+  p = _mm256_fmadd_ps(p, s2, _mm256_set1_ps(1.0f / 5.0f));
+  p = _mm256_fmadd_ps(p, s2, _mm256_set1_ps(1.0f / 3.0f));
+  p = _mm256_mul_ps(p, s2);
+  // log m = 2s + 2s p; ln 2 split so that e * ln2_hi is exact.
+  const __m256 two_s = _mm256_add_ps(s, s);
+  const __m256 log_m = _mm256_fmadd_ps(two_s, p, two_s);
+  __m256 r = _mm256_fmadd_ps(e, _mm256_set1_ps(-2.12194440e-4f), log_m);
+  r = _mm256_fmadd_ps(e, _mm256_set1_ps(0.693359375f), r);
+  r = _mm256_blendv_ps(r, _mm256_set1_ps(-std::numeric_limits<float>::infinity()),
+                       _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ));
+  r = _mm256_blendv_ps(r, _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN()),
+                       _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
+  const __m256 pass = _mm256_or_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q),
+                                   _mm256_cmp_ps(x, _mm256_set1_ps(std::numeric_limits<float>::infinity()), _CMP_EQ_OQ));
+  return _mm256_blendv_ps(r, x, pass);
+}
+
 struct ReluFn {
   // max returns its second operand when either is NaN: NaN stays NaN, -0 stays -0.
   __m256 operator()(__m256 v) const { return _mm256_max_ps(_mm256_setzero_ps(), v); }
@@ -258,6 +311,32 @@ struct ExpFn {
 };
 struct ErfFn {
   __m256 operator()(__m256 v) const { return erf_series_avx2(v); }
+};
+struct LogFn {
+  __m256 operator()(__m256 v) const { return log_avx2(v); }
+};
+struct SqrtFn {
+  __m256 operator()(__m256 v) const { return _mm256_sqrt_ps(v); }
+};
+struct AbsFn {
+  __m256 operator()(__m256 v) const { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
+};
+struct NegFn {
+  __m256 operator()(__m256 v) const { return _mm256_xor_ps(_mm256_set1_ps(-0.0f), v); }
+};
+struct ReciprocalFn {
+  __m256 operator()(__m256 v) const { return _mm256_div_ps(_mm256_set1_ps(1.0f), v); }
+};
+// min(hi, max(lo, v)) with v second, so NaN propagates; lo > hi gives hi, as the reference.
+struct ClipFn {
+  __m256 lo, hi;
+  __m256 operator()(__m256 v) const { return _mm256_min_ps(hi, _mm256_max_ps(lo, v)); }
+};
+struct LeakyReluFn {
+  __m256 alpha;
+  __m256 operator()(__m256 v) const {
+    return _mm256_blendv_ps(v, _mm256_mul_ps(v, alpha), _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ));
+  }
 };
 template <Activation kAct>
 struct ActivationFn {
@@ -281,11 +360,10 @@ void apply_in_place(float* v, int64_t n) {
 }
 
 template <class F>
-Status run_unary(KernelContext& ctx) {
+Status run_unary(KernelContext& ctx, const F& f = F{}) {
   const Tensor& x = ctx.input(0);
   const float* px = x.data_as<float>();
   float* py = ctx.output(0).data_as<float>();
-  const F f;
   run_split(ctx.pool(), x.numel(), [&](int64_t begin, int64_t end) {
     int64_t i = begin;
     for (; i + 8 <= end; i += 8) _mm256_storeu_ps(py + i, f(_mm256_loadu_ps(px + i)));
@@ -296,6 +374,96 @@ Status run_unary(KernelContext& ctx) {
   });
   return Status::ok();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Pow by a scalar exponent
+
+// The reference computes pow in double and rounds to float once. For the exponents below the
+// same double result comes from at most one rounded double operation on exact values (a float
+// squared is exact in double), so converting it to float gives the reference's value; the
+// lanes are widened to double for that. x^0.5 is sqrt except at -0 (+0) and -inf (+inf).
+enum class PowCase { One, Two, Three, MinusOne, MinusTwo, Half, MinusHalf, Other };
+
+PowCase pow_case(double e) {
+  if (e == 1.0) return PowCase::One;
+  if (e == 2.0) return PowCase::Two;
+  if (e == 3.0) return PowCase::Three;
+  if (e == -1.0) return PowCase::MinusOne;
+  if (e == -2.0) return PowCase::MinusTwo;
+  if (e == 0.5) return PowCase::Half;
+  if (e == -0.5) return PowCase::MinusHalf;
+  return PowCase::Other;
+}
+
+template <PowCase C>
+inline __m256d pow4(__m256d x) {
+  const __m256d one = _mm256_set1_pd(1.0);
+  if constexpr (C == PowCase::One) return x;
+  else if constexpr (C == PowCase::Two) return _mm256_mul_pd(x, x);
+  else if constexpr (C == PowCase::Three) return _mm256_mul_pd(_mm256_mul_pd(x, x), x);
+  else if constexpr (C == PowCase::MinusOne) return _mm256_div_pd(one, x);
+  else if constexpr (C == PowCase::MinusTwo) return _mm256_div_pd(one, _mm256_mul_pd(x, x));
+  else {
+    const __m256d inf = _mm256_set1_pd(std::numeric_limits<double>::infinity());
+    const __m256d minus_inf = _mm256_cmp_pd(x, _mm256_sub_pd(_mm256_setzero_pd(), inf), _CMP_EQ_OQ);
+    __m256d r = _mm256_add_pd(_mm256_sqrt_pd(x), _mm256_setzero_pd());  // -0 + 0 = +0
+    if constexpr (C == PowCase::MinusHalf) r = _mm256_div_pd(one, r);
+    return _mm256_blendv_pd(r, C == PowCase::Half ? inf : _mm256_setzero_pd(), minus_inf);
+  }
+}
+
+template <PowCase C>
+inline __m256 pow8(__m256 v) {
+  const __m256d lo = pow4<C>(_mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+  const __m256d hi = pow4<C>(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
+}
+
+template <PowCase C>
+struct PowFn {
+  __m256 operator()(__m256 v) const { return pow8<C>(v); }
+};
+
+// The single exponent value, or nullopt for a dtype this kernel does not read.
+std::optional<double> scalar_exponent(const Tensor& b) {
+  switch (b.dtype()) {
+    case DType::F32: return static_cast<double>(b.data_as<float>()[0]);
+    case DType::F64: return b.data_as<double>()[0];
+    case DType::I32: return static_cast<double>(b.data_as<int32_t>()[0]);
+    case DType::I64: return static_cast<double>(b.data_as<int64_t>()[0]);
+    default: return std::nullopt;
+  }
+}
+
+class PowKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+    auto k = std::make_unique<PowKernel>();
+    IGNIS_ASSIGN_OR_RETURN(k->reference_, make_reference_kernel("", "Pow", init));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  // A single-element exponent leaves the base's elements in their order (the output may only
+  // gain leading extent-1 dims), so the base is mapped as a flat array.
+  Status run(KernelContext& ctx) const override {
+    const Tensor& b = ctx.input(1);
+    const auto e = b.numel() == 1 ? scalar_exponent(b) : std::nullopt;
+    switch (e ? pow_case(*e) : PowCase::Other) {
+      case PowCase::One: return run_unary<PowFn<PowCase::One>>(ctx);
+      case PowCase::Two: return run_unary<PowFn<PowCase::Two>>(ctx);
+      case PowCase::Three: return run_unary<PowFn<PowCase::Three>>(ctx);
+      case PowCase::MinusOne: return run_unary<PowFn<PowCase::MinusOne>>(ctx);
+      case PowCase::MinusTwo: return run_unary<PowFn<PowCase::MinusTwo>>(ctx);
+      case PowCase::Half: return run_unary<PowFn<PowCase::Half>>(ctx);
+      case PowCase::MinusHalf: return run_unary<PowFn<PowCase::MinusHalf>>(ctx);
+      case PowCase::Other: break;
+    }
+    return reference_->run(ctx);
+  }
+
+ private:
+  std::unique_ptr<Kernel> reference_;  // tensor exponents and exponents without a fast form
+};
 
 }  // namespace
 
@@ -311,12 +479,38 @@ Result<std::unique_ptr<Kernel>> elementwise_f32_create_mul(const KernelInit& ini
 Result<std::unique_ptr<Kernel>> elementwise_f32_create_div(const KernelInit& init) {
   return BinaryKernel<BinaryOp::Div>::create(init);
 }
+Result<std::unique_ptr<Kernel>> elementwise_f32_create_max(const KernelInit& init) {
+  return BinaryKernel<BinaryOp::Max>::create(init);
+}
+Result<std::unique_ptr<Kernel>> elementwise_f32_create_min(const KernelInit& init) {
+  return BinaryKernel<BinaryOp::Min>::create(init);
+}
+Result<std::unique_ptr<Kernel>> elementwise_f32_create_pow(const KernelInit& init) { return PowKernel::create(init); }
 
 Status elementwise_f32_relu(KernelContext& ctx) { return run_unary<ReluFn>(ctx); }
 Status elementwise_f32_sigmoid(KernelContext& ctx) { return run_unary<SigmoidFn>(ctx); }
 Status elementwise_f32_tanh(KernelContext& ctx) { return run_unary<TanhFn>(ctx); }
 Status elementwise_f32_exp(KernelContext& ctx) { return run_unary<ExpFn>(ctx); }
 Status elementwise_f32_erf(KernelContext& ctx) { return run_unary<ErfFn>(ctx); }
+Status elementwise_f32_log(KernelContext& ctx) { return run_unary<LogFn>(ctx); }
+Status elementwise_f32_sqrt(KernelContext& ctx) { return run_unary<SqrtFn>(ctx); }
+Status elementwise_f32_abs(KernelContext& ctx) { return run_unary<AbsFn>(ctx); }
+Status elementwise_f32_neg(KernelContext& ctx) { return run_unary<NegFn>(ctx); }
+Status elementwise_f32_reciprocal(KernelContext& ctx) { return run_unary<ReciprocalFn>(ctx); }
+Status elementwise_f32_clip(KernelContext& ctx) {
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  if (ctx.opset() < 11) {
+    lo = ctx.attrs().get_float("min", lo);
+    hi = ctx.attrs().get_float("max", hi);
+  } else {
+    if (ctx.has_input(1)) lo = ctx.input(1).data_as<float>()[0];
+    if (ctx.has_input(2)) hi = ctx.input(2).data_as<float>()[0];
+  }
+  return run_unary(ctx, ClipFn{_mm256_set1_ps(lo), _mm256_set1_ps(hi)});
+}
+Status elementwise_f32_leaky_relu(KernelContext& ctx) {
+  return run_unary(ctx, LeakyReluFn{_mm256_set1_ps(ctx.attrs().get_float("alpha", 0.01f))});
+}
 Status elementwise_f32_gelu(KernelContext& ctx) {
   if (ctx.attrs().get_string("approximate", "none") == "tanh") return run_unary<ActivationFn<Activation::GeluTanh>>(ctx);
   return run_unary<ActivationFn<Activation::Gelu>>(ctx);

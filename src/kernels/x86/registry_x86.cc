@@ -19,6 +19,8 @@ void register_all(KernelRegistry& r) {
   register_nn_conv_blocked(r);
   register_nn_pool(r);
   register_elementwise(r);
+  register_transpose(r);
+  register_reduce(r);
   register_nn_transformer(r);
   register_nn_recurrent(r);
 }

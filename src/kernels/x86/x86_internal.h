@@ -27,8 +27,13 @@ void register_nn_conv(KernelRegistry& r);  // Conv, ai.ignis FusedConv (nn_conv.
 void register_nn_conv_blocked(KernelRegistry& r);
 // MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool (nn_pool.cc)
 void register_nn_pool(KernelRegistry& r);
-// Add, Sub, Mul, Div, Relu, Sigmoid, Tanh, Exp, Erf, Gelu and ai.ignis Gelu (elementwise.cc)
+// Add, Sub, Mul, Div, Max, Min, Pow, Relu, Sigmoid, Tanh, Exp, Erf, Log, Sqrt, Abs, Neg,
+// Reciprocal, Clip, LeakyRelu, Gelu and ai.ignis Gelu (elementwise.cc)
 void register_elementwise(KernelRegistry& r);
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceSumSquare, ReduceL2 (reduce.cc)
+void register_reduce(KernelRegistry& r);
+// Transpose of 4-byte elements (transpose.cc)
+void register_transpose(KernelRegistry& r);
 // ai.ignis Attention and SkipLayerNorm, LayerNormalization, Softmax (nn_transformer.cc)
 void register_nn_transformer(KernelRegistry& r);
 

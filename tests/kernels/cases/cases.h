@@ -70,6 +70,16 @@ std::vector<KernelCase> sigmoid_cases();              // elementwise.cc
 std::vector<KernelCase> tanh_cases();                 // elementwise.cc
 std::vector<KernelCase> exp_cases();                  // elementwise.cc
 std::vector<KernelCase> erf_cases();                  // elementwise.cc
+std::vector<KernelCase> max_cases();                  // elementwise.cc
+std::vector<KernelCase> min_cases();                  // elementwise.cc
+std::vector<KernelCase> pow_cases();                  // elementwise.cc
+std::vector<KernelCase> log_cases();                  // elementwise.cc
+std::vector<KernelCase> sqrt_cases();                 // elementwise.cc
+std::vector<KernelCase> abs_cases();                  // elementwise.cc
+std::vector<KernelCase> neg_cases();                  // elementwise.cc
+std::vector<KernelCase> reciprocal_cases();           // elementwise.cc
+std::vector<KernelCase> clip_cases();                 // elementwise.cc
+std::vector<KernelCase> leaky_relu_cases();           // elementwise.cc
 std::vector<KernelCase> attention_cases();        // nn_transformer.cc (ai.ignis)
 std::vector<KernelCase> skip_layer_norm_cases();  // nn_transformer.cc (ai.ignis)
 std::vector<KernelCase> layer_norm_cases();       // nn_transformer.cc
@@ -91,6 +101,13 @@ std::vector<KernelCase> quantize_linear_cases();           // quantize.cc
 std::vector<KernelCase> dequantize_linear_cases();         // quantize.cc
 std::vector<KernelCase> matmul_nbits_cases();              // quantize_nbits.cc (com.microsoft)
 std::vector<KernelCase> gelu_cases();                      // elementwise.cc (ONNX Gelu-20)
+std::vector<KernelCase> transpose_cases();                 // tensor.cc
+std::vector<KernelCase> reduce_sum_cases();                // reduce.cc
+std::vector<KernelCase> reduce_mean_cases();               // reduce.cc
+std::vector<KernelCase> reduce_max_cases();                // reduce.cc
+std::vector<KernelCase> reduce_min_cases();                // reduce.cc
+std::vector<KernelCase> reduce_sum_square_cases();         // reduce.cc
+std::vector<KernelCase> reduce_l2_cases();                 // reduce.cc
 std::vector<KernelCase> ignis_gelu_cases();                // elementwise.cc (ai.ignis)
 
 // a followed by b (one op's cases from several files; later files append, so the seeds of
@@ -131,6 +148,16 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"", "Tanh", tanh_cases},
       {"", "Exp", exp_cases},
       {"", "Erf", erf_cases},
+      {"", "Max", max_cases},
+      {"", "Min", min_cases},
+      {"", "Pow", pow_cases},
+      {"", "Log", log_cases},
+      {"", "Sqrt", sqrt_cases},
+      {"", "Abs", abs_cases},
+      {"", "Neg", neg_cases},
+      {"", "Reciprocal", reciprocal_cases},
+      {"", "Clip", clip_cases},
+      {"", "LeakyRelu", leaky_relu_cases},
       {"ai.ignis", "Attention", attention_cases},
       {"ai.ignis", "SkipLayerNorm", skip_layer_norm_cases},
       {"", "LayerNormalization", layer_norm_cases},
@@ -153,6 +180,13 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"com.microsoft", "MatMulNBits", matmul_nbits_cases},
       {"", "Gelu", gelu_cases},
       {"ai.ignis", "Gelu", ignis_gelu_cases},
+      {"", "Transpose", transpose_cases},
+      {"", "ReduceSum", reduce_sum_cases},
+      {"", "ReduceMean", reduce_mean_cases},
+      {"", "ReduceMax", reduce_max_cases},
+      {"", "ReduceMin", reduce_min_cases},
+      {"", "ReduceSumSquare", reduce_sum_square_cases},
+      {"", "ReduceL2", reduce_l2_cases},
   };
   return list;
 }

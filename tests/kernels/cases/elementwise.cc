@@ -3,7 +3,9 @@
 // (equal shapes, scalars on either side, per-channel [1, C, 1, 1] against [N, C, H, W] from
 // either side, row vectors, columns, outer products) with rows of 1..17 elements (every
 // vector tail), tensors large enough to split over threads, and forms handed back to the
-// reference kernel; Relu, Sigmoid, Tanh, Exp and Erf over lengths 1..17 and a large tensor.
+// reference kernel (Max and Min also with one and three inputs); Relu, Sigmoid, Tanh, Exp,
+// Erf, Log, Sqrt, Abs, Neg, Reciprocal, Clip and LeakyRelu over lengths 1..17 and a large
+// tensor; Pow by each scalar exponent the fast kernel takes and by ones it hands back.
 // Values beyond [-1, 1], NaN and infinities are covered by tests/kernels/x86/elementwise_test.cc.
 #include "core/strings.h"
 #include "kernels/cases/cases.h"
@@ -72,6 +74,28 @@ std::vector<KernelCase> unary_cases(const char* op, int64_t opset) {
   return cases;
 }
 
+// Inputs drawn from [lo, hi] instead of [-1, 1].
+std::vector<KernelCase> ranged(std::vector<KernelCase> cases, double lo, double hi) {
+  for (KernelCase& c : cases) {
+    c.input_ranges = {{lo, hi}};
+    c.label += str_cat(" in [", lo, ", ", hi, "]");
+  }
+  return cases;
+}
+
+std::vector<KernelCase> variadic_cases(const char* op) {
+  std::vector<KernelCase> cases = binary_cases(op);
+  for (const auto& inputs : std::vector<std::vector<Shape>>{{{3, 5}}, {{2, 3, 5}, {5}, {3, 1}}}) {
+    KernelCase c;
+    c.op_type = op;
+    c.opset = 13;
+    c.inputs = inputs;
+    c.label = str_cat(inputs.size(), " inputs");
+    cases.push_back(c);
+  }
+  return cases;
+}
+
 }  // namespace
 
 std::vector<KernelCase> add_cases() { return binary_cases("Add"); }
@@ -83,6 +107,73 @@ std::vector<KernelCase> sigmoid_cases() { return unary_cases("Sigmoid", 13); }
 std::vector<KernelCase> tanh_cases() { return unary_cases("Tanh", 13); }
 std::vector<KernelCase> exp_cases() { return unary_cases("Exp", 13); }
 std::vector<KernelCase> erf_cases() { return unary_cases("Erf", 13); }
+std::vector<KernelCase> max_cases() { return variadic_cases("Max"); }
+std::vector<KernelCase> min_cases() { return variadic_cases("Min"); }
+std::vector<KernelCase> log_cases() {
+  // Near 0 the results reach -17 and the tolerance scales with them: also a range near 1.
+  return concat(concat(ranged(unary_cases("Log", 13), 1e-7, 100.0), ranged(unary_cases("Log", 13), 0.5, 2.0)),
+                unary_cases("Log", 13));
+}
+std::vector<KernelCase> sqrt_cases() { return concat(ranged(unary_cases("Sqrt", 13), 0.0, 50.0), unary_cases("Sqrt", 13)); }
+std::vector<KernelCase> abs_cases() { return unary_cases("Abs", 13); }
+std::vector<KernelCase> neg_cases() { return unary_cases("Neg", 13); }
+std::vector<KernelCase> reciprocal_cases() { return unary_cases("Reciprocal", 13); }
+std::vector<KernelCase> leaky_relu_cases() {
+  std::vector<KernelCase> cases = unary_cases("LeakyRelu", 16);
+  for (KernelCase c : unary_cases("LeakyRelu", 16)) {
+    c.attrs.set("alpha", float_attr(0.2f));
+    c.label += " alpha=0.2";
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+std::vector<KernelCase> clip_cases() {
+  std::vector<KernelCase> cases;
+  for (KernelCase c : unary_cases("Clip", 6)) {  // bounds as attributes
+    c.attrs.set("min", float_attr(-0.5f));
+    c.attrs.set("max", float_attr(0.25f));
+    c.label += " min=-0.5 max=0.25";
+    cases.push_back(c);
+    c.attrs = {};
+    c.attrs.set("max", float_attr(-0.75f));
+    c.label += " (max only)";
+    cases.push_back(std::move(c));
+  }
+  for (KernelCase c : unary_cases("Clip", 13)) {  // bounds as inputs, crossed in some cases
+    c.inputs.push_back(Shape{});
+    c.input_ranges = {{1.0, 0.0}, {-1.0, 0.5}};
+    cases.push_back(c);
+    c.inputs.push_back(Shape{});
+    c.input_ranges.push_back({-0.5, 1.0});
+    c.label += " min and max inputs";
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+std::vector<KernelCase> pow_cases() {
+  std::vector<KernelCase> cases;
+  for (double e : {2.0, 3.0, 1.0, -1.0, -2.0, 0.5, -0.5, 2.5}) {
+    for (KernelCase c : unary_cases("Pow", 15)) {
+      c.inputs.push_back(Shape{});
+      c.input_ranges = {{1.0, 0.0}, {e, e}};
+      c.label += str_cat(" exponent ", e);
+      cases.push_back(c);
+      if (e == 0.5 || e == -0.5 || e == 2.5) {  // positive bases, away from the poles
+        c.input_ranges[0] = {0.01, 10.0};
+        c.label += " of [0.01, 10]";
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+  KernelCase tensor_exponent;  // the reference's
+  tensor_exponent.op_type = "Pow";
+  tensor_exponent.opset = 15;
+  tensor_exponent.inputs = {{3, 5}, {5}};
+  tensor_exponent.input_ranges = {{0.1, 2.0}, {-2.0, 2.0}};
+  tensor_exponent.label = "tensor exponent";
+  cases.push_back(tensor_exponent);
+  return cases;
+}
 std::vector<KernelCase> gelu_cases() {
   std::vector<KernelCase> cases = unary_cases("Gelu", 20);
   for (KernelCase c : unary_cases("Gelu", 20)) {

@@ -20,6 +20,13 @@ namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
+Attribute kernel_attr_float(float v) {
+  Attribute a;
+  a.kind = Attribute::Kind::Float;
+  a.f = v;
+  return a;
+}
+
 // Runs `call` with kernel `id` and with the reference kernel: NaN where the reference has
 // NaN, otherwise |got - ref| <= rtol * |ref| + atol (infinities must match exactly).
 void expect_matches_reference(const OpCall& call, std::string_view id, double rtol, double atol) {
@@ -111,7 +118,7 @@ TEST(ElementwiseX86, ArithmeticOnSpecialValuesInEveryBroadcastForm) {
   const std::pair<Tensor, Tensor> forms[] = {
       {ta, tb}, {ta, row}, {row, ta}, {column, ta}, {ta, column}, {channel, planes}, {planes, channel},
       {make_tensor_f32({}, {kNaN}), ta}, {ta, make_tensor_f32({1}, {-0.0f})}};
-  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
     const std::string id = std::string("x86/") + static_cast<char>(std::tolower(op[0])) + (op + 1) + "_f32_avx2";
     for (const auto& [x, y] : forms) {
       OpCall call;
@@ -119,6 +126,46 @@ TEST(ElementwiseX86, ArithmeticOnSpecialValuesInEveryBroadcastForm) {
   call.opset = 14;
       call.inputs = {x, y};
       expect_matches_reference(call, id, 0.0, 0.0);
+    }
+  }
+}
+
+TEST(ElementwiseX86, LogOverTheFloatRange) {
+  // Relative accuracy everywhere, subnormal inputs and the neighbourhood of 1 included.
+  expect_matches_reference(unary_call("Log", sweep(0.0f, 1000.0f, 4001)), "x86/log_f32_avx2", 3e-7, 0.0);
+  expect_matches_reference(unary_call("Log", sweep(0.99f, 1.01f, 4001)), "x86/log_f32_avx2", 3e-7, 0.0);
+  std::vector<float> powers;
+  for (int e = -149; e <= 127; ++e) powers.push_back(std::ldexp(1.37f, e));
+  expect_matches_reference(unary_call("Log", powers), "x86/log_f32_avx2", 3e-7, 0.0);
+  expect_matches_reference(unary_call("Log", sweep(-5.0f, 5.0f, 101)), "x86/log_f32_avx2", 3e-7, 0.0);
+}
+
+TEST(ElementwiseX86, ExactUnaryOpsOnSpecialValues) {
+  const std::vector<float> v = sweep(-3e38f, 3e38f, 40);
+  for (const char* op : {"Sqrt", "Abs", "Neg", "Reciprocal"}) {
+    const std::string id = std::string("x86/") + static_cast<char>(std::tolower(op[0])) + (op + 1) + "_f32_avx2";
+    expect_matches_reference(unary_call(op, v), id, 0.0, 0.0);
+    expect_matches_reference(unary_call(op, sweep(-2.0f, 2.0f, 77)), id, 0.0, 0.0);
+  }
+  OpCall leaky = unary_call("LeakyRelu", sweep(-2.0f, 2.0f, 77));
+  leaky.attrs.set("alpha", kernel_attr_float(0.3f));
+  expect_matches_reference(leaky, "x86/leakyrelu_f32_avx2", 0.0, 0.0);
+  for (const auto& [lo, hi] : std::vector<std::pair<float, float>>{{-1.0f, 1.0f}, {0.0f, kInf}, {1.0f, -1.0f}}) {
+    OpCall clip = unary_call("Clip", sweep(-2.0f, 2.0f, 77));
+    clip.inputs.push_back(make_tensor_f32({}, {lo}));
+    clip.inputs.push_back(make_tensor_f32({}, {hi}));
+    expect_matches_reference(clip, "x86/clip_f32_avx2", 0.0, 0.0);
+  }
+}
+
+TEST(ElementwiseX86, PowByScalarsMatchesDoublePow) {
+  // The fast exponents give the reference's double pow rounded once, so exactly its values.
+  for (float e : {1.0f, 2.0f, 3.0f, -1.0f, -2.0f, 0.5f, -0.5f, 2.5f}) {
+    for (const std::vector<float>& v : {sweep(-40.0f, 40.0f, 301), sweep(-3e38f, 3e38f, 40)}) {
+      OpCall call = unary_call("Pow", v);
+      call.opset = 15;
+      call.inputs.push_back(make_tensor_f32({}, {e}));
+      expect_matches_reference(call, "x86/pow_f32_avx2", 0.0, 0.0);
     }
   }
 }
