@@ -69,6 +69,9 @@ struct SessionOptions {
   // first symbolic dim of each input takes plan_batch (when > 0), else 1.
   std::map<std::string, int64_t> plan_dims{};
   int64_t plan_batch = 0;
+  // False: make no plan at creation; the first run (or arena_bytes) plans its own shapes, which
+  // then choose the kernels, as plan_dims would. ModelInfo::flops stays -1.
+  bool plan_at_open = true;
   Tuning tuning = Tuning::Cached;
   // The tuning cache file; empty = $IGNIS_TUNING_CACHE, else $XDG_CACHE_HOME/ignis/tuning-cache.tsv,
   // else ~/.cache/ignis/tuning-cache.tsv. Entries of other CPUs, and entries naming kernels or
@@ -102,7 +105,8 @@ struct ModelInfo {
   int64_t node_count = 0;
   int64_t parameter_count = 0;  // elements in initializers
   int64_t parameter_bytes = 0;
-  // Multiply-adds counted as 2 FLOPs, for one run with symbolic dims set to 1; -1 if unknown.
+  // Multiply-adds counted as 2 FLOPs, for one run of the plan made at creation (symbolic dims
+  // as SessionOptions::plan_dims, else 1); -1 if unknown or not planned at creation.
   int64_t flops = -1;
   // Integer inputs used (directly or through Cast/Reshape/Unsqueeze/...) as Gather indices into
   // initializer tables: name -> the smallest indexed extent, so indices in [0, limit) are valid.

@@ -14,6 +14,7 @@ int run_run(const RunOptions& opts) {
   so.pin_threads = opts.pin_threads;
   so.precision = parse_precision(opts.precision);
   apply_session_cli(so, opts.tuning, opts.inputs);
+  so.plan_at_open = opts.inputs.files.empty() && opts.inputs.dir.empty();  // see run_bench
   auto session = open_model(opts.model, so);
   if (!session) return fail(session.error());
   auto inputs = make_inputs(*session, opts.inputs);

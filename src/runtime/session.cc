@@ -81,17 +81,18 @@ struct Session::Impl {
     std::atomic<uint64_t> last_used{0};  // a tick of `clock`
   };
   std::mutex planning_mu;             // plans are created one at a time
+  bool planned_once = false;          // under planning_mu
   mutable std::shared_mutex plans_mu;  // guards `plans`; runs take it shared
   // By signature hash. Beyond options.max_cached_plans the least recently used is dropped (its
   // activation buffers with it); runs in progress keep their plan alive.
   std::unordered_multimap<uint64_t, std::unique_ptr<PlanEntry>> plans;
   std::atomic<uint64_t> clock{0};
 
-  // The plan for a signature, created on first use. `on_unused` is passed to the plan (see
-  // PlanOptions).
+  // The plan for a signature, created on first use. The session's first plan may drop weights
+  // that only prepacking kernels read, as soon as their last reader exists (no run can be in
+  // flight before the first plan); later plans reuse those kernels through the kernel cache.
   template <class TypeAt>
-  Result<std::shared_ptr<const runtime::Plan>> plan_for(size_t n, const TypeAt& type_at,
-                                                        std::function<void(int)> on_unused = nullptr) {
+  Result<std::shared_ptr<const runtime::Plan>> plan_for(size_t n, const TypeAt& type_at) {
     const uint64_t h = signature_hash(n, type_at);
     auto find = [&]() -> std::shared_ptr<const runtime::Plan> {
       std::shared_lock<std::shared_mutex> lock(plans_mu);
@@ -113,7 +114,11 @@ struct Session::Impl {
     }
     runtime::PlanOptions po;
     po.kernels = &kernels;
-    po.on_initializer_unused = std::move(on_unused);
+    if (!planned_once) {
+      runtime::Model* m = model.get();
+      po.on_initializer_unused = [m](int v) { runtime::release_initializer_data(*m, v); };
+    }
+    planned_once = true;
     po.memory_limit_bytes = memory_limit == SIZE_MAX ? 0 : memory_limit;
     po.tuning = tuning.get();
     auto created = runtime::Plan::create(model, sig, po);
@@ -146,10 +151,8 @@ struct Session::Impl {
       std::fprintf(stderr, "ignis: warning: %s\n", s.message().c_str());
   }
 
-  Result<std::shared_ptr<const runtime::Plan>> plan_for(const std::vector<ir::ValueType>& types,
-                                        std::function<void(int)> on_unused = nullptr) {
-    return plan_for(
-        types.size(), [&](size_t i) { return std::pair{types[i].dtype, &types[i].shape}; }, std::move(on_unused));
+  Result<std::shared_ptr<const runtime::Plan>> plan_for(const std::vector<ir::ValueType>& types) {
+    return plan_for(types.size(), [&](size_t i) { return std::pair{types[i].dtype, &types[i].shape}; });
   }
 };
 
@@ -237,12 +240,10 @@ Result<std::unique_ptr<Session::Impl>> make_impl(ir::Graph graph, const SessionO
   }
 
   // Plan the default signature now: errors surface at creation and the first run is fast.
-  // Weights that only prepacking kernels read are dropped as soon as their last reader exists
-  // (no run can be in flight yet); later plans reuse those kernels through the kernel cache.
   bool all_static = false;
+  if (!options.plan_at_open) return impl;
   if (auto sig = default_signature(impl->model->graph, options, &all_static)) {
-    runtime::Model* model = impl->model.get();
-    auto plan = impl->plan_for(*sig, [model](int v) { runtime::release_initializer_data(*model, v); });
+    auto plan = impl->plan_for(*sig);
     if (plan) info.flops = (*plan)->dynamic() ? -1 : (*plan)->flops();
     else if (all_static) return plan.error();
   }

@@ -167,34 +167,29 @@ std::string default_tuning_cache_path() {
 }
 
 std::shared_ptr<TuningCache> shared_tuning_cache(const std::string& path) {
+  // Keyed by the file's bytes, not its timestamp: rewrites within one timestamp tick happen.
   struct Loaded {
     std::shared_ptr<TuningCache> cache;
-    std::uintmax_t size = 0;
-    std::filesystem::file_time_type mtime{};
+    std::string text;
   };
   static std::mutex mu;
   static std::map<std::string, Loaded> loaded;
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  const std::uintmax_t now_size = ec ? 0 : size;
-  const auto mtime = std::filesystem::last_write_time(path, ec);
-  const auto now_mtime = ec ? std::filesystem::file_time_type{} : mtime;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = loaded.find(path);
-  if (it != loaded.end() && it->second.size == now_size && it->second.mtime == now_mtime) return it->second.cache;
   const std::string cpu = cpu_features().identity();
-  auto made = TuningCache::load(path, cpu);
-  std::shared_ptr<TuningCache> cache;
-  if (made) {
-    cache = std::move(*made);
-    if (cache->malformed_lines() > 0)
-      std::fprintf(stderr, "ignis: warning: tuning cache '%s': ignored %zu malformed lines\n", path.c_str(),
-                   cache->malformed_lines());
-  } else {
-    std::fprintf(stderr, "ignis: warning: %s; planning without it\n", made.error().message().c_str());
-    cache = std::make_shared<TuningCache>(cpu);
+  bool exists = false;
+  auto text = read_text(path, &exists);
+  std::lock_guard<std::mutex> lock(mu);
+  if (!text) {
+    std::fprintf(stderr, "ignis: warning: %s; planning without it\n", text.error().message().c_str());
+    return std::make_shared<TuningCache>(cpu);
   }
-  loaded[path] = Loaded{cache, now_size, now_mtime};
+  auto it = loaded.find(path);
+  if (it != loaded.end() && it->second.text == *text) return it->second.cache;
+  auto cache = std::make_shared<TuningCache>(cpu);
+  cache->parse(*text, &cache->entries_, &cache->malformed_);
+  if (cache->malformed_ > 0)
+    std::fprintf(stderr, "ignis: warning: tuning cache '%s': ignored %zu malformed lines\n", path.c_str(),
+                 cache->malformed_);
+  loaded[path] = Loaded{cache, std::move(*text)};
   return cache;
 }
 

@@ -52,6 +52,7 @@ class TuningCache {
   size_t malformed_lines() const { return malformed_; }
 
  private:
+  friend std::shared_ptr<TuningCache> shared_tuning_cache(const std::string& path);
   // (cpu, threads, key) -> choice
   using Key = std::pair<std::string, std::pair<int, std::string>>;
   void parse(const std::string& text, std::map<Key, TunedChoice>* into, size_t* malformed) const;
@@ -67,9 +68,9 @@ class TuningCache {
 // none of these variables is set.
 std::string default_tuning_cache_path();
 
-// The process-wide cache for `path` and this CPU, read on first use and again when the file
-// changed since (size or modification time). Never null: an unreadable file gives an empty
-// cache and a warning on stderr.
+// The process-wide cache for `path` and this CPU, parsed again whenever the file's content
+// changed since the last call. Never null: an unreadable file gives an empty cache and a
+// warning on stderr.
 std::shared_ptr<TuningCache> shared_tuning_cache(const std::string& path);
 
 }  // namespace ignis::runtime

@@ -115,6 +115,12 @@ ModelBuilder& ModelBuilder::string_attr(const std::string& name, const std::stri
   return *this;
 }
 
+ModelBuilder& ModelBuilder::ints_attr(const std::string& name, const std::vector<int64_t>& values) {
+  auto* a = add_last_node_attr(impl_->model, name, onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+  return *this;
+}
+
 std::string ModelBuilder::bytes() const { return impl_->model.SerializeAsString(); }
 
 std::string ModelBuilder::write_temp(const std::string& stem) const {

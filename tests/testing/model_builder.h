@@ -33,6 +33,8 @@ class ModelBuilder {
   ModelBuilder& float_attr(const std::string& name, float value);
   // Adds a string attribute to the most recently added node.
   ModelBuilder& string_attr(const std::string& name, const std::string& value);
+  // Adds an int-list attribute to the most recently added node.
+  ModelBuilder& ints_attr(const std::string& name, const std::vector<int64_t>& values);
 
   std::string bytes() const;
   // Writes the model to a temporary file and returns its path.
