@@ -123,6 +123,16 @@ def _precision(value):
     raise _errors.InvalidArgument(f"precision {value!r} is not supported; supported: {supported}")
 
 
+_TUNING_MODES = ("off", "cached", "measure", "remeasure")
+
+
+def _tuning(value):
+    if isinstance(value, str) and value.lower() in _TUNING_MODES:
+        return value.lower()
+    supported = ", ".join(repr(t) for t in _TUNING_MODES)
+    raise _errors.InvalidArgument(f"tuning {value!r} is not supported; supported: {supported}")
+
+
 def _option(name, convert, doc):
     def get(self):
         return self._values[name]
@@ -160,6 +170,8 @@ class SessionOptions:
         "precision": "fp32",
         "pin_threads": False,
         "memory_limit_bytes": 0,
+        "tuning": "cached",
+        "tuning_cache": "",
     }
 
     def __init__(self):
@@ -233,6 +245,21 @@ class SessionOptions:
         "Most bytes one run may hold in activations and outputs (ignis only); 0 (default) = the "
         "machine's physical memory. A run that needs more raises ResourceExhausted (a MemoryError) "
         "before allocating, and the session stays usable.",
+    )
+
+    tuning = _option(
+        "tuning",
+        _tuning,
+        "How kernels are chosen where several can run a node (ignis only): 'cached' (default) takes "
+        "what the tuning cache recorded for the node on this CPU, else the built-in rules; 'off' the "
+        "rules; 'measure' times the candidates for nodes the cache lacks and saves them; "
+        "'remeasure' times every node again. See `ignis tune`.",
+    )
+    tuning_cache = _option(
+        "tuning_cache",
+        os.fsdecode,
+        "The tuning cache file (ignis only); '' (default) = $IGNIS_TUNING_CACHE, else "
+        "~/.cache/ignis/tuning-cache.tsv.",
     )
 
     def add_session_config_entry(self, key, value):
@@ -397,14 +424,19 @@ class InferenceSession:
             bool(options.pin_threads),
             options.memory_limit_bytes,
         )
+        engine_options = {
+            "precision": options.precision,
+            "tuning": options.tuning,
+            "tuning_cache": options.tuning_cache,
+        }
         if isinstance(path_or_bytes, (str, os.PathLike)):
             self._model_path = os.fsdecode(path_or_bytes)
             self._model_bytes = None
-            self._sess = _ignis.Session.open(self._model_path, *args, precision=options.precision)
+            self._sess = _ignis.Session.open(self._model_path, *args, **engine_options)
         elif isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             self._model_path = None
             self._model_bytes = path_or_bytes
-            self._sess = _ignis.Session.open_bytes(path_or_bytes, *args, precision=options.precision)
+            self._sess = _ignis.Session.open_bytes(path_or_bytes, *args, **engine_options)
         else:
             raise TypeError(f"Unable to load from type '{type(path_or_bytes)}'")
 

@@ -330,8 +330,15 @@ py::tuple run_profiled(const Session& session, const py::dict& feed,
 }
 
 SessionOptions make_options(int threads, int optimization, int log_level, bool pin_threads = false,
-                            size_t memory_limit_bytes = 0, const std::string& precision = "fp32") {
+                            size_t memory_limit_bytes = 0, const std::string& precision = "fp32",
+                            const std::string& tuning = "cached", const std::string& tuning_cache = "") {
   SessionOptions o;
+  if (tuning == "off") o.tuning = Tuning::Off;
+  else if (tuning == "cached") o.tuning = Tuning::Cached;
+  else if (tuning == "measure") o.tuning = Tuning::Measure;
+  else if (tuning == "remeasure") o.tuning = Tuning::Remeasure;
+  else raise_status(invalid_argument("tuning must be 'off', 'cached', 'measure' or 'remeasure', got '" + tuning + "'"));
+  o.tuning_cache = tuning_cache;
   if (precision != "fp32" && precision != "bf16")
     raise_status(invalid_argument("precision must be 'fp32' or 'bf16', got '" + precision + "'"));
   o.precision = precision == "bf16" ? Precision::Bf16 : Precision::F32;
@@ -348,9 +355,10 @@ SessionOptions make_options(int threads, int optimization, int log_level, bool p
 }
 
 std::unique_ptr<Session> open_path(const std::string& path, int threads, int optimization, int log_level,
-                                   bool pin_threads, size_t memory_limit_bytes, const std::string& precision) {
-  const SessionOptions options =
-      make_options(threads, optimization, log_level, pin_threads, memory_limit_bytes, precision);
+                                   bool pin_threads, size_t memory_limit_bytes, const std::string& precision,
+                                   const std::string& tuning, const std::string& tuning_cache) {
+  const SessionOptions options = make_options(threads, optimization, log_level, pin_threads, memory_limit_bytes,
+                                              precision, tuning, tuning_cache);
   auto result = [&] {
     py::gil_scoped_release unlocked;
     return Session::open(path, options);
@@ -360,9 +368,10 @@ std::unique_ptr<Session> open_path(const std::string& path, int threads, int opt
 
 std::unique_ptr<Session> open_bytes(const py::object& model, int threads, int optimization, int log_level,
                                     bool pin_threads, size_t memory_limit_bytes, const std::string& base_dir,
-                                    const std::string& precision) {
-  const SessionOptions options =
-      make_options(threads, optimization, log_level, pin_threads, memory_limit_bytes, precision);
+                                    const std::string& precision, const std::string& tuning,
+                                    const std::string& tuning_cache) {
+  const SessionOptions options = make_options(threads, optimization, log_level, pin_threads, memory_limit_bytes,
+                                              precision, tuning, tuning_cache);
   Py_buffer view;
   if (PyObject_GetBuffer(model.ptr(), &view, PyBUF_SIMPLE) != 0) throw py::error_already_set();
   const std::unique_ptr<Py_buffer, void (*)(Py_buffer*)> release(&view, PyBuffer_Release);
@@ -514,10 +523,11 @@ PYBIND11_MODULE(_ignis, m) {
   py::class_<ignis::Session>(m, "Session")
       .def_static("open", &open_path, py::arg("path"), py::arg("threads"), py::arg("optimization"),
                   py::arg("log_level"), py::arg("pin_threads") = false, py::arg("memory_limit_bytes") = 0,
-                  py::arg("precision") = "fp32")
+                  py::arg("precision") = "fp32", py::arg("tuning") = "cached", py::arg("tuning_cache") = "")
       .def_static("open_bytes", &open_bytes, py::arg("model"), py::arg("threads"), py::arg("optimization"),
                   py::arg("log_level"), py::arg("pin_threads") = false, py::arg("memory_limit_bytes") = 0,
-                  py::arg("base_dir") = "", py::arg("precision") = "fp32")
+                  py::arg("base_dir") = "", py::arg("precision") = "fp32", py::arg("tuning") = "cached",
+                  py::arg("tuning_cache") = "")
       .def("inputs", [](const ignis::Session& s) { return describe(s.inputs()); })
       .def("outputs", [](const ignis::Session& s) { return describe(s.outputs()); })
       .def("model_info", &model_info)
