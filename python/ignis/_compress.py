@@ -40,12 +40,15 @@ class CompressReport:
     """What quantize() or prune() changed: a list of WeightChange, the skipped candidates
     ("<name>: <why>"), parameter counts, and initializer and file sizes in bytes before/after.
     Static quantization also fills `activations` (ActivationRange per quantized activation)
-    and `calibration_samples`."""
+    and `calibration_samples`; with max_drop, `accuracy_loss` (measured on the calibration
+    samples; else None) and `decisions` (one line per node kept in float32, then the result)."""
 
     __slots__ = (
         "changed",
         "activations",
         "calibration_samples",
+        "accuracy_loss",
+        "decisions",
         "skipped",
         "parameters",
         "parameters_changed",
@@ -105,6 +108,8 @@ def quantize(
     samples=0,
     progress=True,
     block_size=32,
+    max_drop=None,
+    metric="top1",
 ):
     """Reads the ONNX file `model`, quantizes it and writes the result to `output`.
 
@@ -129,7 +134,13 @@ def quantize(
     threshold). Weights are int8 symmetric per output channel, biases int32.
 
     Weights with fewer than `min_elements` elements stay float32 (default 1024; 0 for static);
-    so do the nodes named in `exclude` (dynamic, int4 and static).  For int8 and fp16 ignis expands
+    so do the nodes named in `exclude` (dynamic, int4 and static).
+
+    max_drop (static only): the largest accuracy loss allowed on the calibration samples, under
+    `metric`: "top1" (the share of rows of each float output whose argmax over the last axis
+    changes; 0.01 = one point) or "cosine" (1 - the mean cosine of each output to float).
+    While the loss is larger, the quantized node adding the most relative error stays float32
+    and the model is measured again; the report lists each decision.  For int8 and fp16 ignis expands
     the weights once when a session is created, so the computation stays float32.  Returns a
     CompressReport."""
     if calibrate is not None:
@@ -137,6 +148,16 @@ def quantize(
     else:
         mode = _choice(mode or "int8", ("int8", "fp16", "dynamic", "int4"), "mode")
     method = _choice(method, ("minmax", "percentile", "entropy"), "method")
+    metric = _choice(metric, ("top1", "cosine"), "metric")
+    if max_drop is not None:
+        if calibrate is None:
+            raise _errors.InvalidArgument("max_drop measures accuracy on calibration samples and needs calibrate")
+        try:
+            max_drop = float(max_drop)
+        except (TypeError, ValueError):
+            raise _errors.InvalidArgument(f"max_drop must be a number >= 0, got {max_drop!r}") from None
+        if not max_drop >= 0:
+            raise _errors.InvalidArgument(f"max_drop must be a number >= 0, got {max_drop!r}")
     try:
         p = float(percentile)
     except (TypeError, ValueError):
@@ -157,6 +178,8 @@ def quantize(
             _count(samples, "samples"),
             bool(progress),
             _count(block_size, "block_size"),
+            max_drop,
+            metric,
         )
     )
 

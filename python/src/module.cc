@@ -457,6 +457,8 @@ py::dict compress_report(const CompressReport& r) {
   d["changed"] = changed;
   d["activations"] = activations;
   d["calibration_samples"] = r.calibration_samples;
+  d["accuracy_loss"] = r.accuracy_loss >= 0 ? py::object(py::float_(r.accuracy_loss)) : py::object(py::none());
+  d["decisions"] = r.decisions;
   d["skipped"] = r.skipped;
   d["parameters"] = r.parameters;
   d["parameters_changed"] = r.parameters_changed;
@@ -473,8 +475,10 @@ py::dict compress_report(const CompressReport& r) {
 py::dict quantize(const std::string& input, const std::string& output, const std::string& mode, bool per_channel,
                   std::optional<int64_t> min_elements, const std::vector<std::string>& exclude,
                   const std::string& calibrate, const std::string& method, double percentile, int64_t samples,
-                  bool progress, int64_t block_size) {
+                  bool progress, int64_t block_size, std::optional<double> max_drop, const std::string& metric) {
   QuantizeOptions o;
+  o.max_drop = max_drop;
+  o.metric = metric == "cosine" ? AccuracyMetric::Cosine : AccuracyMetric::Top1Disagreement;
   o.block_size = block_size;
   o.mode = mode == "fp16"      ? QuantizeMode::Fp16
            : mode == "dynamic" ? QuantizeMode::Dynamic
@@ -538,7 +542,8 @@ PYBIND11_MODULE(_ignis, m) {
   m.def("quantize", &quantize, py::arg("input"), py::arg("output"), py::arg("mode"), py::arg("per_channel"),
         py::arg("min_elements"), py::arg("exclude") = std::vector<std::string>{}, py::arg("calibrate") = "",
         py::arg("method") = "minmax", py::arg("percentile") = 99.999, py::arg("samples") = 0,
-        py::arg("progress") = false, py::arg("block_size") = 32);
+        py::arg("progress") = false, py::arg("block_size") = 32, py::arg("max_drop") = py::none(),
+        py::arg("metric") = "top1");
   m.def("prune", &prune, py::arg("input"), py::arg("output"), py::arg("sparsity"), py::arg("granularity"),
         py::arg("min_elements"));
 }

@@ -75,6 +75,8 @@ struct QuantizeCliOptions {
   std::string method = "minmax";
   double percentile = 99.999;
   int64_t samples = 0;
+  std::optional<double> max_drop;  // --calibrate: the accuracy budget
+  std::string metric = "top1";     // top1 | cosine
   bool report = false;
 };
 int run_quantize(const QuantizeCliOptions& opts);

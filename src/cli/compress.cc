@@ -29,6 +29,10 @@ void print_report(const std::string& output, const CompressReport& r, bool detai
   if (r.calibration_samples > 0)
     std::printf("  %zu activations quantized, calibrated on %lld samples\n", r.activations.size(),
                 static_cast<long long>(r.calibration_samples));
+  if (r.accuracy_loss >= 0) {
+    std::printf("  accuracy loss on the calibration samples: %.4g\n", r.accuracy_loss);
+    for (const auto& d : r.decisions) std::printf("    %s\n", d.c_str());
+  }
   if (!details) return;
   std::printf("\n  %-40s %-14s %-26s %10s %12s %12s\n", "weight", "op", "scheme", "elements", "max|w|", "max|error|");
   for (const auto& c : r.changed)
@@ -63,8 +67,12 @@ int run_quantize(const QuantizeCliOptions& opts) {
                                                          : CalibrationMethod::MinMax;
     o.percentile = opts.percentile;
     o.calibration_samples = opts.samples;
+    o.max_drop = opts.max_drop;
+    o.metric = opts.metric == "cosine" ? AccuracyMetric::Cosine : AccuracyMetric::Top1Disagreement;
     o.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   }
+  if (opts.max_drop && opts.calibrate.empty())
+    return fail(invalid_argument("--max-drop measures accuracy on calibration samples and needs --calibrate DATA"));
   o.per_channel = !opts.per_tensor;
   o.min_elements = opts.min_elements;
   o.exclude_nodes = opts.exclude;

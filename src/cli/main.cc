@@ -144,6 +144,13 @@ int main(int argc, char** argv) {
   c_quant->add_option("--samples", quantize.samples, "--calibrate: use at most N samples (0: all)")
       ->default_val(0)
       ->check(CLI::NonNegativeNumber);
+  c_quant->add_option("--max-drop", quantize.max_drop,
+                      "--calibrate: largest accuracy loss allowed on the calibration samples (0.01 = 1 point); "
+                      "nodes adding the most error stay float32 until it holds");
+  c_quant->add_option("--metric", quantize.metric,
+                      "--max-drop: top1 (share of argmax rows that change) | cosine (1 - mean cosine to float)")
+      ->default_val("top1")
+      ->check(CLI::IsMember({"top1", "cosine"}));
   c_quant->add_flag("--report", quantize.report, "print every weight changed or skipped");
 
   PruneCliOptions prune;

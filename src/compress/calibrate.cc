@@ -41,8 +41,8 @@ CalibratedRange range_of(const TensorStats& s, const QuantizeOptions& o) {
   return r;
 }
 
-// `g` with `tensors` also as graph outputs, opened at the basic level (cleanups only, which
-// keep every graph output).
+}  // namespace
+
 Result<Session> open_instrumented(const ir::Graph& g, const std::vector<std::string>& tensors, const std::string& dir) {
   ir::Graph copy = g;
   for (const auto& t : tensors) {
@@ -57,8 +57,6 @@ Result<Session> open_instrumented(const ir::Graph& g, const std::vector<std::str
   so.optimization = OptLevel::Basic;
   return Session::open_bytes(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), so, dir);
 }
-
-}  // namespace
 
 Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir, const std::vector<std::string>& tensors,
                               const QuantizeOptions& o) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ignis/compress.h"
+#include "ignis/session.h"
 #include "ir/graph.h"
 
 namespace ignis::compress {
@@ -22,6 +23,10 @@ struct Calibration {
   std::vector<std::string> skipped;               // "<tensor>: <why>" for the others
   int64_t samples = 0;
 };
+
+// A session of `g` (its files relative to `dir`) with `tensors` also as graph outputs, opened at
+// the basic level (cleanups only, which keep every graph output).
+Result<Session> open_instrumented(const ir::Graph& g, const std::vector<std::string>& tensors, const std::string& dir);
 
 // Runs `g` (its files relative to `model_dir`) on the samples of options.calibration_data and
 // calibrates `tensors` with options.calibration_method.

@@ -20,6 +20,7 @@
 #include <map>
 #include <set>
 
+#include "compress/accuracy_budget.h"
 #include "compress/calibrate.h"
 #include "compress/graph_edit.h"
 #include "compress/int8_weights.h"
@@ -77,32 +78,15 @@ struct QuantizedWeight {
   Tensor scale;       // scalar or [channels]
 };
 
-}  // namespace
-
-Status quantize_static(ir::Graph& g, const std::string& model_path, const QuantizeOptions& o, CompressReport* report) {
-  const int64_t opset = g.opset("");
-  if (opset < 10)
-    return unsupported(str_cat("static quantization writes QuantizeLinear/DequantizeLinear, which need opset >= 10; "
-                               "the model imports opset ",
-                               opset));
-  const bool per_channel = o.per_channel && opset >= 13;  // per-axis scales arrived in opset 13
-  const std::set<std::string> excluded(o.exclude_nodes.begin(), o.exclude_nodes.end());
-  std::vector<size_t> targets;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (!is_target(g.nodes[i])) continue;
-    if (excluded.count(g.nodes[i].name)) report->skipped.push_back(str_cat(g.nodes[i].label(), ": excluded"));
-    else targets.push_back(i);
-  }
-
-  std::error_code ec;
-  const std::string dir = std::filesystem::absolute(model_path, ec).parent_path().string();
-  IGNIS_ASSIGN_OR_RETURN(Calibration cal, calibrate(g, dir, activation_tensors(g, targets), o));
-  report->calibration_samples = cal.samples;
-  report->skipped.insert(report->skipped.end(), cal.skipped.begin(), cal.skipped.end());
-
+// Writes the QDQ form of `targets` (node indices of `g`) with the calibrated ranges.
+Status write_qdq(ir::Graph& g, const std::vector<size_t>& targets, const Calibration& cal, bool per_channel,
+                 const QuantizeOptions& o, CompressReport* report) {
   // Activations: every reader of x reads DequantizeLinear(QuantizeLinear(x)) instead.
   std::map<std::string, QParams> activation;  // keyed by the DequantizeLinear output
-  for (const auto& [name, range] : cal.ranges) {
+  for (const std::string& name : activation_tensors(g, targets)) {
+    const auto found = cal.ranges.find(name);
+    if (found == cal.ranges.end()) continue;  // not float32, or no finite value seen
+    const CalibratedRange& range = found->second;
     const QParams p = int8_asymmetric(range);
     Tensor scale = Tensor::empty(DType::F32, Shape{});
     *scale.data_as<float>() = p.scale;
@@ -186,6 +170,78 @@ Status quantize_static(ir::Graph& g, const std::string& model_path, const Quanti
   }
   ir::remove_unused_initializers(g);
   return sort_nodes(g);
+}
+
+// max_drop: quantize every target, measure, and keep the node adding the most error in float32
+// until the loss is within budget (at worst every node stays float32, with no loss).
+Status quantize_within_budget(ir::Graph& g, const std::string& dir, const std::vector<size_t>& targets,
+                              const Calibration& cal, bool per_channel, const QuantizeOptions& o,
+                              CompressReport* report) {
+  const ir::Graph float_graph = g;
+  std::set<size_t> kept_float;
+  std::vector<std::string> decisions;
+  while (true) {
+    std::vector<size_t> active;
+    std::vector<ErrorProbe> probes;
+    for (size_t i : targets) {
+      if (kept_float.count(i)) continue;
+      active.push_back(i);
+      const ir::Node& n = float_graph.nodes[i];
+      probes.push_back({n.name, n.inputs[0], n.outputs[0]});
+    }
+    ir::Graph trial = float_graph;
+    CompressReport trial_report = *report;
+    IGNIS_RETURN_IF_ERROR(write_qdq(trial, active, cal, per_channel, o, &trial_report));
+    IGNIS_ASSIGN_OR_RETURN(const QuantizationError e,
+                           measure_quantization_error(float_graph, trial, dir, probes, o));
+    if (e.loss <= *o.max_drop || active.empty()) {
+      decisions.push_back(str_cat("loss ", e.loss, " <= ", *o.max_drop, " with ", active.size(), " of ",
+                                  targets.size(), " nodes quantized"));
+      for (size_t i : kept_float)
+        trial_report.skipped.push_back(str_cat(float_graph.nodes[i].label(), ": kept float32 to hold --max-drop"));
+      g = std::move(trial);
+      *report = std::move(trial_report);
+      report->accuracy_loss = e.loss;
+      report->decisions = std::move(decisions);
+      return Status::ok();
+    }
+    size_t worst = active.front();
+    for (size_t i : active)
+      if (e.growth.at(float_graph.nodes[i].name) > e.growth.at(float_graph.nodes[worst].name)) worst = i;
+    decisions.push_back(str_cat("loss ", e.loss, " > ", *o.max_drop, " with ", active.size(), " nodes quantized: ",
+                                float_graph.nodes[worst].label(), " kept float32 (adds relative error ",
+                                e.growth.at(float_graph.nodes[worst].name), ")"));
+    if (o.progress) o.progress(decisions.back());
+    kept_float.insert(worst);
+  }
+}
+
+}  // namespace
+
+Status quantize_static(ir::Graph& g, const std::string& model_path, const QuantizeOptions& o, CompressReport* report) {
+  const int64_t opset = g.opset("");
+  if (opset < 10)
+    return unsupported(str_cat("static quantization writes QuantizeLinear/DequantizeLinear, which need opset >= 10; "
+                               "the model imports opset ",
+                               opset));
+  if (o.max_drop && !(*o.max_drop >= 0))
+    return invalid_argument(str_cat("--max-drop must be >= 0 (a loss of accuracy), got ", *o.max_drop));
+  const bool per_channel = o.per_channel && opset >= 13;  // per-axis scales arrived in opset 13
+  const std::set<std::string> excluded(o.exclude_nodes.begin(), o.exclude_nodes.end());
+  std::vector<size_t> targets;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (!is_target(g.nodes[i])) continue;
+    if (excluded.count(g.nodes[i].name)) report->skipped.push_back(str_cat(g.nodes[i].label(), ": excluded"));
+    else targets.push_back(i);
+  }
+
+  std::error_code ec;
+  const std::string dir = std::filesystem::absolute(model_path, ec).parent_path().string();
+  IGNIS_ASSIGN_OR_RETURN(Calibration cal, calibrate(g, dir, activation_tensors(g, targets), o));
+  report->calibration_samples = cal.samples;
+  report->skipped.insert(report->skipped.end(), cal.skipped.begin(), cal.skipped.end());
+  if (o.max_drop) return quantize_within_budget(g, dir, targets, cal, per_channel, o, report);
+  return write_qdq(g, targets, cal, per_channel, o, report);
 }
 
 }  // namespace ignis::compress

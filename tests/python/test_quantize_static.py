@@ -234,3 +234,58 @@ def test_sample_missing_an_input_names_it(tmp_path):
     np.savez(data / "a.npz", image=np.zeros((1, 1, 8, 8), np.float32), other=np.zeros(3, np.float32))
     with pytest.raises(FileNotFoundError, match="no array named 'input'.*image, other"):
         ignis.quantize(MODEL, tmp_path / "out.onnx", calibrate=data, progress=False)
+
+
+def _cosine_loss(ort, path, x):
+    """1 - mean cosine between the logits of `path` and of the float model, per sample, in onnxruntime
+    at its basic level (QDQ ops run as written)."""
+    float_logits = _ort_session(ort, MODEL, basic=True).run(None, {"input": x})[0]
+    logits = _ort_session(ort, path, basic=True).run(None, {"input": x})[0]
+    cos = (logits * float_logits).sum(1) / (np.linalg.norm(logits, axis=1) * np.linalg.norm(float_logits, axis=1))
+    return float(1.0 - cos.mean())
+
+
+def test_max_drop_keeps_the_worst_nodes_float_until_the_budget_holds(tmp_path, calibration, ort):
+    folder, x = calibration
+    full = tmp_path / "full.onnx"
+    ignis.quantize(MODEL, full, calibrate=folder, progress=False)
+    full_loss = _cosine_loss(ort, full, x)
+    budget = full_loss / 3  # below what quantizing every node costs
+    out = tmp_path / "budget.onnx"
+    report = ignis.quantize(MODEL, out, calibrate=folder, progress=False, max_drop=budget, metric="cosine")
+    print(f"cosine loss: all quantized {full_loss:.3g}, budget {budget:.3g}, written {report.accuracy_loss:.3g}")
+    print("\n".join(report.decisions))
+    kept = [d for d in report.decisions if "kept float32" in d]
+    assert kept, report.decisions
+    assert report.accuracy_loss <= budget
+    assert report.decisions[-1].startswith("loss ")
+    # The nodes said to stay float32 have no QDQ in front of their weights.
+    model = onnx.load(str(out))
+    quantized_nodes = {n.name for n in model.graph.node if n.op_type in ("Conv", "Gemm", "MatMul")
+                       and any(i.endswith("_dequantized") for i in n.input[1:2])}
+    for line in kept:
+        name = line.split("node '")[1].split("'")[0]
+        assert name not in quantized_nodes
+    # onnxruntime, measuring on its own, sees the loss within the budget (up to the two
+    # runtimes' rounding differences, far below the loss itself).
+    assert _cosine_loss(ort, out, x) <= budget + 0.05 * full_loss
+
+
+def test_max_drop_zero_top1_agrees_with_float_on_every_calibration_sample(tmp_path, calibration, ort):
+    folder, x = calibration
+    out = tmp_path / "top1.onnx"
+    report = ignis.quantize(MODEL, out, calibrate=folder, progress=False, max_drop=0)
+    assert report.accuracy_loss == 0
+    float_top1 = _ort_session(ort, MODEL).run(None, {"input": x})[0].argmax(1)
+    int8_top1 = _ort_session(ort, out, basic=True).run(None, {"input": x})[0].argmax(1)
+    assert (float_top1 == int8_top1).all()
+
+
+def test_max_drop_needs_calibration_and_a_non_negative_budget(tmp_path, calibration):
+    folder, _ = calibration
+    with pytest.raises(ignis.InvalidArgument, match="needs calibrate"):
+        ignis.quantize(MODEL, tmp_path / "a.onnx", max_drop=0.01)
+    with pytest.raises(ignis.InvalidArgument, match="max_drop must be a number >= 0"):
+        ignis.quantize(MODEL, tmp_path / "b.onnx", calibrate=folder, max_drop=-0.5)
+    with pytest.raises(ignis.InvalidArgument, match="metric"):
+        ignis.quantize(MODEL, tmp_path / "c.onnx", calibrate=folder, max_drop=0.01, metric="f1")
