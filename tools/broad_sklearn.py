@@ -7,6 +7,8 @@ writes the model to `path` and returns (inputs, outputs, dynamic_axes, info, pro
 ZipMap is turned off so the probabilities are a plain float tensor.
 """
 
+import os
+
 import numpy as np
 
 FEATURES, CLASSES, BATCH = 64, 10, 32
@@ -20,10 +22,13 @@ def _data():
 
 
 def _convert(pipe, path, source):
+    """skl2onnx names the graph with a random uuid unless told: use the file's name, so that
+    the bytes depend only on the data."""
     import onnx
     import skl2onnx
     from skl2onnx.common.data_types import FloatTensorType
-    onx = skl2onnx.convert_sklearn(pipe, initial_types=[("input", FloatTensorType([None, FEATURES]))],
+    name = os.path.splitext(os.path.basename(path))[0]
+    onx = skl2onnx.convert_sklearn(pipe, name=name, initial_types=[("input", FloatTensorType([None, FEATURES]))],
                                    options={id(pipe.steps[-1][1]): {"zipmap": False}},
                                    target_opset={"": 17, "ai.onnx.ml": 3})
     onnx.save(onx, path)
