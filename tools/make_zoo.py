@@ -449,8 +449,9 @@ def text_inputs(vocab_size):
 
 # Each builder returns (model, example_args, input_specs, output_specs, dynamic_axes, extra_info).
 
-def calibrate_batchnorm(model, steps=2, batch=8):
-    """Re-estimates BatchNorm running statistics from random N(0, 1) images.
+def calibrate_batchnorm(model, steps=2, batch=8, shape=(3, 224, 224)):
+    """Re-estimates BatchNorm running statistics from random N(0, 1) inputs of
+    `shape` (one sample, without the batch dimension).
 
     With the stock statistics (mean 0, variance 1) a randomly initialised
     network's activations drift by orders of magnitude (MobileNetV2 and
@@ -470,7 +471,7 @@ def calibrate_batchnorm(model, steps=2, batch=8):
         m.train()
     with torch.no_grad():
         for _ in range(steps):
-            model(torch.randn(batch, 3, 224, 224))
+            model(torch.randn(batch, *shape))
     for m, mom in zip(bns, saved):
         m.momentum = mom
     return model.eval()
@@ -575,6 +576,15 @@ def make_one(name, out_dir, ctx):
     t1 = time.perf_counter()
     export_onnx(model, example, path, [i["name"] for i in inputs], [o["name"] for o in outputs], axes)
     t2 = time.perf_counter()
+    write_sidecar(out_dir, name, inputs, outputs, axes, info, {"torch": __import__("torch").__version__},
+                  t1 - t0, t2 - t1)
+    return path
+
+
+def write_sidecar(out_dir, name, inputs, outputs, axes, info, producer, build_s, export_s):
+    """Writes out_dir/NAME.json for the exported out_dir/NAME.onnx (checked with the ONNX
+    checker on the way) and prints a one-line summary with the op histogram."""
+    path = os.path.join(out_dir, name + ".onnx")
     summary = onnx_summary(path)
     sidecar = {
         "name": name,
@@ -583,9 +593,9 @@ def make_one(name, out_dir, ctx):
         "outputs": outputs,
         "dynamic_axes": {k: {str(a): n for a, n in v.items()} for k, v in axes.items()},
         "file_bytes": os.path.getsize(path),
-        "build_seconds": round(t1 - t0, 2),
-        "export_seconds": round(t2 - t1, 2),
-        "producer": {"torch": __import__("torch").__version__},
+        "build_seconds": round(build_s, 2),
+        "export_seconds": round(export_s, 2),
+        "producer": producer,
     }
     sidecar.update(info)
     sidecar.update(summary)
@@ -593,10 +603,10 @@ def make_one(name, out_dir, ctx):
         json.dump(sidecar, f, indent=2)
         f.write("\n")
     ops = ", ".join(f"{k}:{v}" for k, v in sorted(summary["ops"].items(), key=lambda kv: (-kv[1], kv[0])))
-    print(f"{name}: build {t1 - t0:.1f} s, export {t2 - t1:.1f} s, "
+    print(f"{name}: build {build_s:.1f} s, export {export_s:.1f} s, "
           f"{sidecar['file_bytes'] / 1e6:.2f} MB, {summary['n_nodes']} nodes -> {path}")
     print(f"  ops: {ops}")
-    return path
+    return sidecar
 
 
 def write_digits_assets(onnx_path, dest, ctx):

@@ -5,7 +5,8 @@
 #   2. unit + conformance tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the model-loader fuzzer for a bounded time (IGNIS_FUZZ_SECONDS, default 60);
 #   4. the Python package: pip install . and its pytest suite;
-#   5. parity with onnxruntime on the model zoo (generated on first use into models/) and on
+#   5. parity with onnxruntime on the model zoo (generated on first use into models/), on the
+#      broad model set (tools/make_broad_set.py, into models/broad/) and on
 #      scikit-learn models (those ending in ZipMap through the package installed in step 4);
 #   6. the server (`ignis serve`) driven by real clients: tritonclient HTTP/gRPC, curl, raw
 #      sockets, a real Prometheus, SIGTERM under load.
@@ -85,6 +86,11 @@ bash tools/python_test.sh 2>&1 | tee build/python_tests.txt | tail -n 5
 summary+=("python: $(grep -E '[0-9]+ passed' build/python_tests.txt | tail -n 1)")
 
 echo "== 5. parity with onnxruntime on the model zoo"
+# The broad set: architectures and exporters the kernels were not tuned on (not committed).
+if [ ! -f models/broad/.complete ]; then
+  /usr/bin/python3 tools/make_broad_set.py --out models/broad
+  touch models/broad/.complete
+fi
 IGNIS_BIN=build/ignis python3 -m pytest -q tests/models 2>&1 | tee build/parity.txt | tail -n 20
 summary+=("$(grep -E '^(parity|optimize) ' build/parity.txt || true)")
 IGNIS_KERNELS=ref IGNIS_BIN=build/ignis python3 -m pytest -q tests/models/test_parity.py 2>&1 | tee build/parity_ref.txt | tail -n 3

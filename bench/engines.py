@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Running ignis and its peers on one model, for bench/compare and bench/broad.py.
+
+Every run is a fresh process (`ignis bench --json`, or bench/peer_runner.py for onnxruntime
+and OpenVINO) that prints one JSON line with the same fields; `measure` interleaves the
+engines over rounds, alternating their order, and keeps the medians.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from make_inputs import make_inputs  # noqa: E402
+
+
+def have(module):
+    try:
+        __import__(module)
+        return True
+    except ImportError:
+        return False
+
+
+def write_inputs(spec, folder, seed=0, batch=None):
+    """Writes one NAME.npy per model input of the sidecar `spec` (tools/make_inputs.py)."""
+    import numpy as np
+    for k, v in make_inputs(spec, seed=seed, batch=batch).items():
+        np.save(os.path.join(folder, k + ".npy"), v)
+
+
+def input_args(folder):
+    """`--input NAME=FILE` for every .npy in folder, as the ignis CLI takes them."""
+    args = []
+    for f in sorted(os.listdir(folder)):
+        if f.endswith(".npy"):
+            args += ["--input", f"{f[:-4]}={os.path.join(folder, f)}"]
+    return args
+
+
+def run_ignis(binary, model, folder, threads, runs, level="all", profile=None, precision="f32"):
+    cmd = [binary, "bench", model, "--json", "--threads", str(threads), "--runs", str(runs), "--level", level,
+           "--precision", precision]
+    if profile:
+        cmd += ["--profile", profile]
+    out = subprocess.run(cmd + input_args(folder), check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run_peer(engine, model, folder, threads, runs, precision="default"):
+    cmd = [sys.executable, os.path.join(HERE, "peer_runner.py"), "--engine", engine, "--model", model,
+           "--inputs", folder, "--threads", str(threads), "--runs", str(runs)]
+    if precision != "default":
+        cmd += ["--precision", precision]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def measure(runners, rounds):
+    """runners: engine -> f(round) returning one run's JSON (or None when it could not run).
+    Runs every engine once per round, reversing the order on odd rounds, and returns
+    engine -> medians over the rounds (None for an engine that never ran)."""
+    engines = list(runners)
+    results = {e: [] for e in engines}
+    for r in range(rounds):
+        for e in (engines if r % 2 == 0 else list(reversed(engines))):
+            results[e].append(runners[e](r))
+    summary = {}
+    for e, rs in results.items():
+        rs = [x for x in rs if x is not None]
+        if not rs:
+            summary[e] = None
+            continue
+        summary[e] = {
+            "p50_ms": statistics.median(x["latency_ms"]["p50"] for x in rs),
+            "p99_ms": statistics.median(x["latency_ms"]["p99"] for x in rs),
+            "throughput_per_s": statistics.median(x["throughput_per_s"] for x in rs),
+            "create_ms": statistics.median(x["session_create_ms"] for x in rs),
+            "peak_rss_mib": statistics.median(x["peak_rss_bytes"] for x in rs) / 2**20,
+        }
+    return summary
