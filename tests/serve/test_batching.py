@@ -522,6 +522,36 @@ def test_grpc_request_whose_client_gave_up_is_not_run(server, busy_seconds):
     assert stats()["execution_count"] - before["execution_count"] == 2
 
 
+def test_http_request_whose_client_closed_is_not_run(server, busy_seconds):
+    """An HTTP client that closes its connection while its request waits behind two long runs:
+    the server drops the request without running it (two executions, the long ones), and keeps
+    serving."""
+    import socket
+
+    rng = np.random.default_rng(14)
+    stats = lambda: server.get("/v2/models/busy/stats").json()["model_stats"][0]  # noqa: E731
+    before = stats()
+    busy = Call(server, "busy", random_rows(rng, BUSY_ROWS))
+    wait_inflight(server, "busy", 1, busy)
+    queued = Call(server, "busy", random_rows(rng, BUSY_ROWS))
+    wait_inflight(server, "busy", 2, busy)
+    path, body, headers = request(server, "busy", random_rows(rng, 1))
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    raw = (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n{head}\r\n").encode() + body
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(raw)
+        wait_inflight(server, "busy", 3, busy)
+    # The connection is closed; the third request is still queued behind the two long runs.
+    assert busy.wait()[0] == 200 and queued.wait()[0] == 200
+    deadline = time.monotonic() + 30
+    while stats()["inference_stats"]["fail"]["count"] == before["inference_stats"]["fail"]["count"]:
+        assert time.monotonic() < deadline, "the abandoned request was never dropped"
+        time.sleep(0.01)
+    assert stats()["execution_count"] - before["execution_count"] == 2
+    status, _, _ = infer(server, "busy", random_rows(rng, 1))
+    assert status == 200
+
+
 # ---------------------------------------------------------------------------------------------
 # Backpressure.
 

@@ -9,7 +9,10 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <sys/socket.h>
+
 #include <array>
+#include <cerrno>
 #include <atomic>
 #include <list>
 #include <mutex>
@@ -213,10 +216,28 @@ class Connection : public ConnectionBase, public std::enable_shared_from_this<Co
     version_ = msg.version();
     auto self = shared_from_this();
     std::shared_ptr<std::atomic<bool>> answered = std::make_shared<std::atomic<bool>>(false);
+    auto gone = std::make_shared<std::atomic<bool>>(false);
+    req.client_gone = [gone] { return gone->load(std::memory_order_relaxed); };
     server_->handler(std::move(req), [self, answered](HttpResponse&& r) {
       if (answered->exchange(true)) return;
       // Inline when the answer comes on the connection's own strand (a run on the I/O thread).
       asio::dispatch(self->stream_.get_executor(), [self, r = std::move(r)]() mutable { self->write(std::move(r)); });
+    });
+    if (!answered->load()) watch_client(gone, answered);
+  }
+
+  // While a request waits for its answer the client sends nothing more (one request in flight
+  // per connection), so the socket turning readable means it closed or reset the connection,
+  // or pipelined its next request. A peek tells which, consuming nothing; a closed client's
+  // request is then marked gone, so a queue can drop it instead of running it for nobody.
+  void watch_client(std::shared_ptr<std::atomic<bool>> gone, std::shared_ptr<std::atomic<bool>> answered) {
+    if (buffer_.size() > 0) return;  // the next request is already read: nothing to learn
+    stream_.socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), gone,
+                                                         answered](beast::error_code ec) {
+      if (ec || answered->load()) return;
+      char c;
+      const ssize_t n = ::recv(self->stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) gone->store(true);
     });
   }
 

@@ -25,6 +25,9 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;  // names lowercased
   std::shared_ptr<std::string> body;
   std::chrono::steady_clock::time_point received;  // when the whole request was read
+  // True once the client has closed or reset its connection while the request is unanswered
+  // (checked without blocking, from any thread). Set by the server for every request.
+  std::function<bool()> client_gone;
 
   // The header's value, or "" when absent.
   std::string_view header(std::string_view lowercase_name) const;

@@ -187,6 +187,7 @@ class Router {
                                            st.message()));
     r.model = model;
     r.version = version;
+    r.cancelled = req.client_gone;  // a request whose client closed its connection is not run
     s_->request_started();
     auto err = s_->infer(std::move(r), req.received, [this, respond](InferResult result) {
       HttpResponse resp;
