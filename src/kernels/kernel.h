@@ -102,6 +102,12 @@ using KernelTactics = std::vector<std::string_view> (*)(const KernelInit& init);
 
 enum class Backend { Cpu, Cuda };
 enum class Isa { None, Avx2, Avx512 };
+// What a kernel is for. Reference: the plain implementation every other kernel of the op is
+// tested against (and the one IGNIS_KERNELS=ref runs). Optimized: a faster kernel for some ISA,
+// compared with the reference by the consistency tests. Composed: an ISA-less kernel that runs
+// the best kernels of other ops (a fused op as its base op plus an epilogue), preferred over
+// the reference and tested against it like an optimized one.
+enum class KernelRole { Unset, Reference, Composed, Optimized };
 
 inline constexpr int kAnyOpVersion = 1 << 20;
 
@@ -119,6 +125,8 @@ struct KernelDef {
   Backend backend = Backend::Cpu;
   Isa isa = Isa::None;
   int priority = 0;     // higher wins among kernels that match
+  // Unset: KernelRegistry::add makes it Optimized for an ISA kernel, else Reference.
+  KernelRole role = KernelRole::Unset;
   std::string_view id;  // "<backend>/<op>_<dtype>[_<tile>]", e.g. "ref/conv"
   // Exactly one of these is set: a stateless function or a factory for prepacking kernels.
   KernelFn fn = nullptr;

@@ -20,7 +20,21 @@ void* Scratch::get(size_t bytes) {
   return buf_.get();
 }
 
-void KernelRegistry::add(const KernelDef& def) { defs_.push_back(def); }
+void KernelRegistry::add(const KernelDef& def) {
+  defs_.push_back(def);
+  KernelDef& d = defs_.back();
+  if (d.role == KernelRole::Unset) d.role = d.isa == Isa::None ? KernelRole::Reference : KernelRole::Optimized;
+}
+
+const KernelDef* KernelRegistry::reference(std::string_view domain, std::string_view op_type, int64_t opset,
+                                           DType type) const {
+  const KernelDef* best = nullptr;
+  for (const KernelDef& d : defs_)
+    if (d.role == KernelRole::Reference && d.backend == Backend::Cpu && d.implements(domain, op_type, opset) &&
+        d.types.contains(type) && (!best || d.priority < best->priority))
+      best = &d;
+  return best;
+}
 
 bool KernelDef::implements(std::string_view node_domain, std::string_view node_op, int64_t opset) const {
   if (domain != node_domain || op_type != node_op) return false;
@@ -76,7 +90,8 @@ std::string kernel_selection_summary() {
 }
 
 bool kernel_usable(const KernelDef& d) {
-  if (d.isa == Isa::None && d.backend == Backend::Cpu) return true;
+  if (d.role == KernelRole::Reference && d.backend == Backend::Cpu) return true;
+  if (d.role == KernelRole::Composed && d.backend == Backend::Cpu) return !reference_kernels_only();
   return !reference_kernels_only() && d.backend == Backend::Cpu && isa_enabled(d.isa);
 }
 

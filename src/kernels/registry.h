@@ -22,6 +22,9 @@ class KernelRegistry {
                         std::span<const DType> input_dtypes) const;
   // True when some kernel exists for (domain, op) at this opset, whatever the dtype.
   bool has_op(std::string_view domain, std::string_view op_type, int64_t opset) const;
+  // The reference kernel (KernelRole::Reference) of (domain, op) at `opset` for main input
+  // type `type`, or nullptr: what optimized kernels are tested against and fall back to.
+  const KernelDef* reference(std::string_view domain, std::string_view op_type, int64_t opset, DType type) const;
   // The kernel registered under `id` (e.g. "x86/conv_f32_8x32"), or nullptr.
   const KernelDef* find_by_id(std::string_view id) const;
   const std::vector<KernelDef>& all() const { return defs_; }

@@ -52,7 +52,7 @@ passes::PassContext make_pass_context() {
   const DType f32[] = {DType::F32, DType::F32};
   const auto* blocked = kernels::KernelRegistry::global().find("ai.ignis", "BlockedConv", 1, f32);
   const char* layout = std::getenv("IGNIS_LAYOUT");
-  ctx.blocked_layout = blocked != nullptr && blocked->isa != kernels::Isa::None &&
+  ctx.blocked_layout = blocked != nullptr && blocked->role == kernels::KernelRole::Optimized &&
                        !(layout != nullptr && std::strcmp(layout, "nchw") == 0);
   return ctx;
 }

@@ -60,10 +60,10 @@ std::vector<TacticCandidate> tactic_candidates(const NodeInfo& info, std::span<c
   if (!rules) return out;
   out.push_back({rules, {}});
   // Reference kernels are never candidates: they exist for correctness, not speed.
-  if (rules->isa == kernels::Isa::None) return out;
+  if (rules->role != kernels::KernelRole::Optimized) return out;
   std::vector<const kernels::KernelDef*> defs;
   for (const kernels::KernelDef& d : kernels::KernelRegistry::global().all()) {
-    if (d.isa == kernels::Isa::None || !kernels::kernel_usable(d)) continue;
+    if (d.role != kernels::KernelRole::Optimized || !kernels::kernel_usable(d)) continue;
     if (!d.implements(info.node->domain, info.node->op_type, info.opset)) continue;
     const bool listed = d.type_input < static_cast<int>(dtypes.size());
     if (!d.types.contains(listed ? dtypes[d.type_input] : DType::Undefined)) continue;

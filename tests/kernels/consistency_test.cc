@@ -39,23 +39,16 @@ using kernels::KernelDef;
 constexpr size_t kGuardBytes = 256;
 constexpr uint32_t kGuardBits = 0x7fc0dead;  // a NaN no kernel produces
 
+// Every kernel that is not a reference: optimized (ISA) and composed ones.
 std::vector<const KernelDef*> optimized_kernels() {
   std::vector<const KernelDef*> defs;
   for (const KernelDef& d : kernels::KernelRegistry::global().all())
-    if (d.isa != Isa::None) defs.push_back(&d);
+    if (d.role == kernels::KernelRole::Optimized || d.role == kernels::KernelRole::Composed) defs.push_back(&d);
   return defs;
 }
 
-// The reference kernel of the op: the ISA-less kernel of lowest priority (ISA-less kernels of
-// higher priority compose optimized ones).
 const KernelDef* reference_kernel(const KernelDef& def, int64_t opset, DType type) {
-  const KernelDef* best = nullptr;
-  for (const KernelDef& d : kernels::KernelRegistry::global().all())
-    if (d.isa == Isa::None && d.backend == kernels::Backend::Cpu && d.domain == def.domain &&
-        d.op_type == def.op_type && d.types.contains(type) && opset >= d.since_opset &&
-        opset <= d.until_opset && (!best || d.priority < best->priority))
-      best = &d;
-  return best;
+  return kernels::KernelRegistry::global().reference(def.domain, def.op_type, opset, type);
 }
 
 uint32_t case_seed(std::string_view op, size_t index) {

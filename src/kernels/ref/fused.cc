@@ -448,7 +448,10 @@ class AttentionKernel final : public Kernel {
     Tensor vt = Tensor::view(DType::F32, Shape{batch, heads, sk, dv}, vh);
     Tensor st = Tensor::view(DType::F32, Shape{batch, heads, sq, sk}, sc);
     Tensor ct = Tensor::view(DType::F32, Shape{batch, heads, sq, dv}, cx);
-    IGNIS_RETURN_IF_ERROR(matmul(ctx, qt, ktt, st));
+    // With no depth the scores are sums of nothing: 0 whatever the scale (1/sqrt(0) is inf).
+    if (d == 0) std::fill(sc, sc + ns, 0.0f);
+    else IGNIS_RETURN_IF_ERROR(matmul(ctx, qt, ktt, st));
+    const float row_scale = d == 0 ? 1.0f : scale;
     const float* mask = ctx.has_input(3) ? ctx.input(3).data_as<float>() : nullptr;
     std::vector<int64_t> ms(4, 0);
     if (mask) ms = broadcast_strides(ctx.input(3).shape(), Shape{batch, heads, sq, sk});
@@ -458,7 +461,7 @@ class AttentionKernel final : public Kernel {
         float* row = sc + r * sk;
         float max_score = -INFINITY;
         for (int64_t j = 0; j < sk; ++j) {
-          row[j] *= scale;
+          row[j] *= row_scale;
           if (mask) row[j] += mask[b * ms[0] + h * ms[1] + i * ms[2] + j * ms[3]];
           max_score = std::max(max_score, row[j]);
         }
@@ -504,9 +507,9 @@ void register_fused(KernelRegistry& r) {
   r.add({.domain = "ai.ignis", .op_type = "FusedMatMul", .since_opset = 1, .until_opset = 1, .types = kF32,
          .id = "ref/fusedmatmul", .fn = fused_matmul_kernel});
   r.add({.domain = "ai.ignis", .op_type = "FusedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
-         .priority = 1, .id = "cpu/fusedconv_f32_composed", .factory = create_fused_conv});
+         .priority = 1, .role = KernelRole::Composed, .id = "cpu/fusedconv_f32_composed", .factory = create_fused_conv});
   r.add({.domain = "ai.ignis", .op_type = "FusedMatMul", .since_opset = 1, .until_opset = 1, .types = kF32,
-         .priority = 1, .id = "cpu/fusedmatmul_f32_composed", .factory = create_fused_matmul});
+         .priority = 1, .role = KernelRole::Composed, .id = "cpu/fusedmatmul_f32_composed", .factory = create_fused_matmul});
   r.add({.domain = "ai.ignis", .op_type = "Gelu", .since_opset = 1, .until_opset = 1, .types = kF32,
          .id = "ref/ignis_gelu", .fn = gelu_kernel});
   r.add({.domain = "ai.ignis", .op_type = "SkipLayerNorm", .since_opset = 1, .until_opset = 1, .types = kF32,
@@ -514,7 +517,7 @@ void register_fused(KernelRegistry& r) {
   r.add({.domain = "ai.ignis", .op_type = "Attention", .since_opset = 1, .until_opset = 1, .types = kF32,
          .id = "ref/attention", .fn = attention_kernel});
   r.add({.domain = "ai.ignis", .op_type = "Attention", .since_opset = 1, .until_opset = 1, .types = kF32,
-         .priority = 1, .id = "cpu/attention_f32_composed", .factory = create_attention});
+         .priority = 1, .role = KernelRole::Composed, .id = "cpu/attention_f32_composed", .factory = create_attention});
 }
 
 }  // namespace ignis::kernels::ref

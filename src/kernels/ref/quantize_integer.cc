@@ -46,9 +46,7 @@ Tensor centered(const Tensor& q, const std::vector<double>& zp, int axis) {
 Status run_float64(const KernelContext& ctx, std::string_view op_type, std::vector<const Tensor*> inputs, Tensor& out) {
   std::vector<DType> dtypes;
   for (const Tensor* t : inputs) dtypes.push_back(t ? t->dtype() : DType::Undefined);
-  const KernelDef* def = nullptr;
-  for (const auto& d : KernelRegistry::global().all())
-    if (d.implements("", op_type, 13) && d.isa == Isa::None && d.types.contains(DType::F64)) def = &d;
+  const KernelDef* def = KernelRegistry::global().reference("", op_type, 13, DType::F64);
   if (def == nullptr) return internal_error(str_cat("no float64 reference ", op_type, " kernel is registered"));
   std::vector<const Tensor*> constants(inputs.size(), nullptr);
   IGNIS_ASSIGN_OR_RETURN(auto kernel, make_kernel(*def, KernelInit{ctx.attrs(), 13, dtypes, constants}));

@@ -267,8 +267,9 @@ class BlockedConvKernel final : public Kernel {
 Status blocked_global_average_pool(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   if (x.dim(4) != kChannelBlock) {  // other block sizes: the reference kernel
-    static const KernelDef* const ref = KernelRegistry::global().find_by_id("ref/blockedglobalaveragepool");
-    if (ref == nullptr || ref->fn == nullptr) return internal_error("ref/blockedglobalaveragepool is not registered");
+    static const KernelDef* const ref =
+        KernelRegistry::global().reference("ai.ignis", "BlockedGlobalAveragePool", 1, DType::F32);
+    if (ref == nullptr || ref->fn == nullptr) return internal_error("no reference BlockedGlobalAveragePool kernel");
     return ref->fn(ctx);
   }
   const int64_t c = ctx.attrs().get_int("channels", 1), positions = x.dim(2) * x.dim(3);

@@ -27,14 +27,9 @@ void register_all(KernelRegistry& r) {
 
 Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view domain, std::string_view op_type,
                                                       const KernelInit& init, DType type) {
-  const KernelDef* best = nullptr;
-  for (const KernelDef& d : KernelRegistry::global().all()) {
-    if (d.implements(domain, op_type, init.opset) && d.isa == Isa::None && d.backend == Backend::Cpu &&
-        d.types.contains(type) && (!best || d.priority < best->priority))
-      best = &d;
-  }
-  if (!best) return internal_error(str_cat("no reference kernel for ", op_type, " at opset ", init.opset));
-  return make_kernel(*best, init);
+  const KernelDef* ref = KernelRegistry::global().reference(domain, op_type, init.opset, type);
+  if (!ref) return internal_error(str_cat("no reference kernel for ", op_type, " at opset ", init.opset));
+  return make_kernel(*ref, init);
 }
 
 GemmEpilogue fused_activation(const AttrMap& attrs) {
