@@ -41,7 +41,8 @@ enum class QuantizeMode {
   // with asymmetric 4-bit codes per block of block_size depths of each column (a scale and a
   // 4-bit zero point per block, range [min(0, w), max(0, w)] over the block) and
   // accuracy_level 4 (A may be rounded to int8 per block for batch-1 speed). K need not be a
-  // multiple of block_size: the last block is partial.
+  // multiple of block_size: the last block is partial. With calibration_data the codes are
+  // chosen by GPTQ (calibrated rounding) instead of round-to-nearest.
   Int4,
 };
 
@@ -72,9 +73,11 @@ struct QuantizeOptions {
   // Int4: depths per quantization block, a power of 2 >= 16.
   int64_t block_size = 32;
 
-  // Static only. The calibration data folder: *.npz (one sample each, arrays named by
-  // input), *.npy (one sample each, single-input models), sub-folders (one sample each:
-  // NAME.npy per input or input_0.pb, ...), or one ONNX test-data folder.
+  // Static and Int4 (other modes reject it). The calibration data folder: *.npz (one sample
+  // each, arrays named by input), *.npy (one sample each, single-input models), sub-folders
+  // (one sample each: NAME.npy per input or input_0.pb, ...), or one ONNX test-data folder.
+  // Int4 then rounds by GPTQ: each MatMul's inputs on the samples give H = sum x^T x, and the
+  // codes minimize the error of x W over them instead of the error of each weight.
   std::string calibration_data;
   CalibrationMethod calibration_method = CalibrationMethod::MinMax;
   double percentile = 99.999;       // Percentile: the share of |x| (in %) inside the range
@@ -123,7 +126,7 @@ struct ActivationRange {
 struct CompressReport {
   std::vector<WeightChange> changed;
   std::vector<ActivationRange> activations;  // Static
-  int64_t calibration_samples = 0;           // Static
+  int64_t calibration_samples = 0;           // Static, and Int4 with calibration data
   // Static with max_drop: the loss measured for the model written, and one line per step
   // ("loss 0.0312 > 0.01 with 12 nodes quantized: /conv3 kept float32 (error growth 0.084)").
   double accuracy_loss = -1;

@@ -131,7 +131,9 @@ def quantize(
     stderr unless progress=False) and every activation read or written by Conv, MatMul and
     Gemm gets an int8 QuantizeLinear/DequantizeLinear pair with the range `method` picks:
     "minmax", "percentile" (|x| clipped at `percentile` %) or "entropy" (TensorRT's KL
-    threshold). Weights are int8 symmetric per output channel, biases int32.
+    threshold). Weights are int8 symmetric per output channel, biases int32.  With
+    mode="int4" the samples instead calibrate the rounding of the 4-bit weights (GPTQ): each
+    MatMul's codes minimize the error of its output on the samples rather than of each weight.
 
     Weights with fewer than `min_elements` elements stay float32 (default 1024; 0 for static);
     so do the nodes named in `exclude` (dynamic, int4 and static).
@@ -144,7 +146,7 @@ def quantize(
     the weights once when a session is created, so the computation stays float32.  Returns a
     CompressReport."""
     if calibrate is not None:
-        mode = _choice(mode or "static", ("static",), "with calibrate, mode")
+        mode = _choice(mode or "static", ("static", "int4"), "with calibrate, mode")
     else:
         mode = _choice(mode or "int8", ("int8", "fp16", "dynamic", "int4"), "mode")
     method = _choice(method, ("minmax", "percentile", "entropy"), "method")

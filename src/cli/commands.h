@@ -68,10 +68,10 @@ struct QuantizeCliOptions {
   std::string mode = "int8";
   bool per_tensor = false;
   int64_t block_size = 32;  // int4
-  bool mode_given = false;  // --mode on the command line (it conflicts with --calibrate)
+  bool mode_given = false;  // --mode on the command line (only int4 goes with --calibrate)
   std::optional<int64_t> min_elements;
   std::vector<std::string> exclude;
-  std::string calibrate;  // static int8: the calibration data folder
+  std::string calibrate;  // static int8, or int4 rounded by GPTQ: the calibration data folder
   std::string method = "minmax";
   double percentile = 99.999;
   int64_t samples = 0;

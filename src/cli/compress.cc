@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "core/strings.h"
 #include "ignis/compress.h"
 
 namespace ignis::cli {
@@ -26,7 +27,9 @@ void print_report(const std::string& output, const CompressReport& r, bool detai
     std::printf("  zeros in the changed weights: %.1f%% -> %.1f%%\n",
                 100.0 * static_cast<double>(zeros_before) / static_cast<double>(r.parameters_changed),
                 100.0 * static_cast<double>(zeros_after) / static_cast<double>(r.parameters_changed));
-  if (r.calibration_samples > 0)
+  if (r.calibration_samples > 0 && r.activations.empty())
+    std::printf("  weights rounded by GPTQ, calibrated on %lld samples\n", static_cast<long long>(r.calibration_samples));
+  else if (r.calibration_samples > 0)
     std::printf("  %zu activations quantized, calibrated on %lld samples\n", r.activations.size(),
                 static_cast<long long>(r.calibration_samples));
   if (r.accuracy_loss >= 0) {
@@ -58,9 +61,11 @@ int run_quantize(const QuantizeCliOptions& opts) {
                                     : QuantizeMode::Int8;
   o.block_size = opts.block_size;
   if (!opts.calibrate.empty()) {
-    if (opts.mode_given)
-      return fail(invalid_argument("--calibrate writes static int8 (QDQ) and takes no --mode"));
-    o.mode = QuantizeMode::Static;
+    // Without --mode, --calibrate means static int8; with --mode int4 it picks GPTQ rounding.
+    if (opts.mode_given && o.mode != QuantizeMode::Int4)
+      return fail(invalid_argument(str_cat("--calibrate writes static int8 (QDQ) and takes no --mode, or calibrates "
+                                           "--mode int4; got --mode ", opts.mode)));
+    if (o.mode != QuantizeMode::Int4) o.mode = QuantizeMode::Static;
     o.calibration_data = opts.calibrate;
     o.calibration_method = opts.method == "entropy"      ? CalibrationMethod::Entropy
                            : opts.method == "percentile" ? CalibrationMethod::Percentile

@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   c_quant->add_option("--calibrate", quantize.calibrate,
                       "static int8 (QDQ) calibrated on the samples in this folder: *.npz, *.npy, or sub-folders "
-                      "of NAME.npy / input_0.pb (see README)");
+                      "of NAME.npy / input_0.pb (see README); with --mode int4, GPTQ rounding calibrated on them");
   c_quant->add_option("--method", quantize.method, "--calibrate: minmax | percentile | entropy (KL, as TensorRT)")
       ->default_val("minmax")
       ->check(CLI::IsMember({"minmax", "percentile", "entropy"}));

@@ -41,8 +41,8 @@ CalibratedRange range_of(const TensorStats& s, const QuantizeOptions& o) {
   return r;
 }
 
-}  // namespace
-
+// `g` with `tensors` also as graph outputs, opened at the basic level (cleanups only, which
+// keep every graph output).
 Result<Session> open_instrumented(const ir::Graph& g, const std::vector<std::string>& tensors, const std::string& dir) {
   ir::Graph copy = g;
   for (const auto& t : tensors) {
@@ -58,37 +58,32 @@ Result<Session> open_instrumented(const ir::Graph& g, const std::vector<std::str
   return Session::open_bytes(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), so, dir);
 }
 
-Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir, const std::vector<std::string>& tensors,
-                              const QuantizeOptions& o) {
+// Runs every graph of `graphs` on each sample; visit(i, values) gets tensor i as each computed it.
+Result<int64_t> run_graphs(const std::vector<const ir::Graph*>& graphs, const std::string& model_dir,
+                           const std::vector<std::string>& tensors, const QuantizeOptions& o,
+                           const std::function<Status(size_t, const std::vector<Tensor>&)>& visit) {
   IGNIS_ASSIGN_OR_RETURN(auto samples, list_calibration_samples(o.calibration_data));
   if (o.calibration_samples > 0 && samples.size() > static_cast<size_t>(o.calibration_samples))
     samples.resize(static_cast<size_t>(o.calibration_samples));
-  IGNIS_ASSIGN_OR_RETURN(Session session, open_instrumented(g, tensors, model_dir));
-
-  std::vector<TensorStats> stats(tensors.size());
-  if (o.calibration_method != CalibrationMethod::MinMax)
-    for (auto& s : stats) s.hist = std::make_unique<AbsHistogram>();
+  std::vector<Session> sessions;
+  for (const ir::Graph* g : graphs) {
+    IGNIS_ASSIGN_OR_RETURN(Session session, open_instrumented(*g, tensors, model_dir));
+    sessions.push_back(std::move(session));
+  }
   for (size_t k = 0; k < samples.size(); ++k) {
     const auto start = std::chrono::steady_clock::now();
-    IGNIS_ASSIGN_OR_RETURN(NamedTensors feeds, load_calibration_sample(samples[k], session.inputs()));
-    auto outputs = session.run(feeds, tensors);
-    if (!outputs)
-      return Status(outputs.error().code(),
-                    str_cat("calibration sample '", samples[k].path, "': ", outputs.error().message()));
+    IGNIS_ASSIGN_OR_RETURN(NamedTensors feeds, load_calibration_sample(samples[k], sessions[0].inputs()));
+    std::vector<std::vector<Tensor>> outputs;
+    for (Session& session : sessions) {
+      auto out = session.run(feeds, tensors);
+      if (!out)
+        return Status(out.error().code(), str_cat("calibration sample '", samples[k].path, "': ", out.error().message()));
+      outputs.push_back(std::move(*out));
+    }
+    std::vector<Tensor> values(sessions.size());
     for (size_t i = 0; i < tensors.size(); ++i) {
-      const Tensor& t = (*outputs)[i];
-      TensorStats& s = stats[i];
-      if (t.dtype() != DType::F32) {
-        s.float32 = false;
-        continue;
-      }
-      const float* x = t.data_as<float>();
-      for (int64_t j = 0; j < t.numel(); ++j) {
-        if (!std::isfinite(x[j])) continue;
-        s.min = std::min(s.min, x[j]);
-        s.max = std::max(s.max, x[j]);
-      }
-      if (s.hist) s.hist->add(x, t.numel());
+      for (size_t s = 0; s < sessions.size(); ++s) values[s] = outputs[s][i];
+      IGNIS_RETURN_IF_ERROR(visit(i, values));
     }
     if (o.progress) {
       const auto ms =
@@ -97,9 +92,48 @@ Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir, 
                          tensors.size(), " tensors in ", ms, " ms"));
     }
   }
+  return static_cast<int64_t>(samples.size());
+}
+
+}  // namespace
+
+Result<int64_t> run_calibration(const ir::Graph& g, const std::string& model_dir, const std::vector<std::string>& tensors,
+                                const QuantizeOptions& o, const CalibrationVisitor& visit) {
+  return run_graphs({&g}, model_dir, tensors, o,
+                    [&](size_t i, const std::vector<Tensor>& values) { return visit(i, values[0]); });
+}
+
+Result<int64_t> run_calibration_pair(const ir::Graph& g, const ir::Graph& reference, const std::string& model_dir,
+                                     const std::vector<std::string>& tensors, const QuantizeOptions& o,
+                                     const CalibrationPairVisitor& visit) {
+  return run_graphs({&g, &reference}, model_dir, tensors, o,
+                    [&](size_t i, const std::vector<Tensor>& values) { return visit(i, values[0], values[1]); });
+}
+
+Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir, const std::vector<std::string>& tensors,
+                              const QuantizeOptions& o) {
+  std::vector<TensorStats> stats(tensors.size());
+  if (o.calibration_method != CalibrationMethod::MinMax)
+    for (auto& s : stats) s.hist = std::make_unique<AbsHistogram>();
+  auto samples = run_calibration(g, model_dir, tensors, o, [&](size_t i, const Tensor& t) {
+    TensorStats& s = stats[i];
+    if (t.dtype() != DType::F32) {
+      s.float32 = false;
+      return Status::ok();
+    }
+    const float* x = t.data_as<float>();
+    for (int64_t j = 0; j < t.numel(); ++j) {
+      if (!std::isfinite(x[j])) continue;
+      s.min = std::min(s.min, x[j]);
+      s.max = std::max(s.max, x[j]);
+    }
+    if (s.hist) s.hist->add(x, t.numel());
+    return Status::ok();
+  });
+  if (!samples) return samples.error();
 
   Calibration c;
-  c.samples = static_cast<int64_t>(samples.size());
+  c.samples = *samples;
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (!stats[i].float32) c.skipped.push_back(str_cat(tensors[i], ": not float32"));
     else if (!(stats[i].min <= stats[i].max)) c.skipped.push_back(str_cat(tensors[i], ": no finite values seen"));

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Calibration: runs the float model on each calibration sample through the public Session API
 // and turns the values of chosen tensors into int8 ranges, keeping per tensor only a min, a
-// max and (for the percentile and entropy methods) a bounded histogram, never the values.
+// max and (for the percentile and entropy methods) a bounded histogram, never the values; or
+// into whatever else a visitor accumulates (int4's input Hessians).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,9 +26,22 @@ struct Calibration {
   int64_t samples = 0;
 };
 
-// A session of `g` (its files relative to `dir`) with `tensors` also as graph outputs, opened at
-// the basic level (cleanups only, which keep every graph output).
-Result<Session> open_instrumented(const ir::Graph& g, const std::vector<std::string>& tensors, const std::string& dir);
+// Called per sample with each of the tensors asked for (by index) as the model computed it;
+// an error stops the run.
+using CalibrationVisitor = std::function<Status(size_t, const Tensor&)>;
+
+// Runs `g` (its files relative to `model_dir`), with `tensors` made graph outputs, on each
+// sample of options.calibration_data (at most options.calibration_samples of them), passing
+// their values to `visit`, which keeps what it needs; returns the number of samples run.
+Result<int64_t> run_calibration(const ir::Graph& g, const std::string& model_dir, const std::vector<std::string>& tensors,
+                                const QuantizeOptions& options, const CalibrationVisitor& visit);
+
+// run_calibration with two graphs computing the same tensors (a partly quantized model and
+// the float one it came from): visit(i, value in g, value in reference) per sample.
+using CalibrationPairVisitor = std::function<Status(size_t, const Tensor&, const Tensor&)>;
+Result<int64_t> run_calibration_pair(const ir::Graph& g, const ir::Graph& reference, const std::string& model_dir,
+                                     const std::vector<std::string>& tensors, const QuantizeOptions& options,
+                                     const CalibrationPairVisitor& visit);
 
 // Runs `g` (its files relative to `model_dir`) on the samples of options.calibration_data and
 // calibrates `tensors` with options.calibration_method.

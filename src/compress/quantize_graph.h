@@ -20,7 +20,9 @@ Status quantize_static(ir::Graph& g, const std::string& model_path, const Quanti
                        CompressReport* report);
 
 // QuantizeMode::Int4: MatMul with a constant 2-D float32 B becomes com.microsoft MatMulNBits
-// with 4-bit block-quantized weights (quantize_int4.cc).
-Status quantize_int4(ir::Graph& g, const QuantizeOptions& options, CompressReport* report);
+// with 4-bit block-quantized weights (quantize_int4.cc), rounded by GPTQ when
+// options.calibration_data is set (`g` read from `model_path`, then run on the samples).
+Status quantize_int4(ir::Graph& g, const std::string& model_path, const QuantizeOptions& options,
+                     CompressReport* report);
 
 }  // namespace ignis::compress

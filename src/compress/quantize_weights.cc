@@ -116,6 +116,9 @@ Result<CompressReport> quantize_model(const std::string& input_path, const std::
     return invalid_argument("excluding nodes applies to dynamic, static and int4 quantization, whose ops are chosen per node");
   if (o.mode == QuantizeMode::Int4 && (o.block_size < 16 || (o.block_size & (o.block_size - 1)) != 0))
     return invalid_argument(str_cat("block_size must be a power of 2 >= 16, got ", o.block_size));
+  if (!o.calibration_data.empty() && o.mode != QuantizeMode::Static && o.mode != QuantizeMode::Int4)
+    return invalid_argument(str_cat("calibration data applies to static int8 and int4 quantization, not to ",
+                                    o.mode == QuantizeMode::Fp16 ? "fp16" : o.mode == QuantizeMode::Dynamic ? "dynamic" : "int8"));
   if (o.mode == QuantizeMode::Static && o.calibration_data.empty())
     return invalid_argument("static quantization needs a calibration data folder");
   if (o.mode == QuantizeMode::Static && !(o.percentile > 0.0 && o.percentile <= 100.0))
@@ -134,7 +137,7 @@ Result<CompressReport> quantize_model(const std::string& input_path, const std::
     return finish(g, output_path, std::move(report));
   }
   if (o.mode == QuantizeMode::Int4) {
-    IGNIS_RETURN_IF_ERROR(compress::quantize_int4(g, o, &report));
+    IGNIS_RETURN_IF_ERROR(compress::quantize_int4(g, input_path, o, &report));
     return finish(g, output_path, std::move(report));
   }
   if (o.mode == QuantizeMode::Static) {
