@@ -27,6 +27,8 @@ void register_nn_conv(KernelRegistry& r);  // Conv, ai.ignis FusedConv (nn_conv.
 void register_nn_conv_blocked(KernelRegistry& r);
 // MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool (nn_pool.cc)
 void register_nn_pool(KernelRegistry& r);
+// Resize, Upsample (nn_resize.cc)
+void register_nn_resize(KernelRegistry& r);
 // Add, Sub, Mul, Div, Max, Min, Pow, Relu, Sigmoid, Tanh, Exp, Erf, Log, Sqrt, Abs, Neg,
 // Reciprocal, Clip, LeakyRelu, Gelu and ai.ignis Gelu (elementwise.cc)
 void register_elementwise(KernelRegistry& r);
