@@ -113,6 +113,7 @@ std::vector<KernelCase> reduce_sum_square_cases();         // reduce.cc
 std::vector<KernelCase> reduce_l2_cases();                 // reduce.cc
 std::vector<KernelCase> ignis_gelu_cases();                // elementwise.cc (ai.ignis)
 std::vector<KernelCase> resize_cases();                    // nn_resize.cc
+std::vector<KernelCase> conv_transpose_cases();            // nn_conv_transpose.cc
 std::vector<KernelCase> upsample_cases();                  // nn_resize.cc
 
 // a followed by b (one op's cases from several files; later files append, so the seeds of
@@ -193,6 +194,7 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"", "ReduceSumSquare", reduce_sum_square_cases},
       {"", "ReduceL2", reduce_l2_cases},
       {"", "Resize", resize_cases},
+      {"", "ConvTranspose", conv_transpose_cases},
       {"", "Upsample", upsample_cases},
   };
   return list;
