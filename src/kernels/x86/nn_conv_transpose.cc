@@ -5,12 +5,12 @@
 // Per image and group, cols [Mg*KH*KW x positions] = W_g^T [Mg*KH*KW x Cg] * X_g [Cg x
 // positions]; W_g^T is the GEMM A operand, packed once at creation when W is constant. The
 // input positions are cut into chunks of whole input rows whose cols block stays around
-// 256 KiB, so the block is still in cache when it is stored. When the stride equals the
-// kernel and nothing is padded or dilated (the UNet/FPN 2x2 stride-2 upsampling), every
-// output value is one tap of one input position: the block is stored (with the bias) into
-// the output directly, split over the threads by (channel, input row). Otherwise the block
-// is added into the output, which was filled with the bias, by col2im, split over the
-// threads by output channel (taps of neighbouring positions overlap). 3-D and wider
+// 256 KiB. When the stride equals the kernel and nothing is padded or dilated (the UNet/FPN
+// 2x2 stride-2 upsampling), every output value is one tap of one input position: each thread
+// takes whole chunks, computes a chunk's block and stores it (with the bias) into the output
+// while it is still in its cache. Otherwise each chunk's GEMM is split over the threads and
+// its block added into the output, filled with the bias first, by col2im split by output
+// channel (taps of neighbouring positions overlap, so chunks go one after another). 3-D and wider
 // convolutions go to the reference kernel.
 #include <algorithm>
 #include <memory>
@@ -111,8 +111,12 @@ class ConvTransposeKernel final : public Kernel {
     s.cg = s.c / s.group;
     s.mg = w.dim(1);
     if (s.cg == 0 || wg.in_numel() == 0) return reference_->run(ctx);
-    run_gemm(ctx, s, x.data_as<float>(), w.data_as<float>(), ctx.has_input(2) ? ctx.input(2).data_as<float>() : nullptr,
-             y.data_as<float>());
+    const ConvGeometry2d& g = s.g;
+    const bool tiles = g.sh == g.kh && g.sw == g.kw && g.dh == 1 && g.dw == 1 && g.ph == 0 && g.pw == 0 &&
+                       g.oh == g.ih * g.kh && g.ow == g.iw * g.kw;
+    const float* bias = ctx.has_input(2) ? ctx.input(2).data_as<float>() : nullptr;
+    if (tiles) run_tiles(ctx, s, x.data_as<float>(), w.data_as<float>(), bias, y.data_as<float>());
+    else run_col2im(ctx, s, x.data_as<float>(), w.data_as<float>(), bias, y.data_as<float>());
     return Status::ok();
   }
 
@@ -122,61 +126,95 @@ class ConvTransposeKernel final : public Kernel {
     ConvGeometry2d g;
   };
 
-  void run_gemm(KernelContext& ctx, const Dims& s, const float* x, const float* w, const float* bias, float* y) const {
+  // Input rows per chunk that keep a chunk's cols block near kChunkFloats.
+  static int64_t max_chunk_rows(int64_t rows, int64_t iw) {
+    return std::max<int64_t>(1, kChunkFloats / std::max<int64_t>(rows * iw, 1));
+  }
+  static size_t round_up16(size_t v) { return (v + 15) / 16 * 16; }
+  static size_t round_up16(int64_t v) { return round_up16(static_cast<size_t>(v)); }
+
+  // The GEMM of one chunk's cols block [rows x cols] (shape only).
+  GemmArgs gemm_shape(const Dims& s, int64_t rows, int64_t cols) const {
+    GemmArgs a;
+    a.backend = backend_;
+    a.m = rows;
+    a.n = cols;
+    a.k = s.cg;
+    a.ldc = cols;
+    a.a.packed = packed_w_.empty() ? nullptr : &packed_w_[0];
+    return a;
+  }
+
+  // The GEMM of image n, group grp, input rows from ih0 (ncols positions) into `cols`.
+  GemmArgs chunk_gemm(const GemmArgs& shape, const Dims& s, const float* x, const float* w, int64_t n, int64_t grp,
+                      int64_t ih0, int64_t ncols, float* cols) const {
+    const int64_t in_plane = s.g.ih * s.g.iw;
+    GemmArgs a = shape;
+    if (!packed_w_.empty()) a.a.packed = &packed_w_[static_cast<size_t>(grp)];
+    else a.a = {.data = w + grp * s.cg * shape.m, .ld = shape.m, .trans = true};
+    a.b = {.data = x + (n * s.c + grp * s.cg) * in_plane + ih0 * s.g.iw, .ld = in_plane};
+    a.n = ncols;
+    a.c = cols;
+    a.ldc = ncols;
+    return a;
+  }
+
+  // General geometry: per chunk, the GEMM over the pool, then col2im split by output channel.
+  void run_col2im(KernelContext& ctx, const Dims& s, const float* x, const float* w, const float* bias,
+                  float* y) const {
     const ConvGeometry2d& g = s.g;
-    const int64_t taps = g.kh * g.kw, rows = s.mg * taps, in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
-    const bool tiles = g.sh == g.kh && g.sw == g.kw && g.dh == 1 && g.dw == 1 && g.ph == 0 && g.pw == 0 &&
-                       g.oh == g.ih * g.kh && g.ow == g.iw * g.kw;
-    const int64_t chunk_rows = std::clamp<int64_t>(kChunkFloats / std::max<int64_t>(rows * g.iw, 1), 1, g.ih);
-    const int64_t chunk_cols = chunk_rows * g.iw;
-    GemmArgs shape;
-    shape.backend = backend_;
-    shape.m = rows;
-    shape.n = chunk_cols;
-    shape.k = s.cg;
-    shape.ldc = chunk_cols;
-    shape.a.packed = packed_w_.empty() ? nullptr : &packed_w_[0];
+    const int64_t rows = s.mg * g.kh * g.kw, out_plane = g.oh * g.ow;
+    const int64_t chunk_rows = std::min(g.ih, max_chunk_rows(rows, g.iw));
+    const GemmArgs shape = gemm_shape(s, rows, chunk_rows * g.iw);
     ThreadPool* pool = ctx.pool();
     const int threads = pool ? pool->threads() : 1;
-    const size_t ws_floats = (gemm_f32_workspace(shape, threads) + 15) / 16 * 16;
-    float* ws = static_cast<float*>(ctx.scratch((ws_floats + static_cast<size_t>(rows * chunk_cols)) * sizeof(float)));
+    const size_t ws_floats = round_up16(gemm_f32_workspace(shape, threads));
+    float* ws = static_cast<float*>(ctx.scratch((ws_floats + round_up16(rows * chunk_rows * g.iw)) * sizeof(float)));
     float* cols = ws + ws_floats;
     for (int64_t n = 0; n < s.n; ++n) {
       for (int64_t grp = 0; grp < s.group; ++grp) {
-        const float* xg = x + (n * s.c + grp * s.cg) * in_plane;
         float* yg = y + (n * s.group + grp) * s.mg * out_plane;
         const float* bg = bias ? bias + grp * s.mg : nullptr;
         for (int64_t ih0 = 0; ih0 < g.ih; ih0 += chunk_rows) {
           const int64_t nrows = std::min(chunk_rows, g.ih - ih0), ncols = nrows * g.iw;
-          GemmArgs a = shape;
-          if (!packed_w_.empty()) a.a.packed = &packed_w_[static_cast<size_t>(grp)];
-          else a.a = {.data = w + grp * s.cg * rows, .ld = rows, .trans = true};
-          a.b = {.data = xg + ih0 * g.iw, .ld = in_plane};
-          a.n = ncols;
-          a.c = cols;
-          a.ldc = ncols;
-          gemm_f32(a, pool, ws);
-          if (tiles) store_tiles(pool, s, cols, ncols, ih0, nrows, bg, yg);
-          else add_taps(pool, s, cols, ncols, ih0, nrows, bg, yg);
+          gemm_f32(chunk_gemm(shape, s, x, w, n, grp, ih0, ncols, cols), pool, ws);
+          add_taps(pool, s, cols, ncols, ih0, nrows, bg, yg);
         }
       }
     }
   }
 
-  // Stride == kernel: units (channel, input row), contiguous per part.
-  static void store_tiles(ThreadPool* pool, const Dims& s, const float* cols, int64_t ld, int64_t ih0, int64_t nrows,
-                          const float* bias, float* y) {
+  // Stride == kernel: each thread runs whole (image, group, chunk) tasks, the GEMM into its
+  // own cols block and the store from it while it is in its cache. Chunks are cut so the
+  // tasks divide evenly over the threads.
+  void run_tiles(KernelContext& ctx, const Dims& s, const float* x, const float* w, const float* bias,
+                 float* y) const {
     const ConvGeometry2d& g = s.g;
-    const int64_t taps = g.kh * g.kw, units = s.mg * nrows;
-    const int parts = parallel_parts(pool, units * taps * g.iw, units);
+    const int64_t taps = g.kh * g.kw, rows = s.mg * taps, in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
+    ThreadPool* pool = ctx.pool();
+    const int64_t threads = pool ? pool->threads() : 1;
+    int64_t chunks = ceil_div(g.ih, max_chunk_rows(rows, g.iw));
+    if (threads > 1) chunks = std::min(g.ih, ceil_div(std::max(chunks, threads), threads) * threads);
+    const int64_t chunk_rows = ceil_div(g.ih, chunks);
+    chunks = ceil_div(g.ih, chunk_rows);
+    const int64_t tasks = s.n * s.group * chunks;
+    const int parts = parallel_parts(pool, s.n * s.group * rows * s.cg * in_plane, tasks);
+    GemmArgs shape = gemm_shape(s, rows, chunk_rows * g.iw);
+    const size_t per_part = round_up16(gemm_f32_thread_workspace(shape)) + round_up16(rows * chunk_rows * g.iw);
+    float* scratch = static_cast<float*>(ctx.scratch(per_part * static_cast<size_t>(parts) * sizeof(float)));
     auto run_parts = [&](int64_t begin, int64_t end) {
       for (int64_t part = begin; part < end; ++part) {
-        const int64_t u1 = units * (part + 1) / parts;
-        for (int64_t u = units * part / parts; u < u1;) {
-          const int64_t m = u / nrows, r0 = u % nrows, r1 = std::min(nrows, r0 + (u1 - u));
-          conv_transpose_f32_store_tiles(cols + m * taps * ld + r0 * g.iw, ld, g.kh, g.kw, r1 - r0, g.iw,
-                                         bias ? bias[m] : 0.0f, y + m * g.oh * g.ow + (ih0 + r0) * g.kh * g.ow);
-          u += r1 - r0;
+        float* ws = scratch + per_part * static_cast<size_t>(part);
+        float* cols = ws + round_up16(gemm_f32_thread_workspace(shape));
+        for (int64_t t = tasks * part / parts; t < tasks * (part + 1) / parts; ++t) {
+          const int64_t chunk = t % chunks, grp = t / chunks % s.group, n = t / chunks / s.group;
+          const int64_t ih0 = chunk * chunk_rows, nrows = std::min(chunk_rows, g.ih - ih0), ncols = nrows * g.iw;
+          GemmArgs a = chunk_gemm(shape, s, x, w, n, grp, ih0, ncols, cols);
+          gemm_f32_range(a, 0, a.m, 0, a.n, ws);
+          float* yg = y + (n * s.group + grp) * s.mg * out_plane + ih0 * g.kh * g.ow;
+          for (int64_t m = 0; m < s.mg; ++m)
+            conv_transpose_f32_store_tiles(cols + m * taps * ncols, ncols, g.kh, g.kw, nrows, g.iw,
+                                           bias ? bias[grp * s.mg + m] : 0.0f, yg + m * out_plane);
         }
       }
     };
