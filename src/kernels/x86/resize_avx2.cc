@@ -8,8 +8,8 @@
 // one window of 8 input floats (always when upsampling, as every model here does), one
 // unaligned load and a lane permute (vpermps) pick them, otherwise a gather does.
 //
-// Nearest copies an output row whose source row is the previous output row's (half the rows
-// when upsampling by 2) instead of picking it again. Linear, when the output is at least as
+// Nearest stores each picked vector to every output row with the same source row (both rows
+// of a pair when upsampling by 2). Linear, when the output is at least as
 // tall as the input, interpolates along W first, each input row it needs into one of two row
 // buffers keyed by source row (the source rows grow with the output row, so each input row
 // is interpolated once per plane), then blends the two buffered rows of each output row;
@@ -26,7 +26,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 
 #include "core/resize_geometry.h"
 #include "kernels/ref/nn_resize.h"
@@ -69,11 +68,19 @@ inline __m256 pick8(const float* src, const ColumnPick& pick, int64_t b) {
   return base >= 0 ? _mm256_permutevar8x32_ps(_mm256_loadu_ps(src + base), index) : _mm256_i32gather_ps(src, index, 4);
 }
 
-// dst[o] = src[source column of o] for o < out.
-void pick_row(const float* src, const ColumnPick& pick, int64_t out, float* dst) {
+// dst[c * ld + o] = src[source column of o] for o < out and copies c: one pick stored to
+// every output row with the same source row.
+void pick_rows(const float* src, const ColumnPick& pick, int64_t out, float* dst, int64_t copies, int64_t ld) {
   int64_t b = 0;
-  for (; b * 8 + 8 <= out; ++b) _mm256_storeu_ps(dst + b * 8, pick8(src, pick, b));
-  if (b * 8 < out) _mm256_maskstore_ps(dst + b * 8, lane_mask(static_cast<int>(out - b * 8)), pick8(src, pick, b));
+  for (; b * 8 + 8 <= out; ++b) {
+    const __m256 v = pick8(src, pick, b);
+    for (int64_t c = 0; c < copies; ++c) _mm256_storeu_ps(dst + c * ld + b * 8, v);
+  }
+  if (b * 8 < out) {
+    const __m256 v = pick8(src, pick, b);
+    const __m256i mask = lane_mask(static_cast<int>(out - b * 8));
+    for (int64_t c = 0; c < copies; ++c) _mm256_maskstore_ps(dst + c * ld + b * 8, mask, v);
+  }
 }
 
 // The two taps of linear interpolation along W, weights padded with zeros.
@@ -203,13 +210,12 @@ class ResizeKernel final : public Kernel {
     auto run_parts = [&](int64_t begin, int64_t end) {
       for (int64_t part = begin; part < end; ++part) {
         const int64_t r0 = units * part / parts, r1 = units * (part + 1) / parts;
-        for (int64_t r = r0; r < r1; ++r) {
+        for (int64_t r = r0; r < r1;) {
           const int64_t plane = r / g.oh, o = r % g.oh;
-          float* dst = y + r * g.ow;
-          if (r > r0 && o > 0 && rows[o] == rows[o - 1])
-            std::memcpy(dst, dst - g.ow, static_cast<size_t>(g.ow) * sizeof(float));
-          else
-            pick_row(x + (plane * g.ih + rows[o]) * g.iw, pick, g.ow, dst);
+          int64_t copies = 1;
+          while (r + copies < r1 && o + copies < g.oh && rows[o + copies] == rows[o]) ++copies;
+          pick_rows(x + (plane * g.ih + rows[o]) * g.iw, pick, g.ow, y + r * g.ow, copies, g.ow);
+          r += copies;
         }
       }
     };
