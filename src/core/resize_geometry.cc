@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/strings.h"
 
@@ -42,6 +43,13 @@ Result<bool> read_flag(const AttrMap& attrs, const char* name) {
   const int64_t v = attrs.get_int(name, 0);
   if (v != 0 && v != 1) return invalid_argument(str_cat("attribute '", name, "' must be 0 or 1, got ", v));
   return v == 1;
+}
+
+double cubic_weight(double d, double a) {
+  d = std::fabs(d);
+  if (d <= 1.0) return ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0;
+  if (d < 2.0) return ((a * d - 5.0 * a) * d + 8.0 * a) * d - 4.0 * a;
+  return 0.0;
 }
 
 }  // namespace
@@ -156,6 +164,94 @@ Result<ResizeParams> make_resize_params(const AttrMap& attrs, int64_t opset, boo
     }
   }
   return p;
+}
+
+double resize_source_coord(const ResizeParams& p, int axis, int64_t in, int64_t o, bool& outside) {
+  const double scale = p.scales[axis];
+  const double out_w = p.out_width[axis];
+  const double x = static_cast<double>(o);
+  const double len = static_cast<double>(in);
+  outside = false;
+  switch (p.coord) {
+    case ResizeCoord::HalfPixel: return (x + 0.5) / scale - 0.5;
+    case ResizeCoord::HalfPixelSymmetric: {
+      const double adjustment = static_cast<double>(p.out[axis]) / out_w;
+      const double center = len / 2.0;
+      return center * (1.0 - adjustment) + (x + 0.5) / scale - 0.5;
+    }
+    case ResizeCoord::PytorchHalfPixel: return out_w == 1.0 ? -0.5 : (x + 0.5) / scale - 0.5;
+    case ResizeCoord::AlignCorners: return out_w == 1.0 ? 0.0 : x * (len - 1.0) / (out_w - 1.0);
+    case ResizeCoord::Asymmetric: return x / scale;
+    case ResizeCoord::TfHalfPixelForNn: return (x + 0.5) / scale;
+    case ResizeCoord::TfCropAndResize: {
+      const double start = p.roi_start[axis], end = p.roi_end[axis];
+      double r = out_w == 1.0 ? (end - start) * (len - 1.0) / 2.0 : x * (end - start) * (len - 1.0) / (out_w - 1.0);
+      r += start * (len - 1.0);
+      outside = r < 0.0 || r > len - 1.0;
+      return r;
+    }
+  }
+  return x;
+}
+
+int64_t resize_nearest_index(const ResizeParams& p, int axis, double x) {
+  switch (p.nearest) {
+    case NearestMode::RoundPreferFloor: return static_cast<int64_t>(std::ceil(x - 0.5));
+    case NearestMode::RoundPreferCeil: return static_cast<int64_t>(std::floor(x + 0.5));
+    case NearestMode::Floor: return static_cast<int64_t>(std::floor(x));
+    case NearestMode::Ceil: return static_cast<int64_t>(std::ceil(x));
+    case NearestMode::Simple: return static_cast<int64_t>(p.scales[axis] < 1.0 ? std::ceil(x) : std::floor(x));
+  }
+  return 0;
+}
+
+
+ResizeTaps resize_axis_taps(const ResizeParams& p, int axis, int64_t in) {
+  const int64_t out = p.out[axis];
+  const bool cubic = p.mode == ResizeMode::Cubic;
+  const double radius = cubic ? 2.0 : 1.0;
+  // Antialiasing stretches the filter by 1/scale when downsampling.
+  const double s = p.antialias ? std::min(p.scales[axis], 1.0) : 1.0;
+  const int64_t start = static_cast<int64_t>(std::floor(-radius / s)) + 1;
+  ResizeTaps t;
+  t.n = static_cast<int>(2 - 2 * start);
+  t.index.resize(static_cast<size_t>(out * t.n));
+  t.weight.resize(static_cast<size_t>(out * t.n));
+  t.outside.resize(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    bool outside;
+    const double x = resize_source_coord(p, axis, in, o, outside);
+    t.outside[o] = outside;
+    const double f = std::floor(x);
+    double sum = 0.0, kept = 0.0;
+    for (int j = 0; j < t.n; ++j) {
+      const double pos = f + static_cast<double>(start + j);
+      const double d = (pos - x) * s;
+      const double w = cubic ? cubic_weight(d, p.cubic_a) : std::max(0.0, 1.0 - std::fabs(d));
+      const int64_t raw = static_cast<int64_t>(pos);
+      t.index[o * t.n + j] = std::clamp<int64_t>(raw, 0, in - 1);
+      t.weight[o * t.n + j] = w;
+      sum += w;
+    }
+    if (p.antialias && sum != 0.0)
+      for (int j = 0; j < t.n; ++j) t.weight[o * t.n + j] /= sum;
+    if (p.exclude_outside) {
+      for (int j = 0; j < t.n; ++j) {
+        const int64_t raw = static_cast<int64_t>(f) + start + j;
+        if (raw < 0 || raw >= in) t.weight[o * t.n + j] = 0.0;
+        kept += t.weight[o * t.n + j];
+      }
+      if (kept != 0.0)
+        for (int j = 0; j < t.n; ++j) t.weight[o * t.n + j] /= kept;
+    }
+  }
+  return t;
+}
+
+bool resize_axis_is_identity(const ResizeParams& p, int axis, int64_t in) {
+  if (p.out[axis] != in || std::fabs(p.scales[axis] - 1.0) > 1e-9) return false;
+  if (p.coord == ResizeCoord::TfCropAndResize) return p.roi_start[axis] == 0.0 && p.roi_end[axis] == 1.0;
+  return true;
 }
 
 }  // namespace ignis

@@ -128,11 +128,22 @@ struct Prepared {
   std::vector<ir::ValueType> output_types;
 };
 
+// An input with the case's exact values (float32 or int64).
+Tensor exact_input(DType dtype, const Shape& shape, const std::vector<double>& values) {
+  Tensor t = Tensor::empty(dtype, shape);
+  for (int64_t i = 0; i < t.numel() && i < static_cast<int64_t>(values.size()); ++i) {
+    if (dtype == DType::I64) t.data_as<int64_t>()[i] = static_cast<int64_t>(values[i]);
+    else t.data_as<float>()[i] = static_cast<float>(values[i]);
+  }
+  return t;
+}
+
 Result<Prepared> prepare(const KernelCase& c, uint32_t seed) {
   Prepared p;
   for (size_t i = 0; i < c.inputs.size(); ++i)
-    p.inputs.push_back(input_dtype(c, i) == DType::Undefined
-                           ? Tensor()
+    p.inputs.push_back(input_dtype(c, i) == DType::Undefined ? Tensor()
+                       : i < c.input_values.size() && !c.input_values[i].empty()
+                           ? exact_input(input_dtype(c, i), c.inputs[i], c.input_values[i])
                            : random_input(input_dtype(c, i), c.inputs[i], seed + static_cast<uint32_t>(i),
                                           i < c.input_ranges.size() ? c.input_ranges[i]
                                                                     : std::pair<double, double>{1.0, 0.0}));

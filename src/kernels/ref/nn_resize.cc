@@ -17,114 +17,11 @@
 #include "core/resize_geometry.h"
 #include "core/strings.h"
 #include "kernels/ref/nn_internal.h"
+#include "kernels/ref/nn_resize.h"
 
 namespace ignis::kernels::ref {
 
 namespace {
-
-// Source coordinate of output coordinate o along `axis`; sets `outside` for
-// tf_crop_and_resize positions that must take the extrapolation value.
-double source_coord(const ResizeParams& p, int axis, int64_t in, int64_t o, bool& outside) {
-  const double scale = p.scales[axis];
-  const double out_w = p.out_width[axis];
-  const double x = static_cast<double>(o);
-  const double len = static_cast<double>(in);
-  outside = false;
-  switch (p.coord) {
-    case ResizeCoord::HalfPixel: return (x + 0.5) / scale - 0.5;
-    case ResizeCoord::HalfPixelSymmetric: {
-      const double adjustment = static_cast<double>(p.out[axis]) / out_w;
-      const double center = len / 2.0;
-      return center * (1.0 - adjustment) + (x + 0.5) / scale - 0.5;
-    }
-    case ResizeCoord::PytorchHalfPixel: return out_w == 1.0 ? -0.5 : (x + 0.5) / scale - 0.5;
-    case ResizeCoord::AlignCorners: return out_w == 1.0 ? 0.0 : x * (len - 1.0) / (out_w - 1.0);
-    case ResizeCoord::Asymmetric: return x / scale;
-    case ResizeCoord::TfHalfPixelForNn: return (x + 0.5) / scale;
-    case ResizeCoord::TfCropAndResize: {
-      const double start = p.roi_start[axis], end = p.roi_end[axis];
-      double r = out_w == 1.0 ? (end - start) * (len - 1.0) / 2.0 : x * (end - start) * (len - 1.0) / (out_w - 1.0);
-      r += start * (len - 1.0);
-      outside = r < 0.0 || r > len - 1.0;
-      return r;
-    }
-  }
-  return x;
-}
-
-int64_t nearest_index(const ResizeParams& p, int axis, double x) {
-  switch (p.nearest) {
-    case NearestMode::RoundPreferFloor: return static_cast<int64_t>(std::ceil(x - 0.5));
-    case NearestMode::RoundPreferCeil: return static_cast<int64_t>(std::floor(x + 0.5));
-    case NearestMode::Floor: return static_cast<int64_t>(std::floor(x));
-    case NearestMode::Ceil: return static_cast<int64_t>(std::ceil(x));
-    case NearestMode::Simple: return static_cast<int64_t>(p.scales[axis] < 1.0 ? std::ceil(x) : std::floor(x));
-  }
-  return 0;
-}
-
-double cubic_weight(double d, double a) {
-  d = std::fabs(d);
-  if (d <= 1.0) return ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0;
-  if (d < 2.0) return ((a * d - 5.0 * a) * d + 8.0 * a) * d - 4.0 * a;
-  return 0.0;
-}
-
-// Interpolation taps of one axis: out * n (index, weight) pairs and an extrapolation flag.
-struct AxisTaps {
-  int n = 0;
-  std::vector<int64_t> index;
-  std::vector<double> weight;
-  std::vector<char> outside;
-};
-
-AxisTaps interpolation_taps(const ResizeParams& p, int axis, int64_t in) {
-  const int64_t out = p.out[axis];
-  const bool cubic = p.mode == ResizeMode::Cubic;
-  const double radius = cubic ? 2.0 : 1.0;
-  // Antialiasing stretches the filter by 1/scale when downsampling.
-  const double s = p.antialias ? std::min(p.scales[axis], 1.0) : 1.0;
-  const int64_t start = static_cast<int64_t>(std::floor(-radius / s)) + 1;
-  AxisTaps t;
-  t.n = static_cast<int>(2 - 2 * start);
-  t.index.resize(static_cast<size_t>(out * t.n));
-  t.weight.resize(static_cast<size_t>(out * t.n));
-  t.outside.resize(static_cast<size_t>(out));
-  for (int64_t o = 0; o < out; ++o) {
-    bool outside;
-    const double x = source_coord(p, axis, in, o, outside);
-    t.outside[o] = outside;
-    const double f = std::floor(x);
-    double sum = 0.0, kept = 0.0;
-    for (int j = 0; j < t.n; ++j) {
-      const double pos = f + static_cast<double>(start + j);
-      const double d = (pos - x) * s;
-      const double w = cubic ? cubic_weight(d, p.cubic_a) : std::max(0.0, 1.0 - std::fabs(d));
-      const int64_t raw = static_cast<int64_t>(pos);
-      t.index[o * t.n + j] = std::clamp<int64_t>(raw, 0, in - 1);
-      t.weight[o * t.n + j] = w;
-      sum += w;
-    }
-    if (p.antialias && sum != 0.0)
-      for (int j = 0; j < t.n; ++j) t.weight[o * t.n + j] /= sum;
-    if (p.exclude_outside) {
-      for (int j = 0; j < t.n; ++j) {
-        const int64_t raw = static_cast<int64_t>(f) + start + j;
-        if (raw < 0 || raw >= in) t.weight[o * t.n + j] = 0.0;
-        kept += t.weight[o * t.n + j];
-      }
-      if (kept != 0.0)
-        for (int j = 0; j < t.n; ++j) t.weight[o * t.n + j] /= kept;
-    }
-  }
-  return t;
-}
-
-bool is_identity(const ResizeParams& p, int axis, int64_t in) {
-  if (p.out[axis] != in || std::fabs(p.scales[axis] - 1.0) > 1e-9) return false;
-  if (p.coord == ResizeCoord::TfCropAndResize) return p.roi_start[axis] == 0.0 && p.roi_end[axis] == 1.0;
-  return true;
-}
 
 template <class T>
 T saturate_from_double(double v) {
@@ -147,15 +44,15 @@ void resize_nearest(const ResizeParams& p, const Shape& in, const T* x, T* y, Th
   const std::vector<int64_t> strides = in.strides();
   for (int a = 0; a < rank; ++a) {
     src[a].resize(static_cast<size_t>(p.out[a]));
-    const bool identity = is_identity(p, a, in[a]);
+    const bool identity = resize_axis_is_identity(p, a, in[a]);
     for (int64_t o = 0; o < p.out[a]; ++o) {
       if (identity) {
         src[a][o] = o * strides[a];
         continue;
       }
       bool outside;
-      const double xs = source_coord(p, a, in[a], o, outside);
-      src[a][o] = outside ? -1 : std::clamp<int64_t>(nearest_index(p, a, xs), 0, in[a] - 1) * strides[a];
+      const double xs = resize_source_coord(p, a, in[a], o, outside);
+      src[a][o] = outside ? -1 : std::clamp<int64_t>(resize_nearest_index(p, a, xs), 0, in[a] - 1) * strides[a];
     }
   }
   const T fill = saturate_from_double<T>(p.extrapolation_value);
@@ -193,8 +90,8 @@ void resize_interpolate(const ResizeParams& p, const Shape& in, const T* x, T* y
   std::vector<double> cur(static_cast<size_t>(in.numel()));
   for (size_t i = 0; i < cur.size(); ++i) cur[i] = static_cast<double>(to_compute(x[i]));
   for (int a = 0; a < rank; ++a) {
-    if (is_identity(p, a, in[a])) continue;
-    const AxisTaps t = interpolation_taps(p, a, in[a]);
+    if (resize_axis_is_identity(p, a, in[a])) continue;
+    const ResizeTaps t = resize_axis_taps(p, a, in[a]);
     int64_t outer = 1, inner = 1;
     for (int i = 0; i < a; ++i) outer *= cur_shape[i];
     for (int i = a + 1; i < rank; ++i) inner *= cur_shape[i];
@@ -232,7 +129,9 @@ std::vector<double> read_doubles(const Tensor& t) {
   return v;
 }
 
-Status run_resize(KernelContext& ctx, bool is_upsample) {
+}  // namespace
+
+Result<ResizeParams> resize_params_of(const KernelContext& ctx, bool is_upsample) {
   const Tensor& x = ctx.input(0);
   std::optional<std::vector<double>> scales, roi;
   std::optional<std::vector<int64_t>> sizes;
@@ -258,8 +157,14 @@ Status run_resize(KernelContext& ctx, bool is_upsample) {
   if (scales) values.scales = &*scales;
   if (sizes) values.sizes = &*sizes;
   if (roi) values.roi = &*roi;
-  IGNIS_ASSIGN_OR_RETURN(ResizeParams p, make_resize_params(ctx.attrs(), ctx.opset(), is_upsample,
-                                                            x.shape().dims(), values));
+  return make_resize_params(ctx.attrs(), ctx.opset(), is_upsample, x.shape().dims(), values);
+}
+
+namespace {
+
+Status run_resize(KernelContext& ctx, bool is_upsample) {
+  const Tensor& x = ctx.input(0);
+  IGNIS_ASSIGN_OR_RETURN(const ResizeParams p, resize_params_of(ctx, is_upsample));
   Tensor& y = ctx.output(0);
   if (y.numel() == 0) return Status::ok();
   return visit_dtype(x.dtype(), [&](auto tag) -> Status {

@@ -16,8 +16,10 @@ void register_all(KernelRegistry& r) {
   register_nn_qlinear_conv(r);
   register_nn_matmul_nbits(r);
   register_nn_conv(r);
+  register_nn_conv_transpose(r);
   register_nn_conv_blocked(r);
   register_nn_pool(r);
+  register_nn_resize(r);
   register_elementwise(r);
   register_transpose(r);
   register_reduce(r);

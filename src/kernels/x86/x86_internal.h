@@ -23,10 +23,13 @@ void register_nn_int8(KernelRegistry& r);
 void register_nn_qlinear_conv(KernelRegistry& r);
 void register_nn_matmul_nbits(KernelRegistry& r);  // com.microsoft MatMulNBits (matmul_nbits.cc)  // QLinearConv (nn_qlinear_conv.cc)
 void register_nn_conv(KernelRegistry& r);  // Conv, ai.ignis FusedConv (nn_conv.cc)
+void register_nn_conv_transpose(KernelRegistry& r);  // ConvTranspose (nn_conv_transpose.cc)
 // ai.ignis BlockChannels, UnblockChannels, BlockedConv (nn_conv_blocked.cc)
 void register_nn_conv_blocked(KernelRegistry& r);
 // MaxPool, AveragePool, GlobalMaxPool, GlobalAveragePool (nn_pool.cc)
 void register_nn_pool(KernelRegistry& r);
+// Resize, Upsample (nn_resize.cc)
+void register_nn_resize(KernelRegistry& r);
 // Add, Sub, Mul, Div, Max, Min, Pow, Relu, Sigmoid, Tanh, Exp, Erf, Log, Sqrt, Abs, Neg,
 // Reciprocal, Clip, LeakyRelu, Gelu and ai.ignis Gelu (elementwise.cc)
 void register_elementwise(KernelRegistry& r);

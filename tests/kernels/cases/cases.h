@@ -29,6 +29,9 @@ struct KernelCase {
   // Per input, the range values are drawn from when set (lo > hi = unset): uniform reals for
   // float32, uniform integers for uint8 / int8 / int32 (int32 inputs need one).
   std::vector<std::pair<double, double>> input_ranges;
+  // Per input, its exact values when not empty (float32 or int64 inputs, e.g. Resize scales
+  // and sizes); such inputs are also visible to shape inference.
+  std::vector<std::vector<double>> input_values;
   std::vector<int> weight_inputs;    // also run with these passed as plan-time constants
   int64_t depth = 1;                 // products summed per output element
   double error_scale = 1.0;          // rounding of the method relative to a direct sum (tolerance factor)
@@ -109,6 +112,9 @@ std::vector<KernelCase> reduce_min_cases();                // reduce.cc
 std::vector<KernelCase> reduce_sum_square_cases();         // reduce.cc
 std::vector<KernelCase> reduce_l2_cases();                 // reduce.cc
 std::vector<KernelCase> ignis_gelu_cases();                // elementwise.cc (ai.ignis)
+std::vector<KernelCase> resize_cases();                    // nn_resize.cc
+std::vector<KernelCase> conv_transpose_cases();            // nn_conv_transpose.cc
+std::vector<KernelCase> upsample_cases();                  // nn_resize.cc
 
 // a followed by b (one op's cases from several files; later files append, so the seeds of
 // earlier cases do not change).
@@ -187,6 +193,9 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"", "ReduceMin", reduce_min_cases},
       {"", "ReduceSumSquare", reduce_sum_square_cases},
       {"", "ReduceL2", reduce_l2_cases},
+      {"", "Resize", resize_cases},
+      {"", "ConvTranspose", conv_transpose_cases},
+      {"", "Upsample", upsample_cases},
   };
   return list;
 }
