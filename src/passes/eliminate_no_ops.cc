@@ -29,17 +29,6 @@ namespace ignis::passes {
 
 namespace {
 
-// Integer values of a constant input, or nullopt.
-std::optional<std::vector<int64_t>> const_ints(const ir::Graph& g, const ir::Node& n, size_t i) {
-  if (i >= n.inputs.size() || n.inputs[i].empty()) return std::nullopt;
-  const Tensor* t = ir::constant_value(g, n.inputs[i]);
-  if (!t || t->rank() > 1 || (t->dtype() != DType::I64 && t->dtype() != DType::I32)) return std::nullopt;
-  std::vector<int64_t> v(static_cast<size_t>(t->numel()));
-  for (int64_t k = 0; k < t->numel(); ++k)
-    v[k] = t->dtype() == DType::I64 ? t->data_as<int64_t>()[k] : t->data_as<int32_t>()[k];
-  return v;
-}
-
 // Every value of dtype `from` is exactly representable in `to` (and converts back unchanged).
 bool holds_exactly(DType from, DType to) {
   using D = DType;
@@ -96,7 +85,7 @@ bool is_reshape_like(const ir::Node& n) {
 
 // Expand(x, s) with s constant is x when s broadcast with x's shape gives x's shape.
 bool expand_is_no_op(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
-  auto s = const_ints(g, n, 1);
+  auto s = constant_ints(g, n, 1);
   const ValueFact& x = facts[n.inputs[0]];
   if (!s || !x.has_rank() || static_cast<int>(s->size()) > x.rank) return false;
   const int offset = x.rank - static_cast<int>(s->size());
@@ -117,14 +106,14 @@ bool slice_is_no_op(const ir::Graph& g, const GraphFacts& facts, const ir::Node&
     ends = n.attrs.get_ints("ends");
     if (n.attrs.has("axes")) axes = n.attrs.get_ints("axes");
   } else {
-    starts = const_ints(g, n, 1);
-    ends = const_ints(g, n, 2);
+    starts = constant_ints(g, n, 1);
+    ends = constant_ints(g, n, 2);
     if (n.inputs.size() > 3 && !n.inputs[3].empty()) {
-      axes = const_ints(g, n, 3);
+      axes = constant_ints(g, n, 3);
       if (!axes) return false;
     }
     if (n.inputs.size() > 4 && !n.inputs[4].empty()) {
-      steps = const_ints(g, n, 4);
+      steps = constant_ints(g, n, 4);
       if (!steps) return false;
     }
   }
@@ -161,13 +150,6 @@ void reroute(ir::Graph& g, int i, const std::string& input) {
   ir::Node n = g.nodes[i];
   n.inputs[0] = input;
   replace_nodes(g, {i}, std::move(n));
-}
-
-void set_ints(ir::Node& n, const std::string& name, std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Ints;
-  a.ints = std::move(v);
-  n.attrs.set(name, std::move(a));
 }
 
 Result<bool> try_cast(ir::Graph& g, const GraphFacts& facts, const GraphIndex& index, int i, bool interface) {
@@ -233,7 +215,7 @@ Result<bool> try_reshape_chain(ir::Graph& g, const GraphIndex& index, int i) {
   const ir::Node& n = g.nodes[i];
   const int p = index.producer(n.inputs[0]);
   if (p < 0 || !is_reshape_like(g.nodes[p]) || g.nodes[p].inputs.empty() || n.inputs.size() != 2) return false;
-  auto shape = const_ints(g, n, 1);
+  auto shape = constant_ints(g, n, 1);
   if (!shape) return false;
   const bool allowzero = n.attrs.get_int("allowzero", 0) != 0;
   for (int64_t s : *shape)
