@@ -138,8 +138,9 @@ struct Prepared {
 Result<Prepared> prepare(const KernelCase& c, uint32_t seed) {
   Prepared p;
   for (size_t i = 0; i < c.inputs.size(); ++i)
-    p.inputs.push_back(input_dtype(c, i) == DType::Undefined
-                           ? Tensor()
+    p.inputs.push_back(input_dtype(c, i) == DType::Undefined ? Tensor()
+                       : i < c.values.size() && c.values[i].dtype() != DType::Undefined
+                           ? c.values[i]
                            : random_input(input_dtype(c, i), c.inputs[i], seed + static_cast<uint32_t>(i),
                                           i < c.input_ranges.size() ? c.input_ranges[i]
                                                                     : std::pair<double, double>{1.0, 0.0}));

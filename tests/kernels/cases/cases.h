@@ -14,6 +14,7 @@
 #include "core/attribute.h"
 #include "ignis/dtype.h"
 #include "ignis/shape.h"
+#include "ignis/tensor.h"
 
 namespace ignis::kernel_cases {
 
@@ -29,6 +30,9 @@ struct KernelCase {
   // Per input, the range values are drawn from when set (lo > hi = unset): uniform reals for
   // float32, uniform integers for uint8 / int8 / int32 (int32 inputs need one).
   std::vector<std::pair<double, double>> input_ranges;
+  // Per input, the values used as given when not empty (in place of random ones): Pad's
+  // int64 pads and axes.
+  std::vector<Tensor> values;
   std::vector<int> weight_inputs;    // also run with these passed as plan-time constants
   int64_t depth = 1;                 // products summed per output element
   double error_scale = 1.0;          // rounding of the method relative to a direct sum (tolerance factor)
@@ -102,6 +106,8 @@ std::vector<KernelCase> dequantize_linear_cases();         // quantize.cc
 std::vector<KernelCase> matmul_nbits_cases();              // quantize_nbits.cc (com.microsoft)
 std::vector<KernelCase> gelu_cases();                      // elementwise.cc (ONNX Gelu-20)
 std::vector<KernelCase> transpose_cases();                 // tensor.cc
+std::vector<KernelCase> pad_cases();                       // tensor.cc
+std::vector<KernelCase> batch_norm_cases();                // nn_norm.cc
 std::vector<KernelCase> reduce_sum_cases();                // reduce.cc
 std::vector<KernelCase> reduce_mean_cases();               // reduce.cc
 std::vector<KernelCase> reduce_max_cases();                // reduce.cc
@@ -181,6 +187,8 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"", "Gelu", gelu_cases},
       {"ai.ignis", "Gelu", ignis_gelu_cases},
       {"", "Transpose", transpose_cases},
+      {"", "Pad", pad_cases},
+      {"", "BatchNormalization", batch_norm_cases},
       {"", "ReduceSum", reduce_sum_cases},
       {"", "ReduceMean", reduce_mean_cases},
       {"", "ReduceMax", reduce_max_cases},
