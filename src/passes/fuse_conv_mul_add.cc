@@ -53,12 +53,6 @@ int64_t output_channel(bool transposed, int64_t i0, int64_t i1, int64_t d0, int6
   return i0 / (d0 / group) * d1 + i1;
 }
 
-const Tensor* f32_input(const ir::Graph& g, const ir::Node& n, size_t i) {
-  if (i >= n.inputs.size() || n.inputs[i].empty()) return nullptr;
-  const Tensor* t = ir::constant_value(g, n.inputs[i]);
-  return t && t->dtype() == DType::F32 ? t : nullptr;
-}
-
 }  // namespace
 
 Result<int> fuse_conv_mul_add(ir::Graph& g, const PassContext&) {
@@ -79,9 +73,9 @@ Result<int> fuse_conv_mul_add(ir::Graph& g, const PassContext&) {
       const ir::Node& conv = g.nodes[ci];
       const bool transposed = is_onnx(conv, "ConvTranspose");
       if (!(transposed || is_onnx(conv, "Conv")) || conv.outputs.size() != 1 || conv.inputs.size() < 2) continue;
-      const Tensor* w = f32_input(g, conv, 1);
+      const Tensor* w = f32_constant_input(g, conv, 1);
       const bool has_bias = conv.inputs.size() > 2 && !conv.inputs[2].empty();
-      const Tensor* b = has_bias ? f32_input(g, conv, 2) : nullptr;
+      const Tensor* b = has_bias ? f32_constant_input(g, conv, 2) : nullptr;
       if (!w || (has_bias && !b) || w->rank() < 3 || conv.inputs.size() > 3) continue;
       const int64_t group = conv.attrs.get_int("group", 1);
       if (group < 1 || (transposed && w->dim(0) % group != 0)) continue;

@@ -46,6 +46,12 @@ std::optional<double> scalar_constant(const ir::Graph& g, const std::string& val
   return static_cast<double>(t->data_as<float>()[0]);
 }
 
+const Tensor* f32_constant_input(const ir::Graph& g, const ir::Node& n, size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i].empty()) return nullptr;
+  const Tensor* t = ir::constant_value(g, n.inputs[i]);
+  return t && t->dtype() == DType::F32 ? t : nullptr;
+}
+
 std::optional<std::vector<int64_t>> constant_ints(const ir::Graph& g, const ir::Node& n, size_t i) {
   if (i >= n.inputs.size() || n.inputs[i].empty()) return std::nullopt;
   const Tensor* t = ir::constant_value(g, n.inputs[i]);
