@@ -5,7 +5,8 @@
 //   constant shape that broadcasts to the input's own; Transpose by the identity; Slice of
 //   every element (steps 1, starts at the beginning, ends at or past the end).
 //   Transpose(Transpose(x, p1), p2) = Transpose(x, p) with p[i] = p1[p2[i]]; none if p is
-//   the identity.
+//   the identity. Transpose(U(Transpose(x, p1)), p2) = U(x) for an elementwise unary U
+//   read only there, when p is the identity.
 //   Reshape(R(x), s) = Reshape(x, s) for R a Reshape, Flatten, Squeeze or Unsqueeze (all
 //   keep the element order), when s is a constant that does not refer to R's output shape:
 //   no 0 ("copy this extent"), unless allowzero makes 0 literal. -1 is resolved from the
@@ -19,6 +20,8 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <string>
+#include <unordered_set>
 
 #include "core/broadcast.h"
 #include "ir/rewrite.h"
@@ -178,6 +181,41 @@ Result<bool> try_cast(ir::Graph& g, const GraphFacts& facts, const GraphIndex& i
   return true;
 }
 
+// An op applied to each element on its own, with attributes and other inputs (Clip's scalar
+// bounds) that do not depend on the layout: it commutes with any Transpose.
+bool elementwise_unary(const ir::Node& n) {
+  static const std::unordered_set<std::string> kOps = {
+      "Relu",  "LeakyRelu", "Sigmoid", "Tanh",     "Elu",  "Selu",  "Celu", "HardSigmoid", "HardSwish",
+      "Softplus", "Softsign", "Abs",   "Neg",      "Exp",  "Log",   "Sqrt", "Reciprocal",  "Floor",
+      "Ceil",  "Round",     "Erf",     "Sign",     "Gelu", "Mish",  "ThresholdedRelu"};
+  if (!n.domain.empty() || n.outputs.size() != 1 || n.inputs.empty()) return false;
+  if (n.op_type == "Clip") return n.inputs.size() <= 3;
+  return n.inputs.size() == 1 && kOps.count(n.op_type) > 0;
+}
+
+// Transpose(U(Transpose(x0, p1)), p2) for an elementwise U whose output only the outer
+// Transpose reads, when p1 then p2 is the identity: U(x0), under the outer Transpose's output
+// name (tf2onnx leaves such NCHW -> NHWC -> NCHW pairs around activations). The inner
+// Transpose goes with dead-code removal when U was its only reader.
+bool try_transpose_around_unary(ir::Graph& g, const GraphFacts& facts, const GraphIndex& index, int i,
+                                const std::vector<int64_t>& perm) {
+  const ir::Node& n = g.nodes[i];
+  const int ui = index.producer(n.inputs[0]);
+  if (ui < 0 || !elementwise_unary(g.nodes[ui]) || !index.single_use(n.inputs[0])) return false;
+  const ir::Node& u = g.nodes[ui];
+  const ir::Node* inner = index.producer_op(u.inputs[0], "Transpose");
+  if (!inner || inner->inputs.empty() || inner->outputs.size() != 1) return false;
+  const auto inner_perm = transpose_perm(*inner, facts.rank(inner->inputs[0]));
+  if (!inner_perm || inner_perm->size() != perm.size()) return false;
+  for (size_t k = 0; k < perm.size(); ++k)
+    if ((*inner_perm)[perm[k]] != static_cast<int64_t>(k)) return false;
+  ir::Node moved = u;
+  moved.inputs[0] = inner->inputs[0];
+  moved.outputs = n.outputs;
+  replace_nodes(g, {ui, i}, std::move(moved));
+  return true;
+}
+
 Result<bool> try_transpose(ir::Graph& g, const GraphFacts& facts, const GraphIndex& index, int i, bool interface) {
   const ir::Node& n = g.nodes[i];
   const std::string x = n.inputs[0];
@@ -189,7 +227,8 @@ Result<bool> try_transpose(ir::Graph& g, const GraphFacts& facts, const GraphInd
     return true;
   }
   const ir::Node* inner = index.producer_op(x, "Transpose");
-  if (!inner || inner->inputs.empty() || inner->outputs.size() != 1) return false;
+  if (!inner) return try_transpose_around_unary(g, facts, index, i, *perm);
+  if (inner->inputs.empty() || inner->outputs.size() != 1) return false;
   const std::string x0 = inner->inputs[0];
   const auto inner_perm = transpose_perm(*inner, facts.rank(x0));
   if (!inner_perm || inner_perm->size() != perm->size()) return false;
