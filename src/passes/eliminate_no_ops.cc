@@ -5,7 +5,8 @@
 //   constant shape that broadcasts to the input's own; Transpose by the identity; Slice of
 //   every element (steps 1, starts at the beginning, ends at or past the end).
 //   Transpose(Transpose(x, p1), p2) = Transpose(x, p) with p[i] = p1[p2[i]]; none if p is
-//   the identity.
+//   the identity. Transpose(U(Transpose(x, p1)), p2) = U(x) for an elementwise unary U
+//   read only there, when p is the identity.
 //   Reshape(R(x), s) = Reshape(x, s) for R a Reshape, Flatten, Squeeze or Unsqueeze (all
 //   keep the element order), when s is a constant that does not refer to R's output shape:
 //   no 0 ("copy this extent"), unless allowzero makes 0 literal. -1 is resolved from the
@@ -19,6 +20,8 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <string>
+#include <unordered_set>
 
 #include "core/broadcast.h"
 #include "ir/rewrite.h"
@@ -28,17 +31,6 @@
 namespace ignis::passes {
 
 namespace {
-
-// Integer values of a constant input, or nullopt.
-std::optional<std::vector<int64_t>> const_ints(const ir::Graph& g, const ir::Node& n, size_t i) {
-  if (i >= n.inputs.size() || n.inputs[i].empty()) return std::nullopt;
-  const Tensor* t = ir::constant_value(g, n.inputs[i]);
-  if (!t || t->rank() > 1 || (t->dtype() != DType::I64 && t->dtype() != DType::I32)) return std::nullopt;
-  std::vector<int64_t> v(static_cast<size_t>(t->numel()));
-  for (int64_t k = 0; k < t->numel(); ++k)
-    v[k] = t->dtype() == DType::I64 ? t->data_as<int64_t>()[k] : t->data_as<int32_t>()[k];
-  return v;
-}
 
 // Every value of dtype `from` is exactly representable in `to` (and converts back unchanged).
 bool holds_exactly(DType from, DType to) {
@@ -96,7 +88,7 @@ bool is_reshape_like(const ir::Node& n) {
 
 // Expand(x, s) with s constant is x when s broadcast with x's shape gives x's shape.
 bool expand_is_no_op(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
-  auto s = const_ints(g, n, 1);
+  auto s = constant_ints(g, n, 1);
   const ValueFact& x = facts[n.inputs[0]];
   if (!s || !x.has_rank() || static_cast<int>(s->size()) > x.rank) return false;
   const int offset = x.rank - static_cast<int>(s->size());
@@ -117,14 +109,14 @@ bool slice_is_no_op(const ir::Graph& g, const GraphFacts& facts, const ir::Node&
     ends = n.attrs.get_ints("ends");
     if (n.attrs.has("axes")) axes = n.attrs.get_ints("axes");
   } else {
-    starts = const_ints(g, n, 1);
-    ends = const_ints(g, n, 2);
+    starts = constant_ints(g, n, 1);
+    ends = constant_ints(g, n, 2);
     if (n.inputs.size() > 3 && !n.inputs[3].empty()) {
-      axes = const_ints(g, n, 3);
+      axes = constant_ints(g, n, 3);
       if (!axes) return false;
     }
     if (n.inputs.size() > 4 && !n.inputs[4].empty()) {
-      steps = const_ints(g, n, 4);
+      steps = constant_ints(g, n, 4);
       if (!steps) return false;
     }
   }
@@ -163,13 +155,6 @@ void reroute(ir::Graph& g, int i, const std::string& input) {
   replace_nodes(g, {i}, std::move(n));
 }
 
-void set_ints(ir::Node& n, const std::string& name, std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Ints;
-  a.ints = std::move(v);
-  n.attrs.set(name, std::move(a));
-}
-
 Result<bool> try_cast(ir::Graph& g, const GraphFacts& facts, const GraphIndex& index, int i, bool interface) {
   const ir::Node& n = g.nodes[i];
   if (g.opset("") < 6) return false;  // `to` was a string before opset 6
@@ -196,6 +181,41 @@ Result<bool> try_cast(ir::Graph& g, const GraphFacts& facts, const GraphIndex& i
   return true;
 }
 
+// An op applied to each element on its own, with attributes and other inputs (Clip's scalar
+// bounds) that do not depend on the layout: it commutes with any Transpose.
+bool elementwise_unary(const ir::Node& n) {
+  static const std::unordered_set<std::string> kOps = {
+      "Relu",  "LeakyRelu", "Sigmoid", "Tanh",     "Elu",  "Selu",  "Celu", "HardSigmoid", "HardSwish",
+      "Softplus", "Softsign", "Abs",   "Neg",      "Exp",  "Log",   "Sqrt", "Reciprocal",  "Floor",
+      "Ceil",  "Round",     "Erf",     "Sign",     "Gelu", "Mish",  "ThresholdedRelu"};
+  if (!n.domain.empty() || n.outputs.size() != 1 || n.inputs.empty()) return false;
+  if (n.op_type == "Clip") return n.inputs.size() <= 3;
+  return n.inputs.size() == 1 && kOps.count(n.op_type) > 0;
+}
+
+// Transpose(U(Transpose(x0, p1)), p2) for an elementwise U whose output only the outer
+// Transpose reads, when p1 then p2 is the identity: U(x0), under the outer Transpose's output
+// name (tf2onnx leaves such NCHW -> NHWC -> NCHW pairs around activations). The inner
+// Transpose goes with dead-code removal when U was its only reader.
+bool try_transpose_around_unary(ir::Graph& g, const GraphFacts& facts, const GraphIndex& index, int i,
+                                const std::vector<int64_t>& perm) {
+  const ir::Node& n = g.nodes[i];
+  const int ui = index.producer(n.inputs[0]);
+  if (ui < 0 || !elementwise_unary(g.nodes[ui]) || !index.single_use(n.inputs[0])) return false;
+  const ir::Node& u = g.nodes[ui];
+  const ir::Node* inner = index.producer_op(u.inputs[0], "Transpose");
+  if (!inner || inner->inputs.empty() || inner->outputs.size() != 1) return false;
+  const auto inner_perm = transpose_perm(*inner, facts.rank(inner->inputs[0]));
+  if (!inner_perm || inner_perm->size() != perm.size()) return false;
+  for (size_t k = 0; k < perm.size(); ++k)
+    if ((*inner_perm)[perm[k]] != static_cast<int64_t>(k)) return false;
+  ir::Node moved = u;
+  moved.inputs[0] = inner->inputs[0];
+  moved.outputs = n.outputs;
+  replace_nodes(g, {ui, i}, std::move(moved));
+  return true;
+}
+
 Result<bool> try_transpose(ir::Graph& g, const GraphFacts& facts, const GraphIndex& index, int i, bool interface) {
   const ir::Node& n = g.nodes[i];
   const std::string x = n.inputs[0];
@@ -207,7 +227,8 @@ Result<bool> try_transpose(ir::Graph& g, const GraphFacts& facts, const GraphInd
     return true;
   }
   const ir::Node* inner = index.producer_op(x, "Transpose");
-  if (!inner || inner->inputs.empty() || inner->outputs.size() != 1) return false;
+  if (!inner) return try_transpose_around_unary(g, facts, index, i, *perm);
+  if (inner->inputs.empty() || inner->outputs.size() != 1) return false;
   const std::string x0 = inner->inputs[0];
   const auto inner_perm = transpose_perm(*inner, facts.rank(x0));
   if (!inner_perm || inner_perm->size() != perm->size()) return false;
@@ -233,7 +254,7 @@ Result<bool> try_reshape_chain(ir::Graph& g, const GraphIndex& index, int i) {
   const ir::Node& n = g.nodes[i];
   const int p = index.producer(n.inputs[0]);
   if (p < 0 || !is_reshape_like(g.nodes[p]) || g.nodes[p].inputs.empty() || n.inputs.size() != 2) return false;
-  auto shape = const_ints(g, n, 1);
+  auto shape = constant_ints(g, n, 1);
   if (!shape) return false;
   const bool allowzero = n.attrs.get_int("allowzero", 0) != 0;
   for (int64_t s : *shape)

@@ -9,17 +9,10 @@
 
 #include "core/strings.h"
 #include "ir/rewrite.h"
+#include "passes/match.h"
 #include "passes/pass.h"
 
 namespace ignis::passes {
-
-namespace {
-const Tensor* f32_constant(const ir::Graph& g, const ir::Node& n, size_t i) {
-  if (i >= n.inputs.size() || n.inputs[i].empty()) return nullptr;
-  const Tensor* t = ir::constant_value(g, n.inputs[i]);
-  return t && t->dtype() == DType::F32 ? t : nullptr;
-}
-}  // namespace
 
 Result<int> fuse_conv_bn(ir::Graph& g, const PassContext&) {
   int count = 0;
@@ -42,11 +35,13 @@ Result<int> fuse_conv_bn(ir::Graph& g, const PassContext&) {
       if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1) continue;
       const std::string& mid = conv.outputs[0];
       if (uses.at(mid).size() != 1 || ir::is_graph_output(g, mid)) continue;
-      const Tensor* w = f32_constant(g, conv, 1);
+      const Tensor* w = f32_constant_input(g, conv, 1);
       const bool has_bias = conv.inputs.size() > 2 && !conv.inputs[2].empty();
-      const Tensor* b = has_bias ? f32_constant(g, conv, 2) : nullptr;
-      const Tensor *gamma = f32_constant(g, bn, 1), *beta = f32_constant(g, bn, 2), *mean = f32_constant(g, bn, 3),
-                   *var = f32_constant(g, bn, 4);
+      const Tensor* b = has_bias ? f32_constant_input(g, conv, 2) : nullptr;
+      const Tensor* gamma = f32_constant_input(g, bn, 1);
+      const Tensor* beta = f32_constant_input(g, bn, 2);
+      const Tensor* mean = f32_constant_input(g, bn, 3);
+      const Tensor* var = f32_constant_input(g, bn, 4);
       if (!w || (has_bias && !b) || !gamma || !beta || !mean || !var || w->rank() < 3) continue;
       const int64_t m = w->dim(0);
       if (gamma->numel() != m || beta->numel() != m || mean->numel() != m || var->numel() != m || (b && b->numel() != m))

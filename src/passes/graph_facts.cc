@@ -77,6 +77,33 @@ DimFact product(const std::vector<DimFact>& dims, int from, int to) {
   return fixed == 1 ? *other : DimFact{};
 }
 
+// Reshape's target dims `out` (from `shape`) with a -1 among them resolved: x's element count
+// over the other extents when those are fixed and x's count is a fixed number F times at
+// most one symbolic extent s: F / (their product) without s, s when their product is F
+// ([N, C, 1, 1] -> [-1, C, 1, 1] keeps N).
+std::vector<DimFact> with_inferred_extent(const std::vector<int64_t>& shape, std::vector<DimFact> out,
+                                          const std::vector<DimFact>& x) {
+  const auto at = std::find(shape.begin(), shape.end(), -1) - shape.begin();
+  if (at == static_cast<std::ptrdiff_t>(shape.size())) return out;
+  int64_t others = 1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (static_cast<std::ptrdiff_t>(i) == at) continue;
+    if (!out[i].is_fixed()) return out;
+    others *= out[i].value;
+  }
+  int64_t fixed = 1;
+  const DimFact* symbol = nullptr;
+  for (const DimFact& d : x) {
+    if (d.is_fixed()) fixed *= d.value;
+    else if (symbol || d.is_unknown()) return out;
+    else symbol = &d;
+  }
+  if (others <= 0) return out;
+  if (!symbol && fixed % others == 0) out[at] = DimFact::fixed(fixed / others);
+  else if (symbol && fixed == others) out[at] = *symbol;
+  return out;
+}
+
 // Integer values of a constant input, or nullopt.
 std::optional<std::vector<int64_t>> const_ints(const ir::Graph& g, const ir::Node& n, size_t i) {
   if (i >= n.inputs.size() || n.inputs[i].empty()) return std::nullopt;
@@ -248,6 +275,7 @@ std::vector<ValueFact> infer_node(const ir::Graph& g, const ir::Node& n, const F
       }
       // A lone -1 is everything: the element count of x.
       if (shape->size() == 1 && (*shape)[0] == -1 && x.has_rank()) out[0].dims[0] = product(x.dims, 0, x.rank);
+      else if (x.has_rank()) out[0].dims = with_inferred_extent(*shape, out[0].dims, x.dims);
     } else if (in(1).rank == 1 && in(1).dims[0].is_fixed()) {
       out[0] = with_rank(x.dtype, static_cast<int>(in(1).dims[0].value));
     } else {

@@ -46,6 +46,29 @@ std::optional<double> scalar_constant(const ir::Graph& g, const std::string& val
   return static_cast<double>(t->data_as<float>()[0]);
 }
 
+const Tensor* f32_constant_input(const ir::Graph& g, const ir::Node& n, size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i].empty()) return nullptr;
+  const Tensor* t = ir::constant_value(g, n.inputs[i]);
+  return t && t->dtype() == DType::F32 ? t : nullptr;
+}
+
+std::optional<std::vector<int64_t>> constant_ints(const ir::Graph& g, const ir::Node& n, size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i].empty()) return std::nullopt;
+  const Tensor* t = ir::constant_value(g, n.inputs[i]);
+  if (!t || t->rank() > 1 || (t->dtype() != DType::I64 && t->dtype() != DType::I32)) return std::nullopt;
+  std::vector<int64_t> v(static_cast<size_t>(t->numel()));
+  for (int64_t k = 0; k < t->numel(); ++k)
+    v[k] = t->dtype() == DType::I64 ? t->data_as<int64_t>()[k] : t->data_as<int32_t>()[k];
+  return v;
+}
+
+void set_ints(ir::Node& n, const std::string& name, std::vector<int64_t> v) {
+  Attribute a;
+  a.kind = Attribute::Kind::Ints;
+  a.ints = std::move(v);
+  n.attrs.set(name, std::move(a));
+}
+
 bool nearly(double a, double b, double tol) { return std::fabs(a - b) <= tol * std::max(1.0, std::fabs(b)); }
 
 std::string other_input(const ir::Node& n, const std::string& v) {

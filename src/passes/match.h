@@ -52,6 +52,12 @@ inline bool is_ignis(const ir::Node& n, std::string_view op_type) {
 // The value of a float32 initializer with a single element and rank <= max_rank, else nullopt.
 // The rank bound keeps a [1, 1, 1] constant from widening the shape of what it is applied to.
 std::optional<double> scalar_constant(const ir::Graph& g, const std::string& value, int max_rank);
+// Node input i when it is a float32 initializer, else nullptr (also when absent).
+const Tensor* f32_constant_input(const ir::Graph& g, const ir::Node& n, size_t i);
+// The values of node input i when it is a constant int64/int32 tensor of rank <= 1, else nullopt.
+std::optional<std::vector<int64_t>> constant_ints(const ir::Graph& g, const ir::Node& n, size_t i);
+// Sets (or replaces) an ints attribute.
+void set_ints(ir::Node& n, const std::string& name, std::vector<int64_t> v);
 // |a - b| <= tol * max(1, |b|).
 bool nearly(double a, double b, double tol = 1e-6);
 

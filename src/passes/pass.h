@@ -58,7 +58,9 @@ Result<int> eliminate_no_ops(ir::Graph& g, const PassContext& ctx);
 Result<int> fold_static_shapes(ir::Graph& g, const PassContext& ctx);
 Result<int> reduce_strength(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_leaky_relu(ir::Graph& g, const PassContext& ctx);
+Result<int> fold_pad_into_conv(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_conv_bn(ir::Graph& g, const PassContext& ctx);
+Result<int> fuse_conv_mul_add(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_matmul_add_gemm(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_qdq_into_qlinear(ir::Graph& g, const PassContext& ctx);
 // Level All: these emit ai.ignis ops (docs/ops_ai_ignis.md).

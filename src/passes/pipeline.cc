@@ -30,7 +30,13 @@ const std::vector<Pass>& pipeline() {
         // fuse_conv_activation takes LeakyRelu).
         {"reduce_strength", Level::Basic, reduce_strength},
         {"fuse_leaky_relu", Level::Basic, fuse_leaky_relu},
+        // Before the conv fusions, so the padded convolution is one Conv for them (and for
+        // convert_to_blocked_layout's runs).
+        {"fold_pad_into_conv", Level::Basic, fold_pad_into_conv},
         {"fuse_conv_bn", Level::Basic, fuse_conv_bn},
+        // tf2onnx's BatchNormalization as Mul + Add; folded before fuse_conv_activation, which
+        // needs the activation to read the Conv directly.
+        {"fuse_conv_mul_add", Level::Basic, fuse_conv_mul_add},
         {"fuse_matmul_add_gemm", Level::Extended, fuse_matmul_add_gemm},
         // Gelu and attention first: they consume the Erf/Tanh chains and the attention MatMuls
         // before the MatMul fusion could claim them, then the MatMul fusion takes Gelu as its

@@ -113,7 +113,10 @@ TEST(EliminateNoOps, DropsReshapesThatKeepTheShape) {
   expect_nodes_after(r, 1, {2, 3, 4}, "Reshape [0, 3, 4] of [batch, 3, 4]");
   GraphBuilder minus = with_input({-1, 3, 4});
   minus.ints_constant("s", {-1, 3, 4}).node("Reshape", {"x", "s"}, {"r"}).node("Neg", {"r"}, {"y"}).output("y");
-  expect_nodes_after(minus, 2, {2, 3, 4}, "Reshape [-1, 3, 4] of [batch, 3, 4]: not provable");
+  expect_nodes_after(minus, 1, {2, 3, 4}, "Reshape [-1, 3, 4] of [batch, 3, 4]: -1 is batch");
+  GraphBuilder two = with_input({-1, -1, 4});
+  two.ints_constant("s", {-1, 0, 4}).node("Reshape", {"x", "s"}, {"r"}).node("Neg", {"r"}, {"y"}).output("y");
+  expect_nodes_after(two, 2, {2, 3, 4}, "Reshape [-1, 0, 4] of [d0, d1, 4]: not provable");
   GraphBuilder other = with_input();
   other.ints_constant("s", {2, 12}).node("Reshape", {"x", "s"}, {"r"}).node("Neg", {"r"}, {"y"}).output("y");
   expect_nodes_after(other, 2, {2, 3, 4}, "Reshape to another shape");
@@ -177,6 +180,38 @@ TEST(EliminateNoOps, DropsIdentityTransposesAndComposesPairs) {
   g = no_ops(rev);
   g = run_pass(passes::eliminate_dead_code, g);
   EXPECT_EQ(g.nodes.size(), 1u) << "reversal twice";
+}
+
+TEST(EliminateNoOps, CancelsTransposePairsAroundAnElementwiseOp) {
+  // tf2onnx's NCHW -> NHWC -> activation -> NCHW around a convolution's output.
+  const auto around = [](const std::string& op, std::vector<int64_t> p2, bool second_reader = false) {
+    GraphBuilder b = with_input({2, 3, 4, 5});
+    b.scalar("lo", -20.0f).scalar("hi", 30.0f);
+    b.node("Transpose", {"x"}, {"t1"}, {{"perm", ints({0, 2, 3, 1})}});
+    b.node(op, op == "Clip" ? std::vector<std::string>{"t1", "lo", "hi"} : std::vector<std::string>{"t1"}, {"u"});
+    b.node("Transpose", {"u"}, {"y"}, {{"perm", ints(std::move(p2))}}).output("y");
+    if (second_reader) b.node("Neg", {"u"}, {"z"}).output("z");
+    return b;
+  };
+  for (const std::string op : {"LeakyRelu", "Relu", "Sigmoid", "Clip"}) {
+    const GraphBuilder b = around(op, {0, 3, 1, 2});
+    int n = 0;
+    ir::Graph g = no_ops(b, &n);
+    EXPECT_EQ(n, 1) << op;
+    g = run_pass(passes::eliminate_dead_code, g);
+    ASSERT_EQ(g.nodes.size(), 1u) << op;
+    EXPECT_EQ(g.nodes[0].op_type, op);
+    EXPECT_EQ(g.nodes[0].inputs[0], "x");
+    EXPECT_EQ(g.nodes[0].outputs, std::vector<std::string>{"y"});
+    EXPECT_EQ(max_difference(b.graph(), g, inputs_for(b.graph(), {2, 3, 4, 5}, 5)), 0.0) << op;
+  }
+  int n = -1;
+  no_ops(around("Relu", {0, 2, 3, 1}), &n);
+  EXPECT_EQ(n, 0) << "perms that do not cancel";
+  no_ops(around("Relu", {0, 3, 1, 2}, true), &n);
+  EXPECT_EQ(n, 0) << "the activation has another reader";
+  no_ops(around("Softmax", {0, 3, 1, 2}), &n);
+  EXPECT_EQ(n, 0) << "Softmax depends on the layout";
 }
 
 TEST(EliminateNoOps, CollapsesReshapeChainsWhenTheLastShapeStandsAlone) {

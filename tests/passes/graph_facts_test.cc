@@ -31,7 +31,20 @@ TEST(GraphFacts, PropagatesDtypesRanksAndExtentsThroughKnownOps) {
   b.ints_constant("axes", {1}).node("Unsqueeze", {"m", "axes"}, {"u"});
   b.ints_constant("target", {0, -1}).node("Reshape", {"m", "target"}, {"r"});
   b.node("Equal", {"ids", "ids"}, {"eq"}).node("NonZero", {"eq"}, {"nz"});
+  // -1 among fixed extents: the element count over them, a symbol kept when it is the rest.
+  b.ints_constant("gate", {-1, 8, 1, 1}).node("Reshape", {"gap", "gate"}, {"g"});
+  b.ints_constant("rows", {-1, 27}).node("Reshape", {"W", "rows"}, {"w2"});
+  b.ints_constant("cols", {-1, 16}).node("Reshape", {"p", "cols"}, {"p2"});
+  b.ints_constant("last", {-1, 5}).node("Reshape", {"m", "last"}, {"m2"});
   const passes::GraphFacts f(b.graph());
+  EXPECT_EQ(dims(f, "g"), "[batch, 8, 1, 1]");
+  EXPECT_EQ(dims(f, "w2"), "[8, 27]");
+  // 128 * batch elements in rows of 16, and batch * seq rows of 5: no extent known.
+  for (const char* v : {"p2", "m2"}) {
+    EXPECT_EQ(f.rank(v), 2) << v;
+    EXPECT_FALSE(f[std::string(v)].dims[0].is_fixed()) << v;
+    EXPECT_NE(f[std::string(v)].dims[0].symbol, "batch") << v;
+  }
   EXPECT_EQ(dims(f, "c"), "[batch, 8, 8, 8]");
   EXPECT_EQ(dims(f, "p"), "[batch, 8, 4, 4]");
   EXPECT_EQ(dims(f, "gap"), "[batch, 8, 1, 1]");

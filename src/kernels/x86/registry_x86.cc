@@ -22,6 +22,8 @@ void register_all(KernelRegistry& r) {
   register_nn_resize(r);
   register_elementwise(r);
   register_transpose(r);
+  register_pad(r);
+  register_nn_norm(r);
   register_reduce(r);
   register_nn_transformer(r);
   register_nn_recurrent(r);

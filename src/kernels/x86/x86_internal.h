@@ -37,6 +37,10 @@ void register_elementwise(KernelRegistry& r);
 void register_reduce(KernelRegistry& r);
 // Transpose of 4-byte elements (transpose.cc)
 void register_transpose(KernelRegistry& r);
+// Pad, float32 constant mode (pad.cc)
+void register_pad(KernelRegistry& r);
+// BatchNormalization, float32 inference (nn_norm.cc)
+void register_nn_norm(KernelRegistry& r);
 // ai.ignis Attention and SkipLayerNorm, LayerNormalization, Softmax (nn_transformer.cc)
 void register_nn_transformer(KernelRegistry& r);
 

@@ -14,6 +14,7 @@
 #include "core/attribute.h"
 #include "ignis/dtype.h"
 #include "ignis/shape.h"
+#include "ignis/tensor.h"
 
 namespace ignis::kernel_cases {
 
@@ -105,6 +106,8 @@ std::vector<KernelCase> dequantize_linear_cases();         // quantize.cc
 std::vector<KernelCase> matmul_nbits_cases();              // quantize_nbits.cc (com.microsoft)
 std::vector<KernelCase> gelu_cases();                      // elementwise.cc (ONNX Gelu-20)
 std::vector<KernelCase> transpose_cases();                 // tensor.cc
+std::vector<KernelCase> pad_cases();                       // tensor.cc
+std::vector<KernelCase> batch_norm_cases();                // nn_norm.cc
 std::vector<KernelCase> reduce_sum_cases();                // reduce.cc
 std::vector<KernelCase> reduce_mean_cases();               // reduce.cc
 std::vector<KernelCase> reduce_max_cases();                // reduce.cc
@@ -187,6 +190,8 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"", "Gelu", gelu_cases},
       {"ai.ignis", "Gelu", ignis_gelu_cases},
       {"", "Transpose", transpose_cases},
+      {"", "Pad", pad_cases},
+      {"", "BatchNormalization", batch_norm_cases},
       {"", "ReduceSum", reduce_sum_cases},
       {"", "ReduceMean", reduce_mean_cases},
       {"", "ReduceMax", reduce_max_cases},
