@@ -102,6 +102,21 @@ std::pair<std::string, std::string> split_label(const std::string& label) {
                                     : std::pair{label.substr(0, colon), label.substr(colon + 1)};
 }
 
+// A one-convolution model, an input for it and the direct convolution's output.
+struct ConvRun {
+  std::string bytes;
+  Tensor x;
+  std::vector<double> want;
+};
+
+ConvRun conv_run(const ConvCase& c) {
+  ConvRun r{conv_builder(c).bytes(), Tensor::empty(DType::F32, {1, c.cin, c.hw, c.hw}), {}};
+  const std::vector<float> xv = nn_test::random_floats(r.x.numel(), 9);
+  std::copy(xv.begin(), xv.end(), r.x.data_as<float>());
+  r.want = conv_direct(c, xv);
+  return r;
+}
+
 const ConvCase kCases[] = {
     {16, 24, 20, 3, 1},  // Winograd F(4x4) by the rules
     {32, 32, 9, 3, 1},   // few tiles: F(2x2) or GEMM
@@ -115,11 +130,7 @@ TEST(Tuning, EveryCandidateTheCacheNamesRunsAndMatchesTheDirectConvolution) {
                                     << " stride " << c.stride);
     TempDir dir("ignis_tuning_candidates");
     const std::string cache = (dir.path() / "tuning.tsv").string();
-    const std::string bytes = conv_builder(c).bytes();
-    Tensor x = Tensor::empty(DType::F32, {1, c.cin, c.hw, c.hw});
-    const std::vector<float> xv = nn_test::random_floats(x.numel(), 9);
-    std::copy(xv.begin(), xv.end(), x.data_as<float>());
-    const std::vector<double> want = conv_direct(c, xv);
+    const auto [bytes, x, want] = conv_run(c);
 
     std::vector<TunedNode> tuned;
     auto measured = open(bytes, Tuning::Measure, cache, &tuned);
@@ -156,11 +167,7 @@ TEST(Tuning, StaleForeignAndCorruptEntriesFallBackToTheRules) {
   const ConvCase c = kCases[0];
   TempDir dir("ignis_tuning_stale");
   const std::string cache = (dir.path() / "tuning.tsv").string();
-  const std::string bytes = conv_builder(c).bytes();
-  Tensor x = Tensor::empty(DType::F32, {1, c.cin, c.hw, c.hw});
-  const std::vector<float> xv = nn_test::random_floats(x.numel(), 9);
-  std::copy(xv.begin(), xv.end(), x.data_as<float>());
-  const std::vector<double> want = conv_direct(c, xv);
+  const auto [bytes, x, want] = conv_run(c);
 
   auto rules = open(bytes, Tuning::Off, "");
   ASSERT_TRUE(rules);

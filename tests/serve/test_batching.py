@@ -491,16 +491,36 @@ def test_higher_priority_overtakes_queued_lower_priority(server):
     assert high.finished < low.finished, "the level-1 request did not overtake the level-2 one"
 
 
+def busy_and_queued(server, model, rng):
+    """One full-size request running on the model's only instance and one queued behind it."""
+    busy = Call(server, model, random_rows(rng, BUSY_ROWS))
+    wait_inflight(server, model, 1, busy)
+    queued = Call(server, model, random_rows(rng, BUSY_ROWS))
+    wait_inflight(server, model, 2, busy)
+    return busy, queued
+
+
+def busy_stats(server):
+    return server.get("/v2/models/busy/stats").json()["model_stats"][0]
+
+
+def assert_dropped_unrun(server, before, busy, queued):
+    """The busy and queued requests succeed, a third one is answered as failed, and the model
+    ran only the first two."""
+    assert busy.wait()[0] == 200 and queued.wait()[0] == 200
+    deadline = time.monotonic() + 30
+    while busy_stats(server)["inference_stats"]["fail"]["count"] == before["inference_stats"]["fail"]["count"]:
+        assert time.monotonic() < deadline, "the abandoned request was never answered"
+        time.sleep(0.01)
+    assert busy_stats(server)["execution_count"] - before["execution_count"] == 2
+
+
 def test_grpc_request_whose_client_gave_up_is_not_run(server, busy_seconds):
     """A gRPC client whose own deadline passes while its request waits behind two long runs:
     the server answers it without running it (two executions, the long ones)."""
     rng = np.random.default_rng(13)
-    stats = lambda: server.get("/v2/models/busy/stats").json()["model_stats"][0]  # noqa: E731
-    before = stats()
-    busy = Call(server, "busy", random_rows(rng, BUSY_ROWS))
-    wait_inflight(server, "busy", 1, busy)
-    queued = Call(server, "busy", random_rows(rng, BUSY_ROWS))
-    wait_inflight(server, "busy", 2, busy)
+    before = busy_stats(server)
+    busy, queued = busy_and_queued(server, "busy", rng)
     c = tritonclient_grpc.InferenceServerClient(url=server.grpc_url)
     inp = tritonclient_grpc.InferInput("x", [1, SLOW_SIZE], "FP32")
     inp.set_data_from_numpy(random_rows(rng, 1))
@@ -513,13 +533,8 @@ def test_grpc_request_whose_client_gave_up_is_not_run(server, busy_seconds):
     wait_inflight(server, "busy", 3, busy)
     assert answered.wait(60)
     assert outcome[0] is not None and "DEADLINE" in str(outcome[0].status()), outcome
-    assert busy.wait()[0] == 200 and queued.wait()[0] == 200
-    deadline = time.monotonic() + 30
-    while stats()["inference_stats"]["fail"]["count"] == before["inference_stats"]["fail"]["count"]:
-        assert time.monotonic() < deadline, "the abandoned request was never answered"
-        time.sleep(0.01)
     c.close()
-    assert stats()["execution_count"] - before["execution_count"] == 2
+    assert_dropped_unrun(server, before, busy, queued)
 
 
 def test_http_request_whose_client_closed_is_not_run(server, busy_seconds):
@@ -529,12 +544,8 @@ def test_http_request_whose_client_closed_is_not_run(server, busy_seconds):
     import socket
 
     rng = np.random.default_rng(14)
-    stats = lambda: server.get("/v2/models/busy/stats").json()["model_stats"][0]  # noqa: E731
-    before = stats()
-    busy = Call(server, "busy", random_rows(rng, BUSY_ROWS))
-    wait_inflight(server, "busy", 1, busy)
-    queued = Call(server, "busy", random_rows(rng, BUSY_ROWS))
-    wait_inflight(server, "busy", 2, busy)
+    before = busy_stats(server)
+    busy, queued = busy_and_queued(server, "busy", rng)
     path, body, headers = request(server, "busy", random_rows(rng, 1))
     head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
     raw = (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n{head}\r\n").encode() + body
@@ -542,27 +553,13 @@ def test_http_request_whose_client_closed_is_not_run(server, busy_seconds):
         sock.sendall(raw)
         wait_inflight(server, "busy", 3, busy)
     # The connection is closed; the third request is still queued behind the two long runs.
-    assert busy.wait()[0] == 200 and queued.wait()[0] == 200
-    deadline = time.monotonic() + 30
-    while stats()["inference_stats"]["fail"]["count"] == before["inference_stats"]["fail"]["count"]:
-        assert time.monotonic() < deadline, "the abandoned request was never dropped"
-        time.sleep(0.01)
-    assert stats()["execution_count"] - before["execution_count"] == 2
+    assert_dropped_unrun(server, before, busy, queued)
     status, _, _ = infer(server, "busy", random_rows(rng, 1))
     assert status == 200
 
 
 # ---------------------------------------------------------------------------------------------
 # Backpressure.
-
-
-def busy_and_queued(server, model, rng):
-    """One full-size request running on the model's only instance and one queued behind it."""
-    busy = Call(server, model, random_rows(rng, BUSY_ROWS))
-    wait_inflight(server, model, 1, busy)
-    queued = Call(server, model, random_rows(rng, BUSY_ROWS))
-    wait_inflight(server, model, 2, busy)
-    return busy, queued
 
 
 def test_queue_full_is_429_with_retry_after(server):

@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Calibrated static int8 (QDQ) on a transformer: all-MiniLM-L6-v2 with its real weights,
+calibrated on 64 sentences and measured on 18 others (the sentence-embedding cosine to the
+float model), in ignis and in onnxruntime on the same file."""
+
+import pytest
+
+import ignis
+from test_quantize_dynamic import SENTENCES, minilm  # noqa: F401 (minilm is a fixture)
+from test_quantize_int4 import CALIBRATION_SENTENCES, _minilm_cosine, minilm_calibration  # noqa: F401
+
+
+@pytest.mark.parametrize("method", ["minmax", "percentile"])
+def test_minilm_static_int8_keeps_sentence_embeddings(minilm, minilm_calibration, tmp_path, ort, method):  # noqa: F811
+    model, weights = minilm
+    out = tmp_path / f"minilm.static.{method}.onnx"
+    report = ignis.quantize(model, out, calibrate=minilm_calibration, method=method, progress=False)
+    assert report.calibration_samples == len(CALIBRATION_SENTENCES)
+    to_float, to_ort, ort_to_float = _minilm_cosine(model, out, weights, ort)
+    print(f"minilm static int8 {method}: cosine to float over {len(SENTENCES)} sentences min "
+          f"{to_float.min():.4f} mean {to_float.mean():.4f} (onnxruntime on the same file min "
+          f"{ort_to_float.min():.4f}); ignis vs onnxruntime min {to_ort.min():.5f}")
+    assert to_float.min() >= THRESHOLD[method], dict(zip(SENTENCES, to_float.round(4)))
+    assert to_ort.min() >= 0.99, dict(zip(SENTENCES, to_ort.round(5)))
+
+
+THRESHOLD = {"minmax": 0.99, "percentile": 0.99}
