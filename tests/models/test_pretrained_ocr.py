@@ -50,6 +50,7 @@ Environment: IGNIS_BIN (default build/ignis), IGNIS_OCR_METHODS (default percent
 import importlib.util
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -61,7 +62,9 @@ from onnx import version_converter
 from PIL import Image
 from sklearn.datasets import load_sample_images
 
-ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_parity import _ignis_bin  # noqa: E402
+
 EVAL_SEED = 1
 CALIBRATION_SEED = 2
 # kind: (file in the wheel, input height, width, eval crops, calibration crops); each crop also
@@ -85,15 +88,6 @@ CALIBRATION_NATURAL = ["brick", "grass", "gravel", "moon", "hubble_deep_field", 
 INT8_FLOOR = {"cls": 0.83, "rec": 0.98, "det": 0.99}
 INT8_FLOOR_CHARACTERS = 0.75  # rec, on timesteps where float32 reads a character
 BF16_FLOOR = {"cls": 0.995, "rec": 0.995, "det": 1.0}
-
-
-def _ignis_bin():
-    p = Path(os.environ.get("IGNIS_BIN", "build/ignis"))
-    if not p.is_absolute() and not p.exists():
-        p = ROOT / p
-    if not (p.is_file() and os.access(p, os.X_OK)):
-        pytest.skip(f"ignis binary not found at {p} (build it, or set IGNIS_BIN)")
-    return p
 
 
 def _model_path(kind):
@@ -193,6 +187,8 @@ class _Case:
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory):
     exe = _ignis_bin()
+    if not (exe.is_file() and os.access(exe, os.X_OK)):
+        pytest.skip(f"ignis binary not found at {exe} (build it, or set IGNIS_BIN)")
     made = {}
 
     def get(kind):
