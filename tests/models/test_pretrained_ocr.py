@@ -87,7 +87,7 @@ CALIBRATION_NATURAL = ["brick", "grass", "gravel", "moon", "hubble_deep_field", 
 # Lowest agreement with float32 each must keep (measured above, less a margin for other CPUs).
 INT8_FLOOR = {"cls": 0.83, "rec": 0.98, "det": 0.99}
 INT8_FLOOR_CHARACTERS = 0.75  # rec, on timesteps where float32 reads a character
-BF16_FLOOR = {"cls": 0.995, "rec": 0.995, "det": 1.0}
+BF16_FLOOR = {"cls": 0.995, "rec": 0.995, "det": 0.995}  # det: 1.0 today (no MatMul/Gemm)
 
 
 def _model_path(kind):
