@@ -88,7 +88,9 @@ def test_qdq_structure_and_minmax_ranges_match_onnxruntime(tmp_path, calibration
     inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     nodes = list(model.graph.node)
     quantize = [n for n in nodes if n.op_type == "QuantizeLinear"]
-    tensors = ["input", "/0/Conv_output_0", "/2/MaxPool_output_0", "/3/Conv_output_0", "/5/Flatten_output_0"]
+    # Each Conv output is read only by a Relu, so the QDQ pair follows the Relu (onnxruntime's
+    # placement); the MaxPool and Flatten outputs feed the next Conv and the Gemm.
+    tensors = ["input", "/1/Relu_output_0", "/2/MaxPool_output_0", "/4/Relu_output_0", "/5/Flatten_output_0"]
     assert sorted(n.input[0] for n in quantize) == sorted(tensors)
 
     # Expected ranges: the float model in onnxruntime, its intermediate values as outputs.
