@@ -149,7 +149,8 @@ class Session {
 
   // Size in bytes of the activation arena for the plan of these input shapes (planning them
   // if needed); 0 for plans whose shapes depend on data. Reads only dtypes and shapes, so
-  // tensors without data (views of null) are fine. ResourceExhausted as for run().
+  // tensors without data (views of null) are fine. InvalidArgument naming the input when one
+  // does not fit its declaration, ResourceExhausted, as for run().
   Result<size_t> arena_bytes(const NamedTensors& inputs) const;
 
   // The memory limit in force: SessionOptions::memory_limit_bytes, or the physical memory when

@@ -309,6 +309,7 @@ Result<size_t> Session::arena_bytes(const NamedTensors& inputs) const {
   for (const auto& in : impl_->model->graph.inputs) {
     auto it = std::find_if(inputs.begin(), inputs.end(), [&](const auto& p) { return p.first == in.name; });
     if (it == inputs.end()) return invalid_argument(str_cat("missing input '", in.name, "'"));
+    IGNIS_RETURN_IF_ERROR(runtime::check_declared_type(in, it->second));
     types.push_back({it->second.dtype(), it->second.shape()});
   }
   IGNIS_ASSIGN_OR_RETURN(auto plan, impl_->plan_for(types));
@@ -316,6 +317,20 @@ Result<size_t> Session::arena_bytes(const NamedTensors& inputs) const {
 }
 
 namespace runtime {
+
+Status check_declared_type(const ValueInfo& decl, const Tensor& tensor) {
+  if (decl.dtype != DType::Undefined && tensor.dtype() != decl.dtype)
+    return invalid_argument(str_cat("input '", decl.name, "' must be ", dtype_name(decl.dtype), ", got ",
+                                    dtype_name(tensor.dtype())));
+  if (decl.has_shape) {
+    bool ok = static_cast<int>(decl.dims.size()) == tensor.rank();
+    for (int d = 0; ok && d < tensor.rank(); ++d) ok = decl.dims[d] < 0 || decl.dims[d] == tensor.dim(d);
+    if (!ok)
+      return invalid_argument(str_cat("input '", decl.name, "' must have shape ", decl.shape_string(), ", got ",
+                                      tensor.shape().str()));
+  }
+  return Status::ok();
+}
 
 Result<std::vector<Tensor>> run_session(Session::Impl& session, const NamedTensors& inputs,
                                         const std::vector<std::string>& output_names,
@@ -339,19 +354,9 @@ Result<std::vector<Tensor>> run_session(Session::Impl& session, const NamedTenso
       return invalid_argument(str_cat("unknown input '", name, "'; the model's inputs are ", str_join(names)));
     }
     if (ordered[i]) return invalid_argument(str_cat("input '", name, "' is given twice"));
-    const ValueInfo& decl = g.inputs[i];
     if (!tensor.defined() || (tensor.data() == nullptr && tensor.numel() > 0))
       return invalid_argument(str_cat("input '", name, "' has no data"));
-    if (decl.dtype != DType::Undefined && tensor.dtype() != decl.dtype)
-      return invalid_argument(str_cat("input '", name, "' must be ", dtype_name(decl.dtype), ", got ",
-                                      dtype_name(tensor.dtype())));
-    if (decl.has_shape) {
-      bool ok = static_cast<int>(decl.dims.size()) == tensor.rank();
-      for (int d = 0; ok && d < tensor.rank(); ++d) ok = decl.dims[d] < 0 || decl.dims[d] == tensor.dim(d);
-      if (!ok)
-        return invalid_argument(str_cat("input '", name, "' must have shape ", decl.shape_string(), ", got ",
-                                        tensor.shape().str()));
-    }
+    IGNIS_RETURN_IF_ERROR(check_declared_type(g.inputs[i], tensor));
     ordered[i] = &tensor;
   }
   if (std::find(ordered.begin(), ordered.end(), nullptr) != ordered.end()) {
