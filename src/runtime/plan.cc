@@ -18,6 +18,7 @@ struct Plan::RunState {
   std::vector<const Tensor*> values;  // what each value id reads from this run
   std::vector<const Tensor*> in_ptrs;
   std::vector<Tensor*> out_ptrs;
+  std::vector<Tensor> views;  // a sliced step's inputs and outputs (reserved before pointers are taken)
   kernels::Scratch scratch;
 };
 
@@ -263,6 +264,7 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
 
   kernels::Scratch scratch;
   std::vector<int> step_of_value(nv, -1);
+  std::vector<std::optional<PerSampleStep>> per_sample;  // by step, when slicing is enabled
   size_t folded_bytes = 0;
   for (int ni = 0; ni < static_cast<int>(m.nodes.size()); ++ni) {
     const NodeInfo& info = m.nodes[ni];
@@ -378,6 +380,12 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
     step.kernel = std::move(kernel);
     std::vector<const ir::ValueType*> in_types;
     for (int v : info.inputs) in_types.push_back(v >= 0 ? &types[v] : nullptr);
+    if (options.slicing.enabled) {
+      std::unique_ptr<bool[]> constant(new bool[info.inputs.size()]);
+      for (size_t i = 0; i < info.inputs.size(); ++i) constant[i] = info.inputs[i] >= 0 && known[info.inputs[i]];
+      per_sample.push_back(per_sample_step(*info.node, in_types, {constant.get(), info.inputs.size()}, outs));
+      if (per_sample.back()) step.sliced = per_sample.back()->sliced;
+    }
     step.flops = estimate_flops(*info.node, in_types, outs);
     plan->flops_ += step.flops;
     for (int v : info.outputs)
@@ -392,22 +400,48 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
       if (v >= 0) last_step[v] = s;
   std::vector<bool> is_output(nv, false);
   for (int v : m.graph_outputs) is_output[v] = true;
+  plan->slice_runs_ = find_slice_runs(per_sample, options.slicing);
+  std::vector<int> run_of_step(plan->steps_.size(), -1);
+  for (size_t r = 0; r < plan->slice_runs_.size(); ++r)
+    for (int st = plan->slice_runs_[r].first; st < plan->slice_runs_[r].last; ++st) run_of_step[st] = static_cast<int>(r);
 
   // Every size below was checked when its value was inferred, so only sums can overflow.
-  std::vector<BufferRequest> requests;
-  std::vector<int> request_value;
+  std::vector<BufferRequest> requests, slice_requests;
+  std::vector<int> request_value, slice_request_value;
   size_t requested_bytes = 0;
   for (size_t v = 0; v < nv; ++v) {
     plan->values_[v].type = types[v];
-    if (step_of_value[v] < 0) continue;
+    const int first = step_of_value[v];
+    if (first >= 0 || last_step[v] >= 0) {
+      // A sliced run reads and writes its values one slice of samples at a time.
+      const int64_t batch = types[v].shape.rank() >= 1 ? types[v].shape[0] : 0;
+      if (batch > 0 && dtype_is_plain(types[v].dtype))
+        plan->values_[v].sample_bytes = *tensor_bytes(types[v].dtype, types[v].shape) / static_cast<size_t>(batch);
+    }
+    if (first < 0) continue;
     const size_t bytes = *tensor_bytes(types[v].dtype, types[v].shape);
     if (is_output[v]) {
       plan->values_[v].kind = Kind::Output;
       plan->output_bytes_ = add_saturating(plan->output_bytes_, bytes);
       continue;
     }
+    int last = std::max(last_step[v], first);
+    const int run = run_of_step[first];
+    if (run >= 0 && last < plan->slice_runs_[run].last) {
+      // Made and consumed within one slice of the run: one slice's bytes, reused by the next.
+      plan->values_[v].kind = Kind::Slice;
+      const size_t slice_bytes = plan->values_[v].sample_bytes * static_cast<size_t>(plan->slice_runs_[run].slice);
+      slice_requests.push_back({slice_bytes, first, last});
+      slice_request_value.push_back(static_cast<int>(v));
+      requested_bytes = add_saturating(requested_bytes, align_up(std::max<size_t>(slice_bytes, 1)));
+      continue;
+    }
+    // Values a sliced run writes for later steps, or reads from earlier ones, hold every sample
+    // from the run's first step to its last (the first slice writes before the last one reads).
+    const int first_live = run >= 0 ? plan->slice_runs_[run].first : first;
+    if (run_of_step[last] >= 0) last = plan->slice_runs_[run_of_step[last]].last - 1;
     plan->values_[v].kind = Kind::Arena;
-    requests.push_back({bytes, step_of_value[v], std::max(last_step[v], step_of_value[v])});
+    requests.push_back({bytes, first_live, last});
     request_value.push_back(static_cast<int>(v));
     requested_bytes = add_saturating(requested_bytes, align_up(std::max<size_t>(bytes, 1)));
   }
@@ -417,8 +451,15 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
                                       " need more activation memory than 64-bit sizes can express"));
   const MemoryPlan mp = plan_memory(requests);
   for (size_t r = 0; r < requests.size(); ++r) plan->values_[request_value[r]].offset = mp.offsets[r];
-  plan->arena_bytes_ = mp.arena_bytes;
-  const size_t need = add_saturating(add_saturating(mp.arena_bytes, plan->output_bytes_), folded_bytes);
+  // Slice-local values follow the full-batch ones in the same buffer; runs never overlap in
+  // time, so one plan over step indices lets every run reuse the same bytes.
+  const MemoryPlan sp = plan_memory(slice_requests);
+  const size_t slice_base = align_up(mp.arena_bytes);
+  for (size_t r = 0; r < slice_requests.size(); ++r)
+    plan->values_[slice_request_value[r]].offset = slice_base + sp.offsets[r];
+  plan->slice_arena_bytes_ = sp.arena_bytes;
+  plan->arena_bytes_ = slice_requests.empty() ? mp.arena_bytes : slice_base + sp.arena_bytes;
+  const size_t need = add_saturating(add_saturating(plan->arena_bytes_, plan->output_bytes_), folded_bytes);
   if (limit != 0 && need > limit) return plan_exceeds_limit(m, inputs, need, false, limit);
   for (int v : m.graph_outputs)
     if (plan->values_[v].kind == Kind::Unset) plan->values_[v].type = types[v];
@@ -484,8 +525,16 @@ Result<std::vector<Tensor>> Plan::run(std::span<const Tensor* const> inputs, std
   }
 
   using Clock = std::chrono::steady_clock;
-  for (const Step& step : steps_) {
+  size_t next_run = 0;
+  for (size_t si = 0; si < steps_.size(); ++si) {
     if (!status) break;  // an output could not be allocated, or the previous step failed
+    if (next_run < slice_runs_.size() && slice_runs_[next_run].first == static_cast<int>(si)) {
+      const SliceRun& r = slice_runs_[next_run++];
+      status = run_sliced(r, s, pool, timings);
+      si = static_cast<size_t>(r.last) - 1;
+      continue;
+    }
+    const Step& step = steps_[si];
     const NodeInfo& info = m.nodes[step.node];
     s.in_ptrs.assign(info.inputs.size(), nullptr);
     s.out_ptrs.assign(info.outputs.size(), nullptr);
@@ -514,6 +563,56 @@ Result<std::vector<Tensor>> Plan::run(std::span<const Tensor* const> inputs, std
   release_state(std::move(state));
   if (!status) return status;
   return results;
+}
+
+Status Plan::run_sliced(const SliceRun& r, RunState& s, ThreadPool* pool, std::vector<StepTiming>* timings) const {
+  using Clock = std::chrono::steady_clock;
+  const Model& m = *model_;
+  char* arena = static_cast<char*>(s.arena.get());
+  std::vector<double> micros(static_cast<size_t>(r.last - r.first), 0.0);
+  // Samples [b0, b0 + count) of value v: its slice-local buffer, or a view into the whole batch.
+  const auto slice_of = [&](int v, int64_t b0, int64_t count) {
+    const Value& val = values_[v];
+    Shape shape = val.type.shape;
+    shape[0] = count;
+    if (val.kind == Kind::Slice) return Tensor::view(val.type.dtype, shape, static_cast<void*>(arena + val.offset));
+    const Tensor* whole = val.kind == Kind::Arena || val.kind == Kind::Output ? &s.slots[v] : s.values[v];
+    return Tensor::view(val.type.dtype, shape,
+                        static_cast<void*>(static_cast<char*>(whole->data()) + static_cast<size_t>(b0) * val.sample_bytes));
+  };
+  for (int64_t b0 = 0; b0 < r.batch; b0 += r.slice) {
+    const int64_t count = std::min(r.slice, r.batch - b0);
+    for (int si = r.first; si < r.last; ++si) {
+      const Step& step = steps_[si];
+      const NodeInfo& info = m.nodes[step.node];
+      s.views.clear();
+      s.views.reserve(info.inputs.size() + info.outputs.size());
+      s.in_ptrs.assign(info.inputs.size(), nullptr);
+      s.out_ptrs.assign(info.outputs.size(), nullptr);
+      for (size_t i = 0; i < info.inputs.size(); ++i) {
+        const int v = info.inputs[i];
+        if (v < 0) continue;
+        if (step.sliced[i]) {
+          s.views.push_back(slice_of(v, b0, count));
+          s.in_ptrs[i] = &s.views.back();
+        } else {
+          s.in_ptrs[i] = s.values[v];
+        }
+      }
+      for (size_t o = 0; o < info.outputs.size(); ++o) {
+        if (info.outputs[o] < 0) continue;
+        s.views.push_back(slice_of(info.outputs[o], b0, count));
+        s.out_ptrs[o] = &s.views.back();
+      }
+      const auto t0 = timings ? Clock::now() : Clock::time_point{};
+      IGNIS_RETURN_IF_ERROR(run_kernel(info, *step.kernel, s.in_ptrs, s.out_ptrs, pool, &s.scratch));
+      if (timings) micros[si - r.first] += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    }
+  }
+  if (timings)
+    for (int si = r.first; si < r.last; ++si)
+      timings->push_back({steps_[si].node, steps_[si].label, micros[si - r.first], steps_[si].flops});
+  return Status::ok();
 }
 
 namespace {

@@ -20,6 +20,7 @@
 #include "core/thread_pool.h"
 #include "ir/op_schema.h"
 #include "kernels/registry.h"
+#include "runtime/batch_slicing.h"
 #include "runtime/model.h"
 #include "runtime/tactics.h"
 
@@ -66,6 +67,9 @@ struct PlanOptions {
   size_t memory_limit_bytes = 0;
   // Optional: measured kernel choice (runtime/tactics.h). Null = the kernels' rules.
   const TuningOptions* tuning = nullptr;
+  // Runs of per-sample steps over large activations execute a slice of the batch at a time
+  // (runtime/batch_slicing.h). Off by default; sessions take it from the environment.
+  SlicingOptions slicing;
 };
 
 class Plan {
@@ -82,6 +86,10 @@ class Plan {
   size_t output_bytes() const { return output_bytes_; }
   int64_t flops() const { return flops_; }
   size_t step_count() const { return steps_.size(); }
+  // The runs of steps executed slice by slice, and the bytes of the buffer their slice-local
+  // values share (part of each run's activation memory besides arena_bytes()).
+  const std::vector<SliceRun>& slice_runs() const { return slice_runs_; }
+  size_t slice_arena_bytes() const { return slice_arena_bytes_; }
 
   // Runs with `inputs` in graph-input order (already validated against the signature).
   // Returns the values of `output_ids`. Thread-safe.
@@ -91,11 +99,14 @@ class Plan {
   struct RunState;
 
  private:
-  enum class Kind { Unset, Input, Constant, Arena, Output };
+  // Slice: written and read only inside one sliced run; lives in the slice arena, sized for
+  // one slice of samples.
+  enum class Kind { Unset, Input, Constant, Arena, Output, Slice };
   struct Value {
     ir::ValueType type;
     Kind kind = Kind::Unset;
     size_t offset = 0;
+    size_t sample_bytes = 0;  // bytes of one sample (dimension 0), for values a sliced run reads or writes
     const Tensor* constant = nullptr;
   };
   struct Step {
@@ -104,9 +115,11 @@ class Plan {
     std::string label;  // for profiles: the kernel id, ":tactic" when one was named
     std::shared_ptr<const kernels::Kernel> kernel;
     int64_t flops = 0;
+    std::vector<bool> sliced;  // per input, in a sliced run: read as a view of the slice's samples
   };
 
   Plan() = default;
+  Status run_sliced(const SliceRun& r, RunState& s, ThreadPool* pool, std::vector<StepTiming>* timings) const;
   Result<std::vector<Tensor>> run_dynamic(std::span<const Tensor* const> inputs, std::span<const int> output_ids,
                                           ThreadPool* pool, std::vector<StepTiming>* timings) const;
   Result<std::unique_ptr<RunState>> acquire_state() const;
@@ -121,6 +134,8 @@ class Plan {
   std::vector<Step> steps_;
   size_t arena_bytes_ = 0;
   size_t output_bytes_ = 0;
+  std::vector<SliceRun> slice_runs_;
+  size_t slice_arena_bytes_ = 0;
   size_t memory_limit_ = 0;  // 0 = none
   int64_t flops_ = 0;
 

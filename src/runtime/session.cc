@@ -121,6 +121,7 @@ struct Session::Impl {
     planned_once = true;
     po.memory_limit_bytes = memory_limit == SIZE_MAX ? 0 : memory_limit;
     po.tuning = tuning.get();
+    po.slicing = runtime::slicing_options_from_env();
     auto created = runtime::Plan::create(model, sig, po);
     save_tuning();  // what was measured is kept even when planning failed later on
     if (!created) return created.error();

@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "ignis/session.h"
-#include "onnx/import.h"
 #include "runtime/model.h"
 #include "testing/model_builder.h"
+#include "testing/runtime_model.h"
 
 namespace ignis::runtime {
 namespace {
@@ -81,14 +81,7 @@ class CopyingMatMul final : public kernels::Kernel {
   mutable std::atomic<bool> saw_released_{false};
 };
 
-std::shared_ptr<Model> load(const ModelBuilder& b) {
-  const std::string bytes = b.bytes();
-  auto g = onnx_io::import_model(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), "");
-  EXPECT_TRUE(g) << g.error().to_string();
-  auto m = build_model(std::move(*g));
-  EXPECT_TRUE(m) << m.error().to_string();
-  return *m;
-}
+std::shared_ptr<Model> load(const ModelBuilder& b) { return testing::load_runtime_model(b); }
 
 int node_index(const Model& m, const std::string& op) {
   for (size_t i = 0; i < m.nodes.size(); ++i)
