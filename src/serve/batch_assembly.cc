@@ -46,34 +46,40 @@ NamedTensors assemble_batch(const std::vector<const InferRequest*>& requests,
       for (size_t d = 1; d < dims.size(); ++d) dims[d] = std::max(dims[d], r->inputs[i].shape[d]);
     if (padded_extent)
       for (size_t d = 1; d < dims.size(); ++d) dims[d] = padded_extent(in0.name, d, dims[d]);
-    const size_t elem = dtype_size(in0.dtype);
+    const bool strings = in0.dtype == DType::String;
+    const size_t elem = element_bytes(in0.dtype);
     const size_t row_elems = product(dims, 1);
-    std::vector<std::byte>& buf = (*buffers)[i];
-    const size_t bytes = static_cast<size_t>(layout->total_rows) * row_elems * elem;
-    if (buf.size() < bytes) buf.resize(bytes);
     bool padded = false;
     for (const InferRequest* r : requests) padded = padded || !std::equal(dims.begin() + 1, dims.end(), r->inputs[i].shape.begin() + 1);
+    // Numbers go to this thread's reused buffer; strings to a new tensor of empty strings (the
+    // padding), as std::string objects cannot live in raw bytes.
+    Tensor batch = strings ? Tensor::empty(DType::String, Shape(dims)) : Tensor();
+    std::vector<std::byte>& buf = (*buffers)[i];
+    const size_t bytes = static_cast<size_t>(layout->total_rows) * row_elems * elem;
+    if (!strings && buf.size() < bytes) buf.resize(bytes);
+    std::byte* out = strings ? static_cast<std::byte*>(batch.data()) : buf.data();
     if (padded) {
-      auto pv = pad_values.find(in0.name);
-      fill_elements(buf.data(), bytes / std::max<size_t>(elem, 1), in0.dtype, pv == pad_values.end() ? 0.0 : pv->second);
+      if (!strings) {
+        auto pv = pad_values.find(in0.name);
+        fill_elements(out, bytes / std::max<size_t>(elem, 1), in0.dtype, pv == pad_values.end() ? 0.0 : pv->second);
+      }
       layout->padded = true;
     }
-    std::byte* out = buf.data();
     for (size_t j = 0; j < requests.size(); ++j) {
       const Tensor& t = requests[j]->inputs[i].tensor;
       const std::vector<int64_t>& shape = requests[j]->inputs[i].shape;
       std::vector<int64_t> dst_dims = dims;
       dst_dims[0] = layout->rows[j];
-      if (!padded) {
+      if (!padded && !strings) {
         if (t.nbytes() > 0) std::memcpy(out, t.data(), t.nbytes());
       } else {
-        copy_box(static_cast<const std::byte*>(t.data()), shape, out, dst_dims, shape, elem);
+        copy_box(static_cast<const std::byte*>(t.data()), shape, out, dst_dims, shape, elem, strings);
       }
       out += static_cast<size_t>(layout->rows[j]) * row_elems * elem;
       layout->real_elements += product(shape);
     }
     layout->batch_elements += static_cast<size_t>(layout->total_rows) * row_elems;
-    inputs.emplace_back(in0.name, Tensor::view(in0.dtype, Shape(dims), buf.data()));
+    inputs.emplace_back(in0.name, strings ? std::move(batch) : Tensor::view(in0.dtype, Shape(dims), buf.data()));
     layout->dims.push_back(std::move(dims));
   }
   return inputs;
@@ -95,7 +101,7 @@ Tensor request_output(const Tensor& output, const std::shared_ptr<void>& owner, 
                       const std::vector<DimLink>& links, const InferRequest& request) {
   const auto span = output.shape().dims();
   std::vector<int64_t> dims(span.begin(), span.end());
-  const size_t elem = dtype_size(output.dtype());
+  const size_t elem = element_bytes(output.dtype());
   const int64_t first_row = std::accumulate(layout.rows.begin(), layout.rows.begin() + static_cast<std::ptrdiff_t>(j), int64_t{0});
   const std::byte* base = static_cast<const std::byte*>(output.data()) +
                           static_cast<size_t>(first_row) * product(dims, 1) * elem;
@@ -109,7 +115,7 @@ Tensor request_output(const Tensor& output, const std::shared_ptr<void>& owner, 
   block[0] = layout.rows[j];
   if (box == block) return Tensor::wrap(output.dtype(), Shape(block), const_cast<std::byte*>(base), owner);
   Tensor cut = Tensor::empty(output.dtype(), Shape(box));
-  copy_box(base, block, static_cast<std::byte*>(cut.data()), box, box, elem);
+  copy_box(base, block, static_cast<std::byte*>(cut.data()), box, box, elem, output.dtype() == DType::String);
   return cut;
 }
 

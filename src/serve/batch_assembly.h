@@ -33,8 +33,9 @@ using BatchBuffers = std::vector<std::vector<std::byte>>;
 // there: that extent, or a shape bucket's edge above it.
 using PaddedExtent = std::function<int64_t(const std::string& input, size_t dim, int64_t largest)>;
 
-// The batch inputs of `requests`, which share input names, dtypes and ranks, in the same order
-// (numeric dtypes only). Padding takes `pad_values[name]`, else 0. The tensors view `buffers`.
+// The batch inputs of `requests`, which share input names, dtypes and ranks, in the same order.
+// Padding takes `pad_values[name]`, else 0 (strings: empty). Numeric tensors view `buffers`;
+// string ones own their elements.
 NamedTensors assemble_batch(const std::vector<const InferRequest*>& requests,
                             const std::map<std::string, double>& pad_values, BatchBuffers* buffers,
                             BatchLayout* layout, const PaddedExtent& padded_extent = nullptr);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "serve/datatype.h"
 
+#include <algorithm>
+
 #include <array>
 #include <utility>
 
@@ -54,6 +56,26 @@ std::string_view triton_type_name(DType t) {
   for (const auto& n : kNames)
     if (n.dtype == t) return n.triton;
   return "TYPE_INVALID";
+}
+
+Tensor string_tensor(const std::vector<int64_t>& shape, std::vector<std::string> elements) {
+  Tensor t = Tensor::empty(DType::String, Shape(shape));
+  std::move(elements.begin(), elements.begin() + std::min<int64_t>(t.numel(), static_cast<int64_t>(elements.size())),
+            t.data_as<std::string>());
+  return t;
+}
+
+std::string serialize_strings(const Tensor& t) {
+  const std::string* elements = t.data_as<std::string>();
+  std::string out;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const auto n = static_cast<uint32_t>(elements[i].size());
+    const char len[4] = {static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff),
+                         static_cast<char>((n >> 16) & 0xff), static_cast<char>((n >> 24) & 0xff)};
+    out.append(len, 4);
+    out.append(elements[i]);
+  }
+  return out;
 }
 
 }  // namespace ignis::serve

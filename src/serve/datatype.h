@@ -4,9 +4,12 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "ignis/dtype.h"
+#include "ignis/tensor.h"
 
 namespace ignis::serve {
 
@@ -16,5 +19,12 @@ std::string_view kserve_name(DType t);
 
 std::optional<DType> dtype_from_triton(std::string_view name);
 std::string_view triton_type_name(DType t);
+
+// A String tensor of `shape` holding `elements` (as many as the shape has), moved in.
+Tensor string_tensor(const std::vector<int64_t>& shape, std::vector<std::string> elements);
+
+// The binary form of a BYTES tensor in KServe v2 binary data and gRPC raw contents: each
+// element as its length (4 bytes, little-endian) and its bytes.
+std::string serialize_strings(const Tensor& t);
 
 }  // namespace ignis::serve

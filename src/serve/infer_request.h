@@ -16,10 +16,9 @@ namespace ignis::serve {
 
 struct InferInput {
   std::string name;
-  Tensor tensor;                   // numeric and BOOL data (BOOL: one byte per element)
+  Tensor tensor;                   // the data (BOOL: one byte per element; BYTES: std::string elements)
   DType dtype = DType::Undefined;  // as the request states it; String for BYTES
   std::vector<int64_t> shape;
-  std::vector<std::string> bytes;  // BYTES elements, when dtype is String
 };
 
 struct RequestedOutput {

@@ -187,7 +187,7 @@ uint64_t ModelVersion::signature(const InferRequest& req) const {
 std::optional<ServeError> ModelVersion::submit(std::unique_ptr<InferJob> job) {
   const InferRequest& req = job->request;
   bool batchable = config_.max_batch_size > 1 && batchable_.load(std::memory_order_relaxed);
-  for (const auto& in : req.inputs) batchable = batchable && in.dtype != DType::String && in.shape.size() >= 1;
+  for (const auto& in : req.inputs) batchable = batchable && in.shape.size() >= 1;
   const uint64_t sig = batchable ? signature(req) : 0;
   const int64_t rows = rows_of(req);
   bool run_here = false;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/dtype_dispatch.h"
@@ -11,24 +12,33 @@ namespace ignis::serve {
 namespace {
 
 // Recurses over the leading dimensions; the innermost one is a single memcpy.
+void copy_run(const std::byte* src, std::byte* dst, int64_t count, size_t element_bytes, bool strings) {
+  if (strings)
+    std::copy_n(reinterpret_cast<const std::string*>(src), count, reinterpret_cast<std::string*>(dst));
+  else
+    std::memcpy(dst, src, static_cast<size_t>(count) * element_bytes);
+}
+
 void copy_box_dim(const std::byte* src, const int64_t* src_stride, std::byte* dst, const int64_t* dst_stride,
-                  const int64_t* box, size_t rank, size_t element_bytes) {
+                  const int64_t* box, size_t rank, size_t element_bytes, bool strings) {
   if (rank == 1) {
-    std::memcpy(dst, src, static_cast<size_t>(box[0]) * element_bytes);
+    copy_run(src, dst, box[0], element_bytes, strings);
     return;
   }
   for (int64_t i = 0; i < box[0]; ++i)
     copy_box_dim(src + i * src_stride[0], src_stride + 1, dst + i * dst_stride[0], dst_stride + 1, box + 1, rank - 1,
-                 element_bytes);
+                 element_bytes, strings);
 }
 
 }  // namespace
 
+size_t element_bytes(DType dtype) { return dtype == DType::String ? sizeof(std::string) : dtype_size(dtype); }
+
 void copy_box(const std::byte* src, std::span<const int64_t> src_dims, std::byte* dst,
-              std::span<const int64_t> dst_dims, std::span<const int64_t> box, size_t element_bytes) {
+              std::span<const int64_t> dst_dims, std::span<const int64_t> box, size_t element_bytes, bool strings) {
   const size_t rank = box.size();
   if (rank == 0) {
-    std::memcpy(dst, src, element_bytes);
+    copy_run(src, dst, 1, element_bytes, strings);
     return;
   }
   if (std::any_of(box.begin(), box.end(), [](int64_t e) { return e == 0; })) return;
@@ -46,7 +56,7 @@ void copy_box(const std::byte* src, std::span<const int64_t> src_dims, std::byte
   while (inner > 1 && box[inner - 1] == src_dims[inner - 1] && box[inner - 1] == dst_dims[inner - 1]) --inner;
   std::vector<int64_t> merged_box(box.begin(), box.begin() + static_cast<std::ptrdiff_t>(inner));
   for (size_t i = inner; i < rank; ++i) merged_box[inner - 1] *= box[i];
-  copy_box_dim(src, src_stride.data(), dst, dst_stride.data(), merged_box.data(), inner, element_bytes);
+  copy_box_dim(src, src_stride.data(), dst, dst_stride.data(), merged_box.data(), inner, element_bytes, strings);
 }
 
 void fill_elements(std::byte* dst, size_t count, DType dtype, double value) {

@@ -51,8 +51,9 @@ CacheKey response_cache_key(const std::string& model, int64_t version, const Inf
     h.u64(in.shape.size());
     for (int64_t d : in.shape) h.u64(static_cast<uint64_t>(d));
     if (in.dtype == DType::String) {
-      h.u64(in.bytes.size());
-      for (const auto& element : in.bytes) h.str(element);
+      const std::string* elements = in.tensor.data_as<std::string>();
+      h.u64(static_cast<uint64_t>(in.tensor.numel()));
+      for (int64_t i = 0; i < in.tensor.numel(); ++i) h.str(elements[i]);
     } else {
       h.str({static_cast<const char*>(in.tensor.data()), in.tensor.nbytes()});
     }

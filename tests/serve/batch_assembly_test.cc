@@ -190,5 +190,71 @@ TEST(RequestOutput, AnOutputWithoutTheBatchRowsIsNotSplittable) {
   EXPECT_TRUE(splittable(Tensor::empty(DType::F32, Shape({2, 2})), layout, {{1, "ids", 1}}, a));
 }
 
+
+// A request with one BYTES input "text" of the given rows.
+InferRequest text_request(const std::vector<std::vector<std::string>>& rows) {
+  InferRequest r;
+  InferInput in;
+  in.name = "text";
+  in.dtype = DType::String;
+  in.shape = {static_cast<int64_t>(rows.size()), static_cast<int64_t>(rows.empty() ? 0 : rows[0].size())};
+  in.tensor = Tensor::empty(DType::String, Shape(in.shape));
+  std::string* p = in.tensor.data_as<std::string>();
+  for (const auto& row : rows)
+    for (const auto& s : row) *p++ = s;
+  r.inputs.push_back(std::move(in));
+  return r;
+}
+
+std::vector<std::string> strings_of(const Tensor& t) {
+  const std::string* p = t.data_as<std::string>();
+  return {p, p + t.numel()};
+}
+
+TEST(AssembleBatch, StringsAreCopiedAndPaddedWithEmptyStrings) {
+  const InferRequest a = text_request({{"a long string that is not stored inline in std::string", "b"}});
+  const InferRequest b = text_request({{"c", "d", "e"}, {"f", "g", "h"}});
+  BatchBuffers buffers;
+  BatchLayout layout;
+  NamedTensors in = assemble_batch({&a, &b}, {}, &buffers, &layout);
+  ASSERT_EQ(in.size(), 1u);
+  EXPECT_EQ(in[0].second.dtype(), DType::String);
+  EXPECT_EQ(in[0].second.shape(), Shape({3, 3}));
+  EXPECT_TRUE(layout.padded);
+  EXPECT_EQ(strings_of(in[0].second),
+            (std::vector<std::string>{"a long string that is not stored inline in std::string", "b", "", "c", "d", "e",
+                                      "f", "g", "h"}));
+  EXPECT_EQ(layout.real_elements, 2u + 6u);
+  // The batch owns its strings: the requests can go first.
+  const NamedTensors unpadded = [&] {
+    const InferRequest c = text_request({{"x", "y"}});
+    const InferRequest d = text_request({{"z", "w"}});
+    BatchLayout l;
+    return assemble_batch({&c, &d}, {}, &buffers, &l);
+  }();
+  EXPECT_EQ(strings_of(unpadded[0].second), (std::vector<std::string>{"x", "y", "z", "w"}));
+}
+
+TEST(RequestOutput, StringOutputsAreSplitByRowsAndCutBack) {
+  const InferRequest a = text_request({{"a", "b"}});
+  const InferRequest b = text_request({{"c", "d", "e"}, {"f", "g", "h"}});
+  BatchBuffers buffers;
+  BatchLayout layout;
+  assemble_batch({&a, &b}, {}, &buffers, &layout);
+  // A batch output of labels [3 rows, 3 positions].
+  auto out = std::make_shared<Tensor>(Tensor::empty(DType::String, Shape({3, 3})));
+  for (int i = 0; i < 9; ++i) out->data_as<std::string>()[i] = "label " + std::to_string(i);
+  const std::vector<DimLink> links{{1, "text", 1}};
+  ASSERT_TRUE(splittable(*out, layout, links, a));
+  const Tensor ta = request_output(*out, out, layout, 0, links, a);
+  EXPECT_EQ(ta.shape(), Shape({1, 2}));
+  EXPECT_EQ(strings_of(ta), (std::vector<std::string>{"label 0", "label 1"}));
+  const Tensor tb = request_output(*out, out, layout, 1, links, b);
+  EXPECT_EQ(tb.shape(), Shape({2, 3}));
+  EXPECT_EQ(strings_of(tb), (std::vector<std::string>{"label 3", "label 4", "label 5", "label 6", "label 7", "label 8"}));
+  const Tensor rows = request_output(*out, out, layout, 1, {}, b);  // rows only: a view
+  EXPECT_EQ(strings_of(rows)[0], "label 3");
+}
+
 }  // namespace
 }  // namespace ignis::serve

@@ -6,9 +6,15 @@
 #include <cstring>
 
 #include "core/half.h"
+#include "serve/datatype.h"
 
 namespace ignis::serve {
 namespace {
+
+std::vector<std::string> strings_of(const Tensor& t) {
+  const std::string* p = t.data_as<std::string>();
+  return {p, p + t.numel()};
+}
 
 Status decode(const std::string& body, int64_t header_length, InferRequest* r) {
   return decode_infer_request(std::make_shared<const std::string>(body), header_length, DecodeLimits{}, r);
@@ -53,7 +59,7 @@ TEST(DecodeInferRequest, ReadsJsonTensorsOfEveryType) {
   EXPECT_EQ(r.inputs[6].tensor.data_as<int64_t>()[0], INT64_MIN);
   EXPECT_EQ(r.inputs[7].tensor.data_as<uint8_t>()[0], 1);
   EXPECT_EQ(r.inputs[7].tensor.data_as<uint8_t>()[1], 0);
-  EXPECT_EQ(r.inputs[8].bytes, (std::vector<std::string>{"ab", "\xc3\xa9"}));
+  EXPECT_EQ(strings_of(r.inputs[8].tensor), (std::vector<std::string>{"ab", "\xc3\xa9"}));
   ASSERT_EQ(r.outputs.size(), 2u);
   EXPECT_EQ(r.outputs[0].binary, false);
   EXPECT_FALSE(r.outputs[1].binary.has_value());
@@ -77,7 +83,7 @@ TEST(DecodeInferRequest, ReadsBinaryTensorsAfterTheJsonHeader) {
   ASSERT_TRUE(decode(body, static_cast<int64_t>(json.size()), &r)) << decode_error(body, json.size());
   ASSERT_EQ(r.inputs.size(), 2u);
   EXPECT_EQ(std::memcmp(r.inputs[0].tensor.data(), xs, sizeof xs), 0);
-  EXPECT_EQ(r.inputs[1].bytes, (std::vector<std::string>{"abc", ""}));
+  EXPECT_EQ(strings_of(r.inputs[1].tensor), (std::vector<std::string>{"abc", ""}));
 }
 
 TEST(DecodeInferRequest, NamesWhatIsWrong) {
@@ -175,6 +181,33 @@ TEST(EncodeInferResponse, FloatsRoundTripAndNonFiniteAreNamed) {
   int64_t header = 0;
   encode_infer_response(r, &body, &header);
   EXPECT_NE(body.find("[0.1,Infinity,NaN]"), std::string::npos) << body;
+}
+
+
+TEST(EncodeInferResponse, BytesOutputsAsJsonStringsAndLengthPrefixedBinary) {
+  InferResponse r;
+  r.model = "m";
+  r.version = "1";
+  const std::vector<std::string> words = {"cat", "", "quote \" and \\ inside"};
+  r.outputs = {{"j", string_tensor({3}, words), false}, {"b", string_tensor({1, 3}, words), true}};
+  std::string body;
+  int64_t header = 0;
+  encode_infer_response(r, &body, &header);
+  ASSERT_GT(header, 0);
+  const std::string json = body.substr(0, static_cast<size_t>(header));
+  const size_t packed = 3 * 4 + 3 + 0 + words[2].size();
+  EXPECT_EQ(json, R"({"model_name":"m","model_version":"1","outputs":[)"
+                  R"({"name":"j","datatype":"BYTES","shape":[3],"data":["cat","","quote \" and \\ inside"]},)"
+                  R"({"name":"b","datatype":"BYTES","shape":[1,3],"parameters":{"binary_data_size":)" +
+                      std::to_string(packed) + "}}]}");
+  ASSERT_EQ(body.size(), json.size() + packed);
+  // The binary part is what a request carries for BYTES: decoding it gives the words back.
+  const std::string req_json = R"({"inputs":[{"name":"t","shape":[3],"datatype":"BYTES","parameters":{"binary_data_size":)" +
+                               std::to_string(packed) + "}}]}";
+  InferRequest back;
+  const std::string req = req_json + body.substr(static_cast<size_t>(header));
+  ASSERT_TRUE(decode(req, static_cast<int64_t>(req_json.size()), &back)) << decode_error(req, req_json.size());
+  EXPECT_EQ(strings_of(back.inputs[0].tensor), words);
 }
 
 }  // namespace

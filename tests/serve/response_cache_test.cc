@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "serve/datatype.h"
+
 namespace ignis::serve {
 namespace {
 
@@ -36,7 +38,7 @@ InferInput bytes_input(const std::string& name, const std::vector<std::string>& 
   in.name = name;
   in.dtype = DType::String;
   in.shape = {static_cast<int64_t>(elements.size())};
-  in.bytes = elements;
+  in.tensor = string_tensor(in.shape, elements);
   return in;
 }
 
@@ -172,7 +174,7 @@ TEST(ResponseCacheKey, DiffersByOneByteOfData) {
     EXPECT_NE(key_of(r), base) << "byte " << byte;
   }
   InferRequest s = sample_request();
-  s.inputs[1].bytes[1] = "d";
+  s.inputs[1].tensor.data_as<std::string>()[1] = "d";
   EXPECT_NE(key_of(s), base);
 }
 

@@ -92,6 +92,13 @@ dynamic_batching { max_queue_delay_microseconds: 2000 }
 parameters { key: "ignis.shape_buckets" value { string_value: "8, 16, 32" } }
 """
 
+# BYTES in, BYTES and INT64 out; four rows form one batch at once.
+TEXT_CONFIG = """
+name: "text"
+max_batch_size: 8
+dynamic_batching { preferred_batch_size: [4] max_queue_delay_microseconds: 5000000 }
+"""
+
 UNSPLIT_CONFIG = """
 name: "unsplit"
 max_batch_size: 8
@@ -161,6 +168,28 @@ def attention_model(vocab=50, width=8, seed=3):
     return finish(helper.make_graph(nodes, "attention", ins, outs, initializer=inits))
 
 
+TEXT_LABELS = ["cat", "dog", "a label long enough to live outside std::string's inline buffer"]
+
+
+def text_model():
+    """text:BYTES[batch, 2] -> echo:BYTES[batch, 2] (Identity) and ids:INT64[batch, 2]
+    (LabelEncoder: TEXT_LABELS[i] -> i, anything else -> -1)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Identity", ["text"], ["echo"]),
+             helper.make_node("LabelEncoder", ["text"], ["ids"], domain="ai.onnx.ml", keys_strings=TEXT_LABELS,
+                              values_int64s=list(range(len(TEXT_LABELS))), default_int64=-1)]
+    text = helper.make_tensor_value_info("text", TensorProto.STRING, ["batch", 2])
+    outs = [helper.make_tensor_value_info("echo", TensorProto.STRING, ["batch", 2]),
+            helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", 2])]
+    model = helper.make_model(helper.make_graph(nodes, "text", [text], outs),
+                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 2)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
 def column_sum_model():
     """x:FP32[batch, 4] -> y:FP32[4], the sum over the batch: an output without the batch
     dimension, so a batch of requests cannot be split back."""
@@ -189,6 +218,7 @@ def repo(make_repo, models, slow):
     r.add("full", slow, config=FULL_CONFIG)
     r.add("inflight", slow, config=INFLIGHT_CONFIG)
     r.add("unsplit", column_sum_model(), config=UNSPLIT_CONFIG)
+    r.add("text", text_model(), config=TEXT_CONFIG)
     r.add("bucketed", attention_model(), config=BUCKET_CONFIG)
     r.add("bucketed_fast", attention_model(), config=BUCKET_FAST_CONFIG)
     return r
@@ -340,6 +370,43 @@ def test_preferred_size_runs_before_the_delay(server, models):
     assert time.monotonic() - start < 4.0, "the batch waited for the queue delay"
     assert metric(server, "ignis_batch_size_count", "preferred") - runs_before == 1
     assert metric(server, "ignis_batch_size_sum", "preferred") >= 4
+
+
+def test_bytes_inputs_batch_and_each_request_gets_its_own_strings(server):
+    """Three requests with BYTES inputs (1, 2 and 1 rows) reach the preferred size of 4 rows
+    and run as one batch; each gets back its own strings and labels, over HTTP and gRPC."""
+    rng = np.random.default_rng(8)
+    words = TEXT_LABELS + ["unknown", ""]
+    batches = [rng.choice(words, size=(1 + i % 2, 2)).astype(object) for i in range(3)]
+    runs_before = metric(server, "ignis_batch_size_count", "text")
+    results, failures = [None] * 3, []
+
+    def call(i):
+        grpc = i % 2 == 1
+        mod = tritonclient_grpc if grpc else tritonclient_http
+        c = mod.InferenceServerClient(url=server.grpc_url if grpc else server.url)
+        try:
+            inp = mod.InferInput("text", list(batches[i].shape), "BYTES")
+            inp.set_data_from_numpy(batches[i])
+            r = c.infer("text", [inp])
+            results[i] = (r.as_numpy("echo"), r.as_numpy("ids"))
+        except Exception as e:  # noqa: BLE001 - reported below with the request's number
+            failures.append(f"request {i}: {e}")
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not failures, failures
+    for x, (echo, ids) in zip(batches, results):
+        assert [[v.decode() if isinstance(v, bytes) else v for v in row] for row in echo] == x.tolist()
+        want = [[TEXT_LABELS.index(w) if w in TEXT_LABELS else -1 for w in row] for row in x]
+        np.testing.assert_array_equal(ids, np.array(want, np.int64))
+    assert metric(server, "ignis_batch_size_count", "text") - runs_before == 1
+    assert metric(server, "ignis_batch_size_sum", "text") == 3  # requests in that run
 
 
 def test_different_shapes_are_not_batched_together(server, models, close):

@@ -319,7 +319,9 @@ Status decode_infer_request(std::shared_ptr<const std::string> body, int64_t hea
       const size_t n = static_cast<size_t>(*binary_size);
       binary_pos += n;
       if (x.dtype == DType::String) {
-        IGNIS_RETURN_IF_ERROR(split_binary_strings(p, n, count, x.name, &x.bytes));
+        std::vector<std::string> elements;
+        IGNIS_RETURN_IF_ERROR(split_binary_strings(p, n, count, x.name, &elements));
+        x.tensor = string_tensor(x.shape, std::move(elements));
       } else {
         const size_t want = static_cast<size_t>(count) * dtype_size(x.dtype);
         if (n != want)
@@ -334,10 +336,12 @@ Status decode_infer_request(std::shared_ptr<const std::string> body, int64_t hea
         }
       }
     } else if (x.dtype == DType::String) {
-      IGNIS_RETURN_IF_ERROR(collect_strings(data, &x.bytes, count, x.name));
-      if (static_cast<int64_t>(x.bytes.size()) != count)
-        return invalid_argument(str_cat("input '", x.name, "': data has ", x.bytes.size(),
+      std::vector<std::string> elements;
+      IGNIS_RETURN_IF_ERROR(collect_strings(data, &elements, count, x.name));
+      if (static_cast<int64_t>(elements.size()) != count)
+        return invalid_argument(str_cat("input '", x.name, "': data has ", elements.size(),
                                         " elements but its shape needs ", count));
+      x.tensor = string_tensor(x.shape, std::move(elements));
     } else {
       x.tensor = Tensor::empty(x.dtype, tshape);
       DataWriter w(x.name, x.dtype, x.tensor.data(), count);
@@ -448,6 +452,11 @@ void write_data(JsonWriter& w, const Tensor& t) {
     }
     case DType::F32: write_values<float>(w, d, n); break;
     case DType::F64: write_values<double>(w, d, n); break;
+    case DType::String: {
+      const auto* p = static_cast<const std::string*>(d);
+      for (int64_t i = 0; i < n; ++i) w.value(std::string_view(p[i]));
+      break;
+    }
     default: break;
   }
   w.end_array();
@@ -464,7 +473,17 @@ void encode_infer_response(const InferResponse& r, std::string* body, int64_t* h
   if (!r.id.empty()) w.member("id", r.id);
   w.key("outputs").begin_array();
   bool any_binary = false;
-  for (const auto& o : r.outputs) {
+  // Binary BYTES outputs as length-prefixed elements; other types as their buffer.
+  std::vector<std::string> packed(r.outputs.size());
+  const auto binary_view = [&](size_t i) {
+    const Tensor& t = r.outputs[i].tensor;
+    if (t.dtype() == DType::String) return std::string_view(packed[i]);
+    return std::string_view(static_cast<const char*>(t.data()), t.nbytes());
+  };
+  for (size_t i = 0; i < r.outputs.size(); ++i)
+    if (r.outputs[i].binary && r.outputs[i].tensor.dtype() == DType::String) packed[i] = serialize_strings(r.outputs[i].tensor);
+  for (size_t i = 0; i < r.outputs.size(); ++i) {
+    const InferOutput& o = r.outputs[i];
     w.begin_object();
     w.member("name", o.name);
     w.member("datatype", kserve_name(o.tensor.dtype()));
@@ -473,7 +492,7 @@ void encode_infer_response(const InferResponse& r, std::string* body, int64_t* h
     w.end_array();
     if (o.binary) {
       any_binary = true;
-      w.key("parameters").begin_object().member("binary_data_size", static_cast<uint64_t>(o.tensor.nbytes())).end_object();
+      w.key("parameters").begin_object().member("binary_data_size", static_cast<uint64_t>(binary_view(i).size())).end_object();
     } else {
       write_data(w, o.tensor);
     }
@@ -487,11 +506,11 @@ void encode_infer_response(const InferResponse& r, std::string* body, int64_t* h
   }
   *header_length = static_cast<int64_t>(body->size());
   size_t total = body->size();
-  for (const auto& o : r.outputs)
-    if (o.binary) total += o.tensor.nbytes();
+  for (size_t i = 0; i < r.outputs.size(); ++i)
+    if (r.outputs[i].binary) total += binary_view(i).size();
   body->reserve(total);
-  for (const auto& o : r.outputs)
-    if (o.binary && o.tensor.nbytes()) body->append(static_cast<const char*>(o.tensor.data()), o.tensor.nbytes());
+  for (size_t i = 0; i < r.outputs.size(); ++i)
+    if (r.outputs[i].binary) body->append(binary_view(i));
 }
 
 }  // namespace ignis::serve

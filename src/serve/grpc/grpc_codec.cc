@@ -103,7 +103,7 @@ Status decode_contents(const inference::InferTensorContents& c, int64_t count, I
       return invalid_argument(str_cat("input '", x->name, "': BYTES data goes in contents.bytes_contents, which has ",
                                       c.bytes_contents_size(), " elements but shape ", str_list(x->shape), " needs ",
                                       count));
-    x->bytes.assign(c.bytes_contents().begin(), c.bytes_contents().end());
+    x->tensor = string_tensor(x->shape, {c.bytes_contents().begin(), c.bytes_contents().end()});
     return Status::ok();
   }
   if (x->dtype == DType::F16 || x->dtype == DType::BF16)
@@ -128,7 +128,12 @@ Status decode_contents(const inference::InferTensorContents& c, int64_t count, I
 }
 
 Status decode_raw(const std::string& raw, int64_t count, InferInput* x) {
-  if (x->dtype == DType::String) return split_raw_strings(raw, count, x->name, &x->bytes);
+  if (x->dtype == DType::String) {
+    std::vector<std::string> elements;
+    IGNIS_RETURN_IF_ERROR(split_raw_strings(raw, count, x->name, &elements));
+    x->tensor = string_tensor(x->shape, std::move(elements));
+    return Status::ok();
+  }
   const size_t want = static_cast<size_t>(count) * dtype_size(x->dtype);
   if (raw.size() != want)
     return invalid_argument(str_cat("input '", x->name, "': raw_input_contents has ", raw.size(), " bytes but shape ",
@@ -222,7 +227,8 @@ void encode_grpc_infer_response(const InferResponse& r, inference::ModelInferRes
     t->set_datatype(std::string(kserve_name(o.tensor.dtype())));
     for (int64_t d : o.tensor.shape()) t->add_shape(d);
     std::string* raw = out->add_raw_output_contents();
-    if (o.tensor.nbytes()) raw->assign(static_cast<const char*>(o.tensor.data()), o.tensor.nbytes());
+    if (o.tensor.dtype() == DType::String) *raw = serialize_strings(o.tensor);
+    else if (o.tensor.nbytes()) raw->assign(static_cast<const char*>(o.tensor.data()), o.tensor.nbytes());
   }
 }
 
