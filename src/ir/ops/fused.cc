@@ -2,10 +2,13 @@
 // Schemas of the ai.ignis fused ops produced by the graph optimizer (docs/ops_ai_ignis.md):
 // FusedConv, FusedMatMul, Gelu, SkipLayerNorm, Attention. All are float32 only.
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "core/activation.h"
 #include "core/broadcast.h"
 #include "core/conv_geometry.h"
+#include "core/strings.h"
 #include "ir/ops/nn_internal.h"
 
 namespace ignis::ir {
@@ -31,13 +34,11 @@ Status check_activation(const InferContext& ctx) {
   if (a == nullptr) return Status::ok();
   if (a->kind != Attribute::Kind::String)
     return ctx.fail("attribute 'activation' must be a string, got ", attribute_kind_name(a->kind));
-  static constexpr std::string_view kNames[] = {"",          "Relu", "Clip", "Sigmoid",  "HardSigmoid",
-                                                "HardSwish", "SiLU", "Gelu", "GeluTanh", "LeakyRelu"};
-  bool known = false;
-  for (auto n : kNames) known |= a->s == n;
-  if (!known)
-    return ctx.fail("attribute 'activation' must be one of '', Relu, Clip, Sigmoid, HardSigmoid, HardSwish, SiLU, "
-                    "Gelu, GeluTanh, LeakyRelu; got '", a->s, "'");
+  if (!activation_from_name(a->s)) {
+    std::vector<std::string> names;
+    for (std::string_view n : activation_names()) names.emplace_back(n.empty() ? "''" : n);
+    return ctx.fail("attribute 'activation' must be one of ", str_join(names), "; got '", a->s, "'");
+  }
   for (const char* p : {"activation_min", "activation_max", "activation_alpha", "activation_beta"}) {
     const Attribute* v = ctx.attrs().find(p);
     if (v != nullptr && v->kind != Attribute::Kind::Float)

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/activation.h"
 #include "core/broadcast.h"
 #include "core/strings.h"
 #include "kernels/attention_shape.h"
@@ -25,82 +26,6 @@
 namespace ignis::kernels::ref {
 
 namespace {
-
-// ---- activations ----------------------------------------------------------------------------
-
-enum class Act { None, Relu, Clip, Sigmoid, HardSigmoid, HardSwish, SiLU, Gelu, GeluTanh, LeakyRelu };
-
-struct Activation {
-  Act kind = Act::None;
-  float lo = -INFINITY, hi = INFINITY;  // Clip
-  float alpha = 0.0f, beta = 0.0f;      // HardSigmoid, LeakyRelu
-};
-
-// Shape inference validated the name and parameter kinds.
-Activation read_activation(const AttrMap& attrs) {
-  Activation a;
-  const std::string s = attrs.get_string("activation", "");
-  if (s == "Relu") a.kind = Act::Relu;
-  else if (s == "Clip") a.kind = Act::Clip;
-  else if (s == "Sigmoid") a.kind = Act::Sigmoid;
-  else if (s == "HardSigmoid") a.kind = Act::HardSigmoid;
-  else if (s == "HardSwish") a.kind = Act::HardSwish;
-  else if (s == "SiLU") a.kind = Act::SiLU;
-  else if (s == "Gelu") a.kind = Act::Gelu;
-  else if (s == "GeluTanh") a.kind = Act::GeluTanh;
-  else if (s == "LeakyRelu") a.kind = Act::LeakyRelu;
-  a.lo = attrs.get_float("activation_min", -INFINITY);
-  a.hi = attrs.get_float("activation_max", INFINITY);
-  a.alpha = attrs.get_float("activation_alpha", a.kind == Act::LeakyRelu ? 0.01f : 0.2f);
-  a.beta = attrs.get_float("activation_beta", 0.5f);
-  return a;
-}
-
-// Activations compute in float, as the standard ops they replace do.
-float gelu_erf(float x) { return 0.5f * x * (1.0f + std::erf(x * static_cast<float>(M_SQRT1_2))); }
-
-float gelu_tanh(float x) {
-  constexpr float kSqrt2OverPi = 0.7978845608028654f;
-  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
-}
-
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
-void apply_activation(const Activation& a, float* v, int64_t n) {
-  switch (a.kind) {
-    case Act::None: return;
-    case Act::Relu:
-      for (int64_t i = 0; i < n; ++i) v[i] = v[i] < 0.0f ? 0.0f : v[i];
-      return;
-    case Act::Clip:
-      for (int64_t i = 0; i < n; ++i) v[i] = v[i] < a.lo ? a.lo : (v[i] > a.hi ? a.hi : v[i]);
-      return;
-    case Act::Sigmoid:
-      for (int64_t i = 0; i < n; ++i) v[i] = sigmoid(v[i]);
-      return;
-    case Act::HardSigmoid:
-      for (int64_t i = 0; i < n; ++i) {
-        const float y = a.alpha * v[i] + a.beta;
-        v[i] = std::isnan(y) ? y : std::max(0.0f, std::min(1.0f, y));  // NaN stays NaN, as in ONNX
-      }
-      return;
-    case Act::HardSwish:
-      for (int64_t i = 0; i < n; ++i) v[i] = v[i] * std::max(0.0f, std::min(1.0f, v[i] / 6.0f + 0.5f));
-      return;
-    case Act::SiLU:
-      for (int64_t i = 0; i < n; ++i) v[i] = v[i] * sigmoid(v[i]);
-      return;
-    case Act::Gelu:
-      for (int64_t i = 0; i < n; ++i) v[i] = gelu_erf(v[i]);
-      return;
-    case Act::GeluTanh:
-      for (int64_t i = 0; i < n; ++i) v[i] = gelu_tanh(v[i]);
-      return;
-    case Act::LeakyRelu:
-      for (int64_t i = 0; i < n; ++i) v[i] = v[i] < 0.0f ? a.alpha * v[i] : v[i];
-      return;
-  }
-}
 
 // The reference (ISA-less) float32 kernel of an ai.onnx op, found once.
 KernelFn find_reference(std::string_view op_type) {
@@ -135,19 +60,19 @@ void for_chunks(ThreadPool* pool, int64_t n, F&& f) {
 
 // y = act(y + z), z optional (the residual, same shape as y).
 void conv_epilogue(KernelContext& ctx, Tensor& y) {
-  const Activation act = read_activation(ctx.attrs());
+  const ActivationSpec act = read_activation(ctx.attrs());
   const float* z = ctx.has_input(3) ? ctx.input(3).data_as<float>() : nullptr;
   float* out = y.data_as<float>();
   for_chunks(ctx.pool(), y.numel(), [&](int64_t begin, int64_t end) {
     if (z)
       for (int64_t i = begin; i < end; ++i) out[i] += z[i];
-    apply_activation(act, out + begin, end - begin);
+    activate(act, out + begin, end - begin);
   });
 }
 
 // y = act(y + bias) with bias (optional) along the last axis.
 void matmul_epilogue(KernelContext& ctx, Tensor& y) {
-  const Activation act = read_activation(ctx.attrs());
+  const ActivationSpec act = read_activation(ctx.attrs());
   const float* bias = ctx.has_input(2) ? ctx.input(2).data_as<float>() : nullptr;
   const int64_t n = y.rank() ? y.shape().back() : 1;
   float* out = y.data_as<float>();
@@ -157,7 +82,7 @@ void matmul_epilogue(KernelContext& ctx, Tensor& y) {
       float* row = out + r * n;
       if (bias)
         for (int64_t j = 0; j < n; ++j) row[j] += bias[j];
-      apply_activation(act, row, n);
+      activate(act, row, n);
     }
   });
 }
@@ -275,11 +200,13 @@ Result<std::unique_ptr<Kernel>> create_fused_matmul(const KernelInit& init) {
 // ---- Gelu -----------------------------------------------------------------------------------
 
 Status gelu_kernel(KernelContext& ctx) {
-  const bool tanh_form = ctx.attrs().get_string("approximate", "none") == "tanh";
+  ActivationSpec gelu;
+  gelu.kind = ctx.attrs().get_string("approximate", "none") == "tanh" ? Activation::GeluTanh : Activation::Gelu;
   const float* x = ctx.input(0).data_as<float>();
   float* y = ctx.output(0).data_as<float>();
   for_chunks(ctx.pool(), ctx.output(0).numel(), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) y[i] = tanh_form ? gelu_tanh(x[i]) : gelu_erf(x[i]);
+    std::copy(x + begin, x + end, y + begin);
+    activate(gelu, y + begin, end - begin);
   });
   return Status::ok();
 }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string_view>
 
+#include "core/activation.h"
 #include "core/thread_pool.h"
 #include "kernels/kernel.h"
 
@@ -27,7 +28,7 @@ inline constexpr int kGemmNr = 24;
 inline constexpr int64_t kGemmKc = 384;
 
 // The activations of the ai.ignis fused ops (docs/ops_ai_ignis.md, "Activations").
-enum class Activation { None, Relu, Clip, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, SiLU, Gelu, GeluTanh };
+// The epilogue's activations are ignis::Activation (core/activation.h).
 
 // What happens to a finished C tile, in this order: C = alpha * acc + beta * C_old;
 // C += bias_scale * bias[i * bias_rs + j * bias_cs]; C += residual[i * residual_ld + j];

@@ -37,21 +37,13 @@ Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view domain, s
 }
 
 GemmEpilogue fused_activation(const AttrMap& attrs) {
+  const ActivationSpec a = read_activation(attrs);
   GemmEpilogue e;
-  const std::string name = attrs.get_string("activation", "");
-  if (name == "Relu") e.act = Activation::Relu;
-  else if (name == "Clip") e.act = Activation::Clip;
-  else if (name == "LeakyRelu") e.act = Activation::LeakyRelu;
-  else if (name == "Sigmoid") e.act = Activation::Sigmoid;
-  else if (name == "HardSigmoid") e.act = Activation::HardSigmoid;
-  else if (name == "HardSwish") e.act = Activation::HardSwish;
-  else if (name == "SiLU") e.act = Activation::SiLU;
-  else if (name == "Gelu") e.act = Activation::Gelu;
-  else if (name == "GeluTanh") e.act = Activation::GeluTanh;
-  e.act_lo = attrs.get_float("activation_min", -std::numeric_limits<float>::infinity());
-  e.act_hi = attrs.get_float("activation_max", std::numeric_limits<float>::infinity());
-  e.act_alpha = attrs.get_float("activation_alpha", e.act == Activation::LeakyRelu ? 0.01f : 0.2f);
-  e.act_beta = attrs.get_float("activation_beta", 0.5f);
+  e.act = a.kind;
+  e.act_lo = a.lo;
+  e.act_hi = a.hi;
+  e.act_alpha = a.alpha;
+  e.act_beta = a.beta;
   return e;
 }
 
