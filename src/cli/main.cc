@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   c_quant->add_option("--max-drop", quantize.max_drop,
                       "--calibrate: largest accuracy loss allowed on the calibration samples (0.01 = 1 point); "
-                      "nodes adding the most error stay float32 until it holds");
+                      "the nodes that cost the most when quantized alone stay float32 until it holds");
   c_quant->add_option("--metric", quantize.metric,
                       "--max-drop: top1 (share of argmax rows that change) | cosine (1 - mean cosine to float)")
       ->default_val("top1")

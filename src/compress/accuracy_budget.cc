@@ -2,7 +2,6 @@
 #include "compress/accuracy_budget.h"
 
 #include <cmath>
-#include <set>
 
 #include "compress/calibrate.h"
 #include "core/strings.h"
@@ -10,20 +9,6 @@
 namespace ignis::compress {
 
 namespace {
-
-// ||q - f|| / ||f|| (0 when both are zero).
-double relative_error(const Tensor& f, const Tensor& q) {
-  double diff = 0, norm = 0;
-  const float* a = f.data_as<float>();
-  const float* b = q.data_as<float>();
-  for (int64_t i = 0; i < f.numel(); ++i) {
-    const double d = static_cast<double>(b[i]) - a[i];
-    diff += d * d;
-    norm += static_cast<double>(a[i]) * a[i];
-  }
-  if (norm == 0) return diff == 0 ? 0.0 : 1.0;
-  return std::sqrt(diff / norm);
-}
 
 double cosine(const Tensor& f, const Tensor& q) {
   double dot = 0, nf = 0, nq = 0;
@@ -53,30 +38,17 @@ bool comparable(const Tensor& f, const Tensor& q) {
 }  // namespace
 
 Result<QuantizationError> measure_quantization_error(const ir::Graph& float_graph, const ir::Graph& quantized,
-                                                     const std::string& dir, const std::vector<ErrorProbe>& probes,
-                                                     const QuantizeOptions& options) {
-  // Requested values: the model's outputs, then every probed tensor once.
+                                                     const std::string& dir, const QuantizeOptions& options) {
   std::vector<std::string> names;
   for (const ValueInfo& v : float_graph.outputs) names.push_back(v.name);
-  const size_t model_outputs = names.size();
-  std::set<std::string> taken(names.begin(), names.end());
-  for (const ErrorProbe& p : probes)
-    for (const std::string* t : {&p.input, &p.output})
-      if (taken.insert(*t).second) names.push_back(*t);
-
   int64_t rows = 0, disagreements = 0, cosine_count = 0;
   double cosine_sum = 0;
-  std::map<std::string, double> error_sum;
   QuantizeOptions o = options;
   o.progress = nullptr;  // one line per sample and step would drown the decisions
   IGNIS_ASSIGN_OR_RETURN(
       const int64_t samples,
-      run_calibration_pair(quantized, float_graph, dir, names, o, [&](size_t i, const Tensor& q, const Tensor& f) {
+      run_calibration_pair(quantized, float_graph, dir, names, o, [&](size_t, const Tensor& q, const Tensor& f) {
         if (!comparable(f, q)) return Status::ok();
-        if (i >= model_outputs) {
-          error_sum[names[i]] += relative_error(f, q);
-          return Status::ok();
-        }
         cosine_sum += cosine(f, q);
         ++cosine_count;
         const int64_t classes = f.rank() > 0 ? f.dim(f.rank() - 1) : 0;
@@ -89,7 +61,9 @@ Result<QuantizationError> measure_quantization_error(const ir::Graph& float_grap
         return Status::ok();
       }));
   if (samples == 0) return invalid_argument("no calibration samples to measure the accuracy loss on");
+  if (cosine_count == 0) return invalid_argument("measuring the accuracy loss needs a float32 model output");
   QuantizationError e;
+  e.output_error = 1.0 - cosine_sum / static_cast<double>(cosine_count);
   if (options.metric == AccuracyMetric::Top1Disagreement) {
     if (rows == 0)
       return invalid_argument(
@@ -97,13 +71,7 @@ Result<QuantizationError> measure_quantization_error(const ir::Graph& float_grap
           "use the cosine metric");
     e.loss = static_cast<double>(disagreements) / static_cast<double>(rows);
   } else {
-    if (cosine_count == 0) return invalid_argument("the cosine metric needs a float32 model output");
-    e.loss = 1.0 - cosine_sum / static_cast<double>(cosine_count);
-  }
-  const double n = static_cast<double>(samples);
-  for (const ErrorProbe& p : probes) {
-    const auto in = error_sum.find(p.input), out = error_sum.find(p.output);
-    e.growth[p.node] = ((out == error_sum.end() ? 0.0 : out->second) - (in == error_sum.end() ? 0.0 : in->second)) / n;
+    e.loss = e.output_error;
   }
   return e;
 }

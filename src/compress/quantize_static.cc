@@ -182,48 +182,89 @@ Status write_qdq(ir::Graph& g, const std::vector<size_t>& targets, const Calibra
   return sort_nodes(g);
 }
 
-// max_drop: quantize every target, measure, and keep the node adding the most error in float32
-// until the loss is within budget (at worst every node stays float32, with no loss).
+// max_drop: when quantizing every target costs more than the budget, each target is measured
+// alone (only it quantized) for what it costs the model's outputs (1 - cosine, a continuous
+// measure even when the budget's metric is top-1), and the most costly ones are kept float32:
+// the fewest of that order for which the loss holds, found by bisection (at worst every node
+// stays float32, with no loss). Measuring each node in place of ranking by the error it adds
+// to its own output finds the few layers whose error the rest of the network amplifies.
 Status quantize_within_budget(ir::Graph& g, const std::string& dir, const std::vector<size_t>& targets,
                               const Calibration& cal, bool per_channel, const QuantizeOptions& o,
                               CompressReport* report) {
   const ir::Graph float_graph = g;
-  std::set<size_t> kept_float;
   std::vector<std::string> decisions;
-  while (true) {
-    std::vector<size_t> active;
-    std::vector<ErrorProbe> probes;
-    for (size_t i : targets) {
-      if (kept_float.count(i)) continue;
-      active.push_back(i);
-      const ir::Node& n = float_graph.nodes[i];
-      probes.push_back({n.name, n.inputs[0], n.outputs[0]});
-    }
-    ir::Graph trial = float_graph;
-    CompressReport trial_report = *report;
-    IGNIS_RETURN_IF_ERROR(write_qdq(trial, active, cal, per_channel, o, &trial_report));
-    IGNIS_ASSIGN_OR_RETURN(const QuantizationError e,
-                           measure_quantization_error(float_graph, trial, dir, probes, o));
-    if (e.loss <= *o.max_drop || active.empty()) {
-      decisions.push_back(str_cat("loss ", e.loss, " <= ", *o.max_drop, " with ", active.size(), " of ",
-                                  targets.size(), " nodes quantized"));
-      for (size_t i : kept_float)
-        trial_report.skipped.push_back(str_cat(float_graph.nodes[i].label(), ": kept float32 to hold --max-drop"));
-      g = std::move(trial);
-      *report = std::move(trial_report);
-      report->accuracy_loss = e.loss;
-      report->decisions = std::move(decisions);
-      return Status::ok();
-    }
-    size_t worst = active.front();
-    for (size_t i : active)
-      if (e.growth.at(float_graph.nodes[i].name) > e.growth.at(float_graph.nodes[worst].name)) worst = i;
-    decisions.push_back(str_cat("loss ", e.loss, " > ", *o.max_drop, " with ", active.size(), " nodes quantized: ",
-                                float_graph.nodes[worst].label(), " kept float32 (adds relative error ",
-                                e.growth.at(float_graph.nodes[worst].name), ")"));
-    if (o.progress) o.progress(decisions.back());
-    kept_float.insert(worst);
+  const auto note = [&](std::string line) {
+    if (o.progress) o.progress(line);
+    decisions.push_back(std::move(line));
+  };
+  struct Trial {
+    ir::Graph graph;
+    CompressReport report;
+    QuantizationError error;
+  };
+  // The model with `quantized` targets in int8 and the others float32, measured.
+  const auto trial = [&](const std::vector<size_t>& quantized) -> Result<Trial> {
+    Trial t{float_graph, *report, {}};
+    IGNIS_RETURN_IF_ERROR(write_qdq(t.graph, quantized, cal, per_channel, o, &t.report));
+    IGNIS_ASSIGN_OR_RETURN(t.error, measure_quantization_error(float_graph, t.graph, dir, o));
+    return t;
+  };
+  const auto accept = [&](Trial t, const std::vector<size_t>& kept_float) {
+    for (size_t i : kept_float)
+      t.report.skipped.push_back(str_cat(float_graph.nodes[i].label(), ": kept float32 to hold --max-drop"));
+    note(str_cat("loss ", t.error.loss, " <= ", *o.max_drop, " with ", targets.size() - kept_float.size(), " of ",
+                 targets.size(), " nodes quantized"));
+    g = std::move(t.graph);
+    *report = std::move(t.report);
+    report->accuracy_loss = t.error.loss;
+    report->decisions = std::move(decisions);
+    return Status::ok();
+  };
+
+  IGNIS_ASSIGN_OR_RETURN(Trial all, trial(targets));
+  if (all.error.loss <= *o.max_drop) return accept(std::move(all), {});
+  note(str_cat("loss ", all.error.loss, " > ", *o.max_drop, " with all ", targets.size(),
+               " nodes quantized; measuring each node alone"));
+  std::vector<std::pair<double, size_t>> cost;  // (output error with only the node quantized, node)
+  for (size_t i : targets) {
+    IGNIS_ASSIGN_OR_RETURN(const Trial alone, trial({i}));
+    cost.emplace_back(alone.error.output_error, i);
   }
+  std::stable_sort(cost.begin(), cost.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  // The targets quantized when the k costliest stay float32.
+  const auto without_top = [&](size_t k) {
+    std::vector<size_t> q;
+    for (size_t r = k; r < cost.size(); ++r) q.push_back(cost[r].second);
+    std::sort(q.begin(), q.end());
+    return q;
+  };
+  // Bisection on k: k = 0 fails (measured above); k = all holds (nothing quantized, no loss).
+  size_t lo = 0, hi = cost.size();
+  std::optional<Trial> best;
+  while (hi - lo > 1) {
+    const size_t mid = lo + (hi - lo) / 2;
+    IGNIS_ASSIGN_OR_RETURN(Trial t, trial(without_top(mid)));
+    const bool holds = t.error.loss <= *o.max_drop;
+    note(str_cat("loss ", t.error.loss, holds ? " <= " : " > ", *o.max_drop, " with the ", mid,
+                 " costliest nodes left float32"));
+    if (holds) {
+      hi = mid;
+      best = std::move(t);
+    } else {
+      lo = mid;
+    }
+  }
+  if (!best) {
+    IGNIS_ASSIGN_OR_RETURN(Trial t, trial(without_top(hi)));
+    best = std::move(t);
+  }
+  std::vector<size_t> kept;
+  for (size_t r = 0; r < hi; ++r) {
+    kept.push_back(cost[r].second);
+    note(str_cat(float_graph.nodes[cost[r].second].label(), " kept float32 (quantized alone it costs ",
+                 cost[r].first, " of output cosine)"));
+  }
+  return accept(std::move(*best), kept);
 }
 
 }  // namespace

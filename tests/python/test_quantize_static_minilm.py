@@ -3,6 +3,8 @@
 calibrated on 64 sentences and measured on 18 others (the sentence-embedding cosine to the
 float model), in ignis and in onnxruntime on the same file."""
 
+import re
+
 import pytest
 
 import ignis
@@ -28,3 +30,26 @@ def test_minilm_static_int8_sentence_embeddings(minilm, minilm_calibration, tmp_
     assert to_float.min() >= 0.90, dict(zip(SENTENCES, to_float.round(4)))
     assert to_float.mean() >= 0.93, dict(zip(SENTENCES, to_float.round(4)))
     assert to_ort.min() >= 0.98, dict(zip(SENTENCES, to_ort.round(5)))
+
+
+def test_minilm_static_int8_within_an_accuracy_budget(minilm, minilm_calibration, tmp_path, ort):  # noqa: F811
+    """--max-drop on the cosine metric: the layers whose int8 error costs the embeddings most
+    stay float32 until the calibration sentences' loss holds; the 18 held-out sentences then
+    reach the issue's 0.99 while most layers stay int8."""
+    model, weights = minilm
+    out = tmp_path / "minilm.static.budget.onnx"
+    report = ignis.quantize(model, out, calibrate=minilm_calibration, progress=False, max_drop=0.002,
+                            metric="cosine")
+    kept = [d for d in report.decisions if "kept float32" in d]
+    quantized, targets = map(int, re.search(r"with (\d+) of (\d+) nodes quantized", report.decisions[-1]).groups())
+    assert quantized + len(kept) == targets
+    to_float, _, ort_to_float = _minilm_cosine(model, out, weights, ort)
+    print(f"minilm static int8 within cosine loss 0.002: {len(kept)} nodes kept float32, {quantized} quantized; "
+          f"held-out cosine min {to_float.min():.4f} mean {to_float.mean():.4f} "
+          f"(onnxruntime on the same file min {ort_to_float.min():.4f})")
+    print("\n".join(report.decisions))
+    assert report.accuracy_loss <= 0.002
+    # Measured: 30 of 48 MatMuls int8 (the six FFN output projections cost most alone), held-out
+    # min 0.9980 / mean 0.9987, onnxruntime the same.
+    assert quantized > len(kept), "most layers should stay int8"
+    assert to_float.min() >= 0.99, dict(zip(SENTENCES, to_float.round(4)))
