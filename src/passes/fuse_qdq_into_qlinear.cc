@@ -5,10 +5,15 @@
 //     =>  QLinearConv(x_q, x_s, x_zp, w_q, w_s, w_zp, y_s, y_zp, [b_i32])
 //   QuantizeLinear(MatMul(DQ(a_q), DQ(b_q)) [-> Relu])  (or Gemm without C, alpha 1, no transA)
 //     =>  QLinearMatMul(a_q, a_s, a_zp, b_q', b_s, b_zp, y_s, y_zp)
+//   QuantizeLinear(Add(DQ(a_q), DQ(b_q)) [-> Relu], y_s, y_zp)   (a residual sum)
+//     =>  com.microsoft QLinearAdd(a_q, a_s, a_zp, b_q, b_s, b_zp, y_s, y_zp)
 // This is what onnxruntime's quantize_static (QDQ format) and `ignis quantize --calibrate`
 // write. Both results are the exact integer sum requantized once; the QDQ graph instead
 // rounds the float products and sums, so the two may differ by one step of y where the exact
-// value lies near a rounding boundary.
+// value lies near a rounding boundary. QLinearAdd scales each input by its scale over y's
+// (kernels/qlinear_add.h) where the QDQ graph divides the float sum by y's scale: again within
+// one step of y. It reads two byte tensors where the QDQ form writes and reads three float
+// ones. Its inputs and y are of one type, all per tensor; they may broadcast.
 // Legality: every scale and zero point is a constant (zero points present: their type names
 // the quantized type), float32, per tensor for x, y and a; per tensor or one per output
 // channel along axis 0 for conv weights, one per column along axis 1 for MatMul weights (0 for
@@ -150,6 +155,30 @@ Tensor transposed(const Tensor& w) {
   return t;
 }
 
+// Q(Add(DQ(a), DQ(b)) [-> Relu]) => com.microsoft QLinearAdd(a, .., b, .., y_s, y_zp): `pattern`
+// holds the Q (and Relu) matched so far, `ai` is the Add.
+bool fuse_add(ir::Graph& g, const GraphIndex& index, std::vector<int> pattern, int ai, const ir::Node& q) {
+  const ir::Node& add = g.nodes[ai];
+  if (add.inputs.size() != 2 || add.outputs.size() != 1) return false;
+  const auto a = per_tensor_dq(g, index, add.inputs[0]);
+  const auto b = per_tensor_dq(g, index, add.inputs[1]);
+  if (!a || !b) return false;
+  const DType t = a->second.zero_point->dtype();
+  if (b->second.zero_point->dtype() != t || constant_params(g, q)->zero_point->dtype() != t) return false;
+  pattern.push_back(ai);
+  ir::Node fused;
+  fused.name = add.name;
+  fused.op_type = "QLinearAdd";
+  fused.domain = "com.microsoft";
+  fused.inputs = {g.nodes[a->first].inputs[0], a->second.scale_name, a->second.zero_point_name,
+                  g.nodes[b->first].inputs[0], b->second.scale_name, b->second.zero_point_name,
+                  q.inputs[1], q.inputs[2]};
+  fused.outputs = {q.outputs[0]};
+  if (g.opset("com.microsoft") == 0) g.opsets["com.microsoft"] = 1;
+  replace_nodes(g, std::move(pattern), std::move(fused));
+  return true;
+}
+
 }  // namespace
 
 Result<int> fuse_qdq_into_qlinear(ir::Graph& g, const PassContext&) {
@@ -175,6 +204,7 @@ Result<int> fuse_qdq_into_qlinear(ir::Graph& g, const PassContext&) {
       if (oi < 0) return false;
     }
     const ir::Node& op = g.nodes[oi];
+    if (is_onnx(op, "Add")) return fuse_add(g, index, pattern, oi, q);
     if (op.outputs.size() != 1 || op.inputs.size() < 2) return false;
     const bool conv = is_onnx(op, "Conv"), matmul = is_onnx(op, "MatMul"), gemm = is_onnx(op, "Gemm");
     if (!conv && !matmul && !gemm) return false;
