@@ -218,7 +218,10 @@ Status infer_qlinear_conv(InferContext& ctx) {
 // contrib op: C = quantize(dequantize(A) + dequantize(B)), A and B broadcast as Add does. A, B,
 // C and the zero points share one type (uint8 or int8); scales and zero points are per tensor.
 Status infer_qlinear_add(InferContext& ctx) {
-  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(7, 8));
+  // The zero points (2, 5, 7) are optional, so fewer than 7 inputs may be present.
+  if (ctx.num_inputs() < 7 || ctx.num_inputs() > 8) return ctx.fail("expected 7 to 8 inputs, got ", ctx.num_inputs());
+  for (int i : {0, 1, 3, 4, 6})
+    if (!ctx.has_input(i)) return ctx.fail("input ", i, " is required");
   IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(0, kIntegerTypes));
   const DType t = ctx.input_dtype(0);
   if (ctx.input_dtype(3) != t)
