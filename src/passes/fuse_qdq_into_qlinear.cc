@@ -5,6 +5,7 @@
 //     =>  QLinearConv(x_q, x_s, x_zp, w_q, w_s, w_zp, y_s, y_zp, [b_i32])
 //   QuantizeLinear(MatMul(DQ(a_q), DQ(b_q)) [-> Relu])  (or Gemm without C, alpha 1, no transA)
 //     =>  QLinearMatMul(a_q, a_s, a_zp, b_q', b_s, b_zp, y_s, y_zp)
+// and, at level All (onnxruntime's contrib op is no standard ONNX), fuse_qdq_into_qlinear_add:
 //   QuantizeLinear(Add(DQ(a_q), DQ(b_q)) [-> Relu], y_s, y_zp)   (a residual sum)
 //     =>  com.microsoft QLinearAdd(a_q, a_s, a_zp, b_q, b_s, b_zp, y_s, y_zp)
 // This is what onnxruntime's quantize_static (QDQ format) and `ignis quantize --calibrate`
@@ -155,56 +156,76 @@ Tensor transposed(const Tensor& w) {
   return t;
 }
 
-// Q(Add(DQ(a), DQ(b)) [-> Relu]) => com.microsoft QLinearAdd(a, .., b, .., y_s, y_zp): `pattern`
-// holds the Q (and Relu) matched so far, `ai` is the Add.
-bool fuse_add(ir::Graph& g, const GraphIndex& index, std::vector<int> pattern, int ai, const ir::Node& q) {
-  const ir::Node& add = g.nodes[ai];
-  if (add.inputs.size() != 2 || add.outputs.size() != 1) return false;
-  const auto a = per_tensor_dq(g, index, add.inputs[0]);
-  const auto b = per_tensor_dq(g, index, add.inputs[1]);
-  if (!a || !b) return false;
-  const DType t = a->second.zero_point->dtype();
-  if (b->second.zero_point->dtype() != t || constant_params(g, q)->zero_point->dtype() != t) return false;
-  pattern.push_back(ai);
-  ir::Node fused;
-  fused.name = add.name;
-  fused.op_type = "QLinearAdd";
-  fused.domain = "com.microsoft";
-  fused.inputs = {g.nodes[a->first].inputs[0], a->second.scale_name, a->second.zero_point_name,
-                  g.nodes[b->first].inputs[0], b->second.scale_name, b->second.zero_point_name,
-                  q.inputs[1], q.inputs[2]};
-  fused.outputs = {q.outputs[0]};
-  if (g.opset("com.microsoft") == 0) g.opsets["com.microsoft"] = 1;
-  replace_nodes(g, std::move(pattern), std::move(fused));
-  return true;
+// The QuantizeLinear qi (per-tensor constant parameters) and the optional Relu before it:
+// the nodes matched, and the node producing what they quantize; each value between feeds
+// only the next node. A Relu folds only when y's zero point is its type's minimum.
+struct QuantizedTail {
+  std::vector<int> pattern;
+  int op = -1;
+};
+
+std::optional<QuantizedTail> quantized_tail(const ir::Graph& g, const GraphIndex& index, int qi) {
+  const ir::Node& q = g.nodes[qi];
+  if (!is_onnx(q, "QuantizeLinear") || q.outputs.size() != 1) return std::nullopt;
+  const auto yp = constant_params(g, q);
+  if (!yp || yp->count() != 1) return std::nullopt;
+  QuantizedTail t{{qi}, -1};
+  std::string v = q.inputs[0];
+  if (!index.single_use(v)) return std::nullopt;
+  int oi = index.producer(v);
+  if (oi < 0) return std::nullopt;
+  if (is_onnx(g.nodes[oi], "Relu")) {
+    const int32_t type_min = yp->zero_point->dtype() == DType::U8 ? 0 : -128;
+    if (zero_point_value(*yp, 0) != type_min) return std::nullopt;
+    t.pattern.push_back(oi);
+    v = g.nodes[oi].inputs[0];
+    if (!index.single_use(v)) return std::nullopt;
+    oi = index.producer(v);
+    if (oi < 0) return std::nullopt;
+  }
+  t.op = oi;
+  return t;
 }
 
 }  // namespace
 
+// Q(Add(DQ(a), DQ(b)) [-> Relu]) => com.microsoft QLinearAdd(a, .., b, .., y_s, y_zp).
+Result<int> fuse_qdq_into_qlinear_add(ir::Graph& g, const PassContext&) {
+  return rewrite_all(g, [&](const GraphIndex& index, int qi) -> Result<bool> {
+    auto tail = quantized_tail(g, index, qi);
+    if (!tail || !is_onnx(g.nodes[tail->op], "Add")) return false;
+    const ir::Node& q = g.nodes[qi];
+    const ir::Node& add = g.nodes[tail->op];
+    if (add.inputs.size() != 2 || add.outputs.size() != 1) return false;
+    const auto a = per_tensor_dq(g, index, add.inputs[0]);
+    const auto b = per_tensor_dq(g, index, add.inputs[1]);
+    if (!a || !b) return false;
+    const DType t = a->second.zero_point->dtype();
+    if (b->second.zero_point->dtype() != t || constant_params(g, q)->zero_point->dtype() != t) return false;
+    tail->pattern.push_back(tail->op);
+    ir::Node fused;
+    fused.name = add.name;
+    fused.op_type = "QLinearAdd";
+    fused.domain = "com.microsoft";
+    fused.inputs = {g.nodes[a->first].inputs[0], a->second.scale_name, a->second.zero_point_name,
+                    g.nodes[b->first].inputs[0], b->second.scale_name, b->second.zero_point_name,
+                    q.inputs[1], q.inputs[2]};
+    fused.outputs = {q.outputs[0]};
+    if (g.opset("com.microsoft") == 0) g.opsets["com.microsoft"] = 1;
+    replace_nodes(g, std::move(tail->pattern), std::move(fused));
+    return true;
+  });
+}
+
 Result<int> fuse_qdq_into_qlinear(ir::Graph& g, const PassContext&) {
   return rewrite_all(g, [&](const GraphIndex& index, int qi) -> Result<bool> {
+    auto tail = quantized_tail(g, index, qi);
+    if (!tail) return false;
     const ir::Node& q = g.nodes[qi];
-    if (!is_onnx(q, "QuantizeLinear") || q.outputs.size() != 1) return false;
     const auto yp = constant_params(g, q);
-    if (!yp || yp->count() != 1) return false;
-    std::vector<int> pattern = {qi};
-
-    // An optional Relu, then the float op; each value feeds only the next node.
-    std::string v = q.inputs[0];
-    if (!index.single_use(v)) return false;
-    int oi = index.producer(v);
-    if (oi < 0) return false;
-    if (is_onnx(g.nodes[oi], "Relu")) {
-      const int32_t type_min = yp->zero_point->dtype() == DType::U8 ? 0 : -128;
-      if (zero_point_value(*yp, 0) != type_min) return false;
-      pattern.push_back(oi);
-      v = g.nodes[oi].inputs[0];
-      if (!index.single_use(v)) return false;
-      oi = index.producer(v);
-      if (oi < 0) return false;
-    }
+    std::vector<int> pattern = std::move(tail->pattern);
+    const int oi = tail->op;
     const ir::Node& op = g.nodes[oi];
-    if (is_onnx(op, "Add")) return fuse_add(g, index, pattern, oi, q);
     if (op.outputs.size() != 1 || op.inputs.size() < 2) return false;
     const bool conv = is_onnx(op, "Conv"), matmul = is_onnx(op, "MatMul"), gemm = is_onnx(op, "Gemm");
     if (!conv && !matmul && !gemm) return false;

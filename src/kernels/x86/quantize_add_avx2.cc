@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // AVX2 com.microsoft QLinearAdd (uint8 / int8): the residual sum of a quantized CNN, which
-// fuse_qdq_into_qlinear makes of DequantizeLinear, DequantizeLinear, Add, QuantizeLinear. It
+// fuse_qdq_into_qlinear_add makes of DequantizeLinear, DequantizeLinear, Add, QuantizeLinear. It
 // reads and writes bytes where the QDQ form wrote and read three float tensors. A and B of one
 // shape run 8 lanes at a time (16 on CPUs with AVX-512: quantize_add_avx512.cc), split over
 // the threads; broadcasting goes to the reference kernel. Each lane does the reference's float32 arithmetic in its order (kernels/qlinear_add.h:
