@@ -8,6 +8,8 @@
 // and, at level All (onnxruntime's contrib op is no standard ONNX), fuse_qdq_into_qlinear_add:
 //   QuantizeLinear(Add(DQ(a_q), DQ(b_q)) [-> Relu], y_s, y_zp)   (a residual sum)
 //     =>  com.microsoft QLinearAdd(a_q, a_s, a_zp, b_q, b_s, b_zp, y_s, y_zp)
+// and fuse_qdq_gemm_into_matmul_integer (level All: an ai.ignis op):
+//   Gemm(DQ(a_q), DQ(w_q), bias)  =>  ai.ignis MatMulIntegerToFloat(a_q, w_q', a_s * w_s, a_zp, w_zp, bias)
 // This is what onnxruntime's quantize_static (QDQ format) and `ignis quantize --calibrate`
 // write. Both results are the exact integer sum requantized once; the QDQ graph instead
 // rounds the float products and sums, so the two may differ by one step of y where the exact
@@ -26,6 +28,7 @@
 // and zero point 0 is used as it is; any other constant bias b becomes round_half_even(b /
 // (x_s * w_s[c])) in int32, as onnxruntime's quantizer computes it.
 // Runs before fold_constants, which would otherwise fold DQ(w_q) into float weights.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -213,6 +216,77 @@ Result<int> fuse_qdq_into_qlinear_add(ir::Graph& g, const PassContext&) {
     fused.outputs = {q.outputs[0]};
     if (g.opset("com.microsoft") == 0) g.opsets["com.microsoft"] = 1;
     replace_nodes(g, std::move(tail->pattern), std::move(fused));
+    return true;
+  });
+}
+
+// Gemm(DQ(a_q), DQ(w_q), bias) with float output (a classifier head: QLinearMatMul has no
+// bias) => ai.ignis MatMulIntegerToFloat(a_q, w_q', a_s * w_s, a_zp, w_zp, bias): the int8
+// product of the quantized operands, scaled and biased as it is stored, instead of a float GEMM
+// on weights dequantized to float32 (four times the bytes). The bias is a float constant or the
+// DequantizeLinear of an int32 constant, dequantized here as DequantizeLinear computes it.
+Result<int> fuse_qdq_gemm_into_matmul_integer(ir::Graph& g, const PassContext&) {
+  return rewrite_all(g, [&](const GraphIndex& index, int gi) -> Result<bool> {
+    const ir::Node& gemm = g.nodes[gi];
+    if (!is_onnx(gemm, "Gemm") || gemm.outputs.size() != 1 || gemm.inputs.size() != 3 || gemm.inputs[2].empty())
+      return false;
+    if (gemm.attrs.get_int("transA", 0) != 0 || gemm.attrs.get_float("alpha", 1.0f) != 1.0f ||
+        gemm.attrs.get_float("beta", 1.0f) != 1.0f)
+      return false;
+    const auto a = per_tensor_dq(g, index, gemm.inputs[0]);
+    if (!a) return false;
+    const bool trans_b = gemm.attrs.get_int("transB", 0) != 0;
+    const auto w = weight_dq(g, index, gemm.inputs[1], trans_b ? 0 : 1, 2, 2);
+    if (!w) return false;
+    const int64_t n = w->w->dim(trans_b ? 0 : 1);
+    // The bias as float32 [n].
+    Tensor bias = Tensor::empty(DType::F32, Shape{n});
+    float* bf = bias.data_as<float>();
+    if (const Tensor* c = ir::constant_value(g, gemm.inputs[2]); c != nullptr) {
+      if (c->dtype() != DType::F32 || c->numel() != n || c->rank() != 1) return false;
+      std::copy_n(c->data_as<float>(), n, bf);
+    } else {
+      const int di = index.producer(gemm.inputs[2]);
+      if (di < 0 || !is_onnx(g.nodes[di], "DequantizeLinear")) return false;
+      const ir::Node& dq = g.nodes[di];
+      const Tensor* q = ir::constant_value(g, dq.inputs[0]);
+      const Tensor* sc = dq.inputs.size() > 1 ? ir::constant_value(g, dq.inputs[1]) : nullptr;
+      const bool has_z = dq.inputs.size() > 2 && !dq.inputs[2].empty();
+      const Tensor* z = has_z ? ir::constant_value(g, dq.inputs[2]) : nullptr;
+      if (!q || q->dtype() != DType::I32 || q->numel() != n || !sc || sc->dtype() != DType::F32 ||
+          (sc->numel() != 1 && sc->numel() != n) || (has_z && (!z || z->dtype() != DType::I32 || z->numel() != sc->numel())))
+        return false;
+      for (int64_t c = 0; c < n; ++c) {
+        const int64_t k = sc->numel() == 1 ? 0 : c;
+        const int32_t zc = z ? z->data_as<int32_t>()[k] : 0;
+        bf[c] = static_cast<float>(q->data_as<int32_t>()[c] - zc) * sc->data_as<float>()[k];
+      }
+    }
+    // One scale per column: a_s * w_s[c], as the float Gemm's operands carry them.
+    const float a_scale = a->second.scale->data_as<float>()[0];
+    Tensor scale = Tensor::empty(DType::F32, Shape{n});
+    for (int64_t c = 0; c < n; ++c)
+      scale.data_as<float>()[c] = a_scale * w->params.scale->data_as<float>()[w->params.count() == 1 ? 0 : c];
+    const std::string base = gemm.name.empty() ? gemm.outputs[0] : gemm.name;
+    std::string b_name = g.nodes[w->node].inputs[0];
+    if (trans_b) {
+      b_name = ir::unique_value_name(g, b_name + "_t");
+      g.initializers[b_name] = transposed(*w->w);
+    }
+    const std::string scale_name = ir::unique_value_name(g, base + "_scale");
+    g.initializers[scale_name] = std::move(scale);
+    const std::string bias_name = ir::unique_value_name(g, base + "_bias");
+    g.initializers[bias_name] = std::move(bias);
+    ir::Node fused;
+    fused.name = gemm.name;
+    fused.op_type = "MatMulIntegerToFloat";
+    fused.domain = "ai.ignis";
+    fused.inputs = {g.nodes[a->first].inputs[0], b_name, scale_name, a->second.zero_point_name,
+                    w->params.zero_point_name, bias_name};
+    fused.outputs = gemm.outputs;
+    import_ignis_domain(g);
+    replace_nodes(g, {gi}, std::move(fused));
+    ir::remove_unused_initializers(g);
     return true;
   });
 }

@@ -3,7 +3,9 @@
 // quantize_static writes it) becomes QLinearConv / QLinearMatMul, with results within one
 // quantization step of the QDQ graph's (the integer op rounds once, the QDQ graph rounds its
 // float sums too); fuse_qdq_into_qlinear_add: the residual sum Q(Add(DQ(a), DQ(b)) [-> Relu])
-// becomes com.microsoft QLinearAdd, again within one step; and the cases both must leave alone.
+// becomes com.microsoft QLinearAdd, again within one step; fuse_qdq_gemm_into_matmul_integer: a
+// Gemm with bias on quantized operands becomes ai.ignis MatMulIntegerToFloat; and the cases
+// they must leave alone.
 #include "passes/fuse_test_util.h"
 
 namespace ignis::fuse_test {
@@ -247,6 +249,38 @@ TEST(FuseQdqIntoQLinear, LeavesResidualAddsWithPerAxisScalesOrSharedSums) {
   EXPECT_EQ(count_ops(run_pass(passes::fuse_qdq_into_qlinear_add, qdq_add_graph({.sum_read_twice = true})), "QLinearAdd",
                       "com.microsoft"),
             0);
+}
+
+TEST(FuseQdqIntoQLinear, RewritesGemmWithBiasIntoMatMulIntegerToFloat) {
+  for (Bias bias : {Bias::Int32, Bias::Float}) {
+    for (bool per_channel : {true, false}) {
+      const Pattern p{.per_channel = per_channel, .bias = bias, .op = "Gemm"};
+      const ir::Graph g = qdq_graph(p);
+      int n = 0;
+      const ir::Graph f = run_pass(passes::fuse_qdq_gemm_into_matmul_integer, g, &n);
+      EXPECT_EQ(n, 1);
+      const ir::Node* node = find_op(f, "MatMulIntegerToFloat", "ai.ignis");
+      ASSERT_NE(node, nullptr);
+      ASSERT_EQ(node->inputs.size(), 6u);
+      EXPECT_EQ(node->inputs[0], "xq");
+      const Tensor* b = ir::constant_value(f, node->inputs[1]);
+      ASSERT_NE(b, nullptr);
+      EXPECT_EQ(b->shape(), (Shape{kC, kM}));  // [K x N]: the Gemm's weights transposed
+      EXPECT_EQ(count_ops(f, "Gemm"), 0);
+      EXPECT_LE(optimized_vs_plain(g, random_inputs(g, input_shape(p), 14), OptLevel::All), kYScale * 1.001);
+    }
+  }
+  // Without a bias the level-Extended pass makes QLinearMatMul of it; beta scales the bias.
+  const auto rewrites = [](const ir::Graph& in) {
+    int n = 0;
+    run_pass(passes::fuse_qdq_gemm_into_matmul_integer, in, &n);
+    return n;
+  };
+  EXPECT_EQ(rewrites(qdq_graph({.bias = Bias::None, .op = "Gemm"})), 0);
+  ir::Graph beta = qdq_graph({.bias = Bias::Float, .op = "Gemm"});
+  for (ir::Node& node : beta.nodes)
+    if (node.op_type == "Gemm") node.attrs.set("beta", float_attr(0.5f));
+  EXPECT_EQ(rewrites(beta), 0);
 }
 
 }  // namespace
