@@ -5,10 +5,18 @@
 //     =>  QLinearConv(x_q, x_s, x_zp, w_q, w_s, w_zp, y_s, y_zp, [b_i32])
 //   QuantizeLinear(MatMul(DQ(a_q), DQ(b_q)) [-> Relu])  (or Gemm without C, alpha 1, no transA)
 //     =>  QLinearMatMul(a_q, a_s, a_zp, b_q', b_s, b_zp, y_s, y_zp)
+// and, at level All (onnxruntime's contrib op is no standard ONNX), fuse_qdq_into_qlinear_add:
+//   QuantizeLinear(Add(DQ(a_q), DQ(b_q)) [-> Relu], y_s, y_zp)   (a residual sum)
+//     =>  com.microsoft QLinearAdd(a_q, a_s, a_zp, b_q, b_s, b_zp, y_s, y_zp)
+// and fuse_qdq_gemm_into_matmul_integer (level All: an ai.ignis op):
+//   Gemm(DQ(a_q), DQ(w_q), bias)  =>  ai.ignis MatMulIntegerToFloat(a_q, w_q', a_s * w_s, a_zp, w_zp, bias)
 // This is what onnxruntime's quantize_static (QDQ format) and `ignis quantize --calibrate`
 // write. Both results are the exact integer sum requantized once; the QDQ graph instead
 // rounds the float products and sums, so the two may differ by one step of y where the exact
-// value lies near a rounding boundary.
+// value lies near a rounding boundary. QLinearAdd scales each input by its scale over y's
+// (kernels/qlinear_add.h) where the QDQ graph divides the float sum by y's scale: again within
+// one step of y. It reads two byte tensors where the QDQ form writes and reads three float
+// ones. Its inputs and y are of one type, all per tensor; they may broadcast.
 // Legality: every scale and zero point is a constant (zero points present: their type names
 // the quantized type), float32, per tensor for x, y and a; per tensor or one per output
 // channel along axis 0 for conv weights, one per column along axis 1 for MatMul weights (0 for
@@ -20,6 +28,7 @@
 // and zero point 0 is used as it is; any other constant bias b becomes round_half_even(b /
 // (x_s * w_s[c])) in int32, as onnxruntime's quantizer computes it.
 // Runs before fold_constants, which would otherwise fold DQ(w_q) into float weights.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -150,30 +159,146 @@ Tensor transposed(const Tensor& w) {
   return t;
 }
 
+// The QuantizeLinear qi (per-tensor constant parameters) and the optional Relu before it:
+// the nodes matched, and the node producing what they quantize; each value between feeds
+// only the next node. A Relu folds only when y's zero point is its type's minimum.
+struct QuantizedTail {
+  std::vector<int> pattern;
+  int op = -1;
+};
+
+std::optional<QuantizedTail> quantized_tail(const ir::Graph& g, const GraphIndex& index, int qi) {
+  const ir::Node& q = g.nodes[qi];
+  if (!is_onnx(q, "QuantizeLinear") || q.outputs.size() != 1) return std::nullopt;
+  const auto yp = constant_params(g, q);
+  if (!yp || yp->count() != 1) return std::nullopt;
+  QuantizedTail t{{qi}, -1};
+  std::string v = q.inputs[0];
+  if (!index.single_use(v)) return std::nullopt;
+  int oi = index.producer(v);
+  if (oi < 0) return std::nullopt;
+  if (is_onnx(g.nodes[oi], "Relu")) {
+    const int32_t type_min = yp->zero_point->dtype() == DType::U8 ? 0 : -128;
+    if (zero_point_value(*yp, 0) != type_min) return std::nullopt;
+    t.pattern.push_back(oi);
+    v = g.nodes[oi].inputs[0];
+    if (!index.single_use(v)) return std::nullopt;
+    oi = index.producer(v);
+    if (oi < 0) return std::nullopt;
+  }
+  t.op = oi;
+  return t;
+}
+
 }  // namespace
+
+// Q(Add(DQ(a), DQ(b)) [-> Relu]) => com.microsoft QLinearAdd(a, .., b, .., y_s, y_zp).
+Result<int> fuse_qdq_into_qlinear_add(ir::Graph& g, const PassContext&) {
+  return rewrite_all(g, [&](const GraphIndex& index, int qi) -> Result<bool> {
+    auto tail = quantized_tail(g, index, qi);
+    if (!tail || !is_onnx(g.nodes[tail->op], "Add")) return false;
+    const ir::Node& q = g.nodes[qi];
+    const ir::Node& add = g.nodes[tail->op];
+    if (add.inputs.size() != 2 || add.outputs.size() != 1) return false;
+    const auto a = per_tensor_dq(g, index, add.inputs[0]);
+    const auto b = per_tensor_dq(g, index, add.inputs[1]);
+    if (!a || !b) return false;
+    const DType t = a->second.zero_point->dtype();
+    if (b->second.zero_point->dtype() != t || constant_params(g, q)->zero_point->dtype() != t) return false;
+    tail->pattern.push_back(tail->op);
+    ir::Node fused;
+    fused.name = add.name;
+    fused.op_type = "QLinearAdd";
+    fused.domain = "com.microsoft";
+    fused.inputs = {g.nodes[a->first].inputs[0], a->second.scale_name, a->second.zero_point_name,
+                    g.nodes[b->first].inputs[0], b->second.scale_name, b->second.zero_point_name,
+                    q.inputs[1], q.inputs[2]};
+    fused.outputs = {q.outputs[0]};
+    if (g.opset("com.microsoft") == 0) g.opsets["com.microsoft"] = 1;
+    replace_nodes(g, std::move(tail->pattern), std::move(fused));
+    return true;
+  });
+}
+
+// Gemm(DQ(a_q), DQ(w_q), bias) with float output (a classifier head: QLinearMatMul has no
+// bias) => ai.ignis MatMulIntegerToFloat(a_q, w_q', a_s * w_s, a_zp, w_zp, bias): the int8
+// product of the quantized operands, scaled and biased as it is stored, instead of a float GEMM
+// on weights dequantized to float32 (four times the bytes). The bias is a float constant or the
+// DequantizeLinear of an int32 constant, dequantized here as DequantizeLinear computes it.
+Result<int> fuse_qdq_gemm_into_matmul_integer(ir::Graph& g, const PassContext&) {
+  return rewrite_all(g, [&](const GraphIndex& index, int gi) -> Result<bool> {
+    const ir::Node& gemm = g.nodes[gi];
+    if (!is_onnx(gemm, "Gemm") || gemm.outputs.size() != 1 || gemm.inputs.size() != 3 || gemm.inputs[2].empty())
+      return false;
+    if (gemm.attrs.get_int("transA", 0) != 0 || gemm.attrs.get_float("alpha", 1.0f) != 1.0f ||
+        gemm.attrs.get_float("beta", 1.0f) != 1.0f)
+      return false;
+    const auto a = per_tensor_dq(g, index, gemm.inputs[0]);
+    if (!a) return false;
+    const bool trans_b = gemm.attrs.get_int("transB", 0) != 0;
+    const auto w = weight_dq(g, index, gemm.inputs[1], trans_b ? 0 : 1, 2, 2);
+    if (!w) return false;
+    const int64_t n = w->w->dim(trans_b ? 0 : 1);
+    // The bias as float32 [n].
+    Tensor bias = Tensor::empty(DType::F32, Shape{n});
+    float* bf = bias.data_as<float>();
+    if (const Tensor* c = ir::constant_value(g, gemm.inputs[2]); c != nullptr) {
+      if (c->dtype() != DType::F32 || c->numel() != n || c->rank() != 1) return false;
+      std::copy_n(c->data_as<float>(), n, bf);
+    } else {
+      const int di = index.producer(gemm.inputs[2]);
+      if (di < 0 || !is_onnx(g.nodes[di], "DequantizeLinear")) return false;
+      const ir::Node& dq = g.nodes[di];
+      const Tensor* q = ir::constant_value(g, dq.inputs[0]);
+      const Tensor* sc = dq.inputs.size() > 1 ? ir::constant_value(g, dq.inputs[1]) : nullptr;
+      const bool has_z = dq.inputs.size() > 2 && !dq.inputs[2].empty();
+      const Tensor* z = has_z ? ir::constant_value(g, dq.inputs[2]) : nullptr;
+      if (!q || q->dtype() != DType::I32 || q->numel() != n || !sc || sc->dtype() != DType::F32 ||
+          (sc->numel() != 1 && sc->numel() != n) || (has_z && (!z || z->dtype() != DType::I32 || z->numel() != sc->numel())))
+        return false;
+      for (int64_t c = 0; c < n; ++c) {
+        const int64_t k = sc->numel() == 1 ? 0 : c;
+        const int32_t zc = z ? z->data_as<int32_t>()[k] : 0;
+        bf[c] = static_cast<float>(q->data_as<int32_t>()[c] - zc) * sc->data_as<float>()[k];
+      }
+    }
+    // One scale per column: a_s * w_s[c], as the float Gemm's operands carry them.
+    const float a_scale = a->second.scale->data_as<float>()[0];
+    Tensor scale = Tensor::empty(DType::F32, Shape{n});
+    for (int64_t c = 0; c < n; ++c)
+      scale.data_as<float>()[c] = a_scale * w->params.scale->data_as<float>()[w->params.count() == 1 ? 0 : c];
+    const std::string base = gemm.name.empty() ? gemm.outputs[0] : gemm.name;
+    std::string b_name = g.nodes[w->node].inputs[0];
+    if (trans_b) {
+      b_name = ir::unique_value_name(g, b_name + "_t");
+      g.initializers[b_name] = transposed(*w->w);
+    }
+    const std::string scale_name = ir::unique_value_name(g, base + "_scale");
+    g.initializers[scale_name] = std::move(scale);
+    const std::string bias_name = ir::unique_value_name(g, base + "_bias");
+    g.initializers[bias_name] = std::move(bias);
+    ir::Node fused;
+    fused.name = gemm.name;
+    fused.op_type = "MatMulIntegerToFloat";
+    fused.domain = "ai.ignis";
+    fused.inputs = {g.nodes[a->first].inputs[0], b_name, scale_name, a->second.zero_point_name,
+                    w->params.zero_point_name, bias_name};
+    fused.outputs = gemm.outputs;
+    import_ignis_domain(g);
+    replace_nodes(g, {gi}, std::move(fused));
+    ir::remove_unused_initializers(g);
+    return true;
+  });
+}
 
 Result<int> fuse_qdq_into_qlinear(ir::Graph& g, const PassContext&) {
   return rewrite_all(g, [&](const GraphIndex& index, int qi) -> Result<bool> {
+    auto tail = quantized_tail(g, index, qi);
+    if (!tail) return false;
     const ir::Node& q = g.nodes[qi];
-    if (!is_onnx(q, "QuantizeLinear") || q.outputs.size() != 1) return false;
     const auto yp = constant_params(g, q);
-    if (!yp || yp->count() != 1) return false;
-    std::vector<int> pattern = {qi};
-
-    // An optional Relu, then the float op; each value feeds only the next node.
-    std::string v = q.inputs[0];
-    if (!index.single_use(v)) return false;
-    int oi = index.producer(v);
-    if (oi < 0) return false;
-    if (is_onnx(g.nodes[oi], "Relu")) {
-      const int32_t type_min = yp->zero_point->dtype() == DType::U8 ? 0 : -128;
-      if (zero_point_value(*yp, 0) != type_min) return false;
-      pattern.push_back(oi);
-      v = g.nodes[oi].inputs[0];
-      if (!index.single_use(v)) return false;
-      oi = index.producer(v);
-      if (oi < 0) return false;
-    }
+    std::vector<int> pattern = std::move(tail->pattern);
+    const int oi = tail->op;
     const ir::Node& op = g.nodes[oi];
     if (op.outputs.size() != 1 || op.inputs.size() < 2) return false;
     const bool conv = is_onnx(op, "Conv"), matmul = is_onnx(op, "MatMul"), gemm = is_onnx(op, "Gemm");

@@ -17,6 +17,8 @@ const std::vector<Pass>& pipeline() {
         // Before fold_constants, which would fold the weights' DequantizeLinear into float
         // weights and so hide the quantized convolutions and matrix products.
         {"fuse_qdq_into_qlinear", Level::Extended, fuse_qdq_into_qlinear},
+        {"fuse_qdq_into_qlinear_add", Level::All, fuse_qdq_into_qlinear_add},
+        {"fuse_qdq_gemm_into_matmul_integer", Level::All, fuse_qdq_gemm_into_matmul_integer},
         // Before fold_constants, which then folds the arithmetic on the static shapes.
         {"fold_static_shapes", Level::Basic, fold_static_shapes},
         {"fold_constants", Level::Basic, fold_constants},

@@ -2,7 +2,10 @@
 // fuse_qdq_into_qlinear: the QDQ form of a quantized Conv / MatMul / Gemm (as onnxruntime's
 // quantize_static writes it) becomes QLinearConv / QLinearMatMul, with results within one
 // quantization step of the QDQ graph's (the integer op rounds once, the QDQ graph rounds its
-// float sums too); and the cases it must leave alone.
+// float sums too); fuse_qdq_into_qlinear_add: the residual sum Q(Add(DQ(a), DQ(b)) [-> Relu])
+// becomes com.microsoft QLinearAdd, again within one step; fuse_qdq_gemm_into_matmul_integer: a
+// Gemm with bias on quantized operands becomes ai.ignis MatMulIntegerToFloat; and the cases
+// they must leave alone.
 #include "passes/fuse_test_util.h"
 
 namespace ignis::fuse_test {
@@ -167,6 +170,117 @@ TEST(FuseQdqIntoQLinear, LeavesSharedOutputsGemmBiasAndDynamicWeights) {
   wq.has_shape = true;
   dynamic.inputs.push_back(wq);
   EXPECT_EQ(fused_count(run_pass(passes::fuse_qdq_into_qlinear, dynamic)), 0);
+}
+
+// y = DQ(Q(Add(DQ(Q(a)), DQ(Q(b))) [-> Relu])): a and b quantized at their own scales and zero
+// points (per tensor), y at kYScale / y_zero_point; the type of all three is `t`.
+struct AddPattern {
+  DType t = DType::U8;
+  bool relu = false;
+  int y_zero_point = 128;
+  bool per_axis_b = false;  // b's scale per channel: no QLinearAdd form
+  bool sum_read_twice = false;
+  std::vector<int64_t> b_shape = {1, 4, 5, 6};
+};
+
+ir::Graph qdq_add_graph(const AddPattern& p) {
+  GraphBuilder b(13);
+  b.input("a", {1, 4, 5, 6}).input("b", p.b_shape);
+  b.scalar("as", 0.015f).scalar("ys", kYScale);
+  b.weight("bs", p.per_axis_b ? Shape{4} : Shape{}, 5, 0.02f, 0.03f);
+  b.node("QuantizeLinear", {"a", "as", "az"}, {"aq"});
+  b.node("DequantizeLinear", {"aq", "as", "az"}, {"ad"});
+  b.node("QuantizeLinear", {"b", "bs", "bz"}, {"bq"});
+  b.node("DequantizeLinear", {"bq", "bs", "bz"}, {"bd"});
+  b.node("Add", {"ad", "bd"}, {p.relu ? "pre" : "v"});
+  if (p.relu) b.node("Relu", {"pre"}, {"v"});
+  b.node("QuantizeLinear", {"v", "ys", "yz"}, {"yq"});
+  b.node("DequantizeLinear", {"yq", "ys", "yz"}, {"y"});
+  b.output("y");
+  if (p.sum_read_twice) b.node("Neg", {p.relu ? "pre" : "v"}, {"z"}).output("z");
+  ir::Graph g = b.graph();
+  const bool s8 = p.t == DType::I8;
+  g.initializers["az"] = filled(p.t, Shape{}, s8 ? -3 : 120);
+  g.initializers["bz"] = filled(p.t, p.per_axis_b ? Shape{4} : Shape{}, s8 ? 5 : 131);
+  g.initializers["yz"] = filled(p.t, Shape{}, p.y_zero_point);
+  return g;
+}
+
+TEST(FuseQdqIntoQLinear, RewritesResidualAdds) {
+  for (DType t : {DType::U8, DType::I8}) {
+    for (const auto& b_shape : {std::vector<int64_t>{1, 4, 5, 6}, std::vector<int64_t>{4, 1, 1}}) {
+      const int y_zp = t == DType::U8 ? 128 : 0;
+      const AddPattern p{.t = t, .y_zero_point = y_zp, .b_shape = b_shape};
+      const ir::Graph g = qdq_add_graph(p);
+      int n = 0;
+      const ir::Graph f = run_pass(passes::fuse_qdq_into_qlinear_add, g, &n);
+      EXPECT_EQ(n, 1);
+      const ir::Node* node = find_op(f, "QLinearAdd", "com.microsoft");
+      ASSERT_NE(node, nullptr);
+      EXPECT_EQ(node->inputs, (std::vector<std::string>{"aq", "as", "az", "bq", "bs", "bz", "ys", "yz"}));
+      EXPECT_EQ(f.opset("com.microsoft"), 1);
+      EXPECT_EQ(count_ops(f, "Add"), 0);
+      EXPECT_LE(optimized_vs_plain(g, random_inputs(g, {{1, 4, 5, 6}, b_shape}, 21), OptLevel::All),
+                kYScale * 1.001);
+    }
+  }
+}
+
+TEST(FuseQdqIntoQLinear, FoldsReluIntoResidualAddOnlyWhenTheZeroPointClampsIt) {
+  for (DType t : {DType::U8, DType::I8}) {
+    const AddPattern p{.t = t, .relu = true, .y_zero_point = t == DType::U8 ? 0 : -128};
+    const ir::Graph g = qdq_add_graph(p);
+    const ir::Graph f = run_pass(passes::fuse_qdq_into_qlinear_add, g);
+    EXPECT_EQ(count_ops(f, "QLinearAdd", "com.microsoft"), 1);
+    EXPECT_EQ(count_ops(f, "Relu"), 0);
+    EXPECT_LE(optimized_vs_plain(g, random_inputs(g, {{1, 4, 5, 6}, {1, 4, 5, 6}}, 22), OptLevel::All),
+              kYScale * 1.001);
+  }
+  const ir::Graph mid = qdq_add_graph({.relu = true, .y_zero_point = 100});
+  EXPECT_EQ(count_ops(run_pass(passes::fuse_qdq_into_qlinear_add, mid), "QLinearAdd", "com.microsoft"), 0);
+}
+
+TEST(FuseQdqIntoQLinear, LeavesResidualAddsWithPerAxisScalesOrSharedSums) {
+  // The level-Extended pass writes standard ONNX only.
+  EXPECT_EQ(count_ops(run_pass(passes::fuse_qdq_into_qlinear, qdq_add_graph({})), "Add"), 1);
+  EXPECT_EQ(count_ops(run_pass(passes::fuse_qdq_into_qlinear_add, qdq_add_graph({.per_axis_b = true})), "QLinearAdd",
+                      "com.microsoft"),
+            0);
+  EXPECT_EQ(count_ops(run_pass(passes::fuse_qdq_into_qlinear_add, qdq_add_graph({.sum_read_twice = true})), "QLinearAdd",
+                      "com.microsoft"),
+            0);
+}
+
+TEST(FuseQdqIntoQLinear, RewritesGemmWithBiasIntoMatMulIntegerToFloat) {
+  for (Bias bias : {Bias::Int32, Bias::Float}) {
+    for (bool per_channel : {true, false}) {
+      const Pattern p{.per_channel = per_channel, .bias = bias, .op = "Gemm"};
+      const ir::Graph g = qdq_graph(p);
+      int n = 0;
+      const ir::Graph f = run_pass(passes::fuse_qdq_gemm_into_matmul_integer, g, &n);
+      EXPECT_EQ(n, 1);
+      const ir::Node* node = find_op(f, "MatMulIntegerToFloat", "ai.ignis");
+      ASSERT_NE(node, nullptr);
+      ASSERT_EQ(node->inputs.size(), 6u);
+      EXPECT_EQ(node->inputs[0], "xq");
+      const Tensor* b = ir::constant_value(f, node->inputs[1]);
+      ASSERT_NE(b, nullptr);
+      EXPECT_EQ(b->shape(), (Shape{kC, kM}));  // [K x N]: the Gemm's weights transposed
+      EXPECT_EQ(count_ops(f, "Gemm"), 0);
+      EXPECT_LE(optimized_vs_plain(g, random_inputs(g, input_shape(p), 14), OptLevel::All), kYScale * 1.001);
+    }
+  }
+  // Without a bias the level-Extended pass makes QLinearMatMul of it; beta scales the bias.
+  const auto rewrites = [](const ir::Graph& in) {
+    int n = 0;
+    run_pass(passes::fuse_qdq_gemm_into_matmul_integer, in, &n);
+    return n;
+  };
+  EXPECT_EQ(rewrites(qdq_graph({.bias = Bias::None, .op = "Gemm"})), 0);
+  ir::Graph beta = qdq_graph({.bias = Bias::Float, .op = "Gemm"});
+  for (ir::Node& node : beta.nodes)
+    if (node.op_type == "Gemm") node.attrs.set("beta", float_attr(0.5f));
+  EXPECT_EQ(rewrites(beta), 0);
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 // Schemas and shape inference for the linear quantization ops: QuantizeLinear,
 // DequantizeLinear (per-tensor and per-axis scales; the blocked form of opset 21 is refused),
 // DynamicQuantizeLinear, and the integer ops MatMulInteger, ConvInteger, QLinearMatMul and
-// QLinearConv; and com.microsoft MatMulNBits (4-bit block-quantized weights, onnxruntime's
-// contrib op).
+// QLinearConv; and com.microsoft MatMulNBits (4-bit block-quantized weights) and QLinearAdd
+// (the residual sum of two quantized tensors), onnxruntime's contrib ops.
 #include <initializer_list>
 #include <string_view>
 #include <vector>
@@ -214,6 +214,31 @@ Status infer_qlinear_conv(InferContext& ctx) {
   return infer_like_float_op(ctx, "Conv", {0, 3}, out);
 }
 
+// com.microsoft QLinearAdd(A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale, C_zp?), onnxruntime's
+// contrib op: C = quantize(dequantize(A) + dequantize(B)), A and B broadcast as Add does. A, B,
+// C and the zero points share one type (uint8 or int8); scales and zero points are per tensor.
+Status infer_qlinear_add(InferContext& ctx) {
+  // The zero points (2, 5, 7) are optional, so fewer than 7 inputs may be present.
+  if (ctx.num_inputs() < 7 || ctx.num_inputs() > 8) return ctx.fail("expected 7 to 8 inputs, got ", ctx.num_inputs());
+  for (int i : {0, 1, 3, 4, 6})
+    if (!ctx.has_input(i)) return ctx.fail("input ", i, " is required");
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(0, kIntegerTypes));
+  const DType t = ctx.input_dtype(0);
+  if (ctx.input_dtype(3) != t)
+    return ctx.fail("input 3 (B) must have input 0's dtype ", dtype_name(t), ", got ", dtype_name(ctx.input_dtype(3)));
+  for (int i : {1, 4, 6}) IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(i, DTypeSet{DType::F32}));
+  for (int i : {2, 5, 7})
+    if (ctx.has_input(i) && ctx.input_dtype(i) != t)
+      return ctx.fail("input ", i, " (zero point) must have input 0's dtype ", dtype_name(t), ", got ",
+                      dtype_name(ctx.input_dtype(i)));
+  for (int i : {1, 2, 4, 5, 6, 7}) IGNIS_RETURN_IF_ERROR(expect_scalar_or_vector(ctx, i, "scale or zero point", 0));
+  const auto out = broadcast_shapes(ctx.input_shape(0), ctx.input_shape(3));
+  if (!out)
+    return ctx.fail("inputs 0 ", ctx.input_shape(0).str(), " and 3 ", ctx.input_shape(3).str(), " do not broadcast");
+  ctx.set_output(0, t, *out);
+  return Status::ok();
+}
+
 // com.microsoft MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?) -> float32, onnxruntime's
 // contrib op: Y = A @ dequant(B)^T + bias, with B [N, n_blocks, block_size / 2] holding 4-bit
 // codes along K (low nibble first), scales [N * n_blocks], zero points packed two per byte
@@ -271,6 +296,7 @@ Status infer_matmul_nbits(InferContext& ctx) {
 
 void register_quantize_schemas(OpSchemaRegistry& r) {
   r.add({"com.microsoft", "MatMulNBits", 1, 1, infer_matmul_nbits});
+  r.add({"com.microsoft", "QLinearAdd", 1, 1, infer_qlinear_add});
   r.add({"", "MatMulInteger", 10, 10, infer_matmul_integer});
   r.add({"", "ConvInteger", 10, 10, infer_conv_integer});
   r.add({"ai.ignis", "MatMulIntegerToFloat", 1, 1, infer_matmul_integer_to_float});

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // x86 MatMulInteger, ai.ignis MatMulIntegerToFloat and QLinearMatMul on the int8 GEMM
 // (gemm_int8.h), and the registration of the AVX2 quantization kernels (quantize_avx2.cc,
-// quantize_linear_avx2.cc).
+// quantize_linear_avx2.cc, quantize_add_avx2.cc).
 // A constant B (the weights of a quantized model) is packed once when the kernel is made,
 // with its zero-point corrections when b_zero_point is constant too; a B computed at run time
 // is packed per run. A's batch dimensions fold into the GEMM's rows. Configurations the GEMM
@@ -248,6 +248,8 @@ void register_nn_int8(KernelRegistry& r) {
          .priority = 10, .id = "x86/quantizelinear_avx2", .factory = create_quantize_linear_avx2});
   r.add({.domain = "", .op_type = "DequantizeLinear", .since_opset = 10, .types = q, .isa = Isa::Avx2, .priority = 10,
          .id = "x86/dequantizelinear_avx2", .factory = create_dequantize_linear_avx2});
+  r.add({.domain = "com.microsoft", .op_type = "QLinearAdd", .since_opset = 1, .types = q, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/qlinearadd_avx2", .factory = create_qlinear_add_avx2});
 }
 
 }  // namespace ignis::kernels::x86

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// AVX2 kernels of the quantization ops (quantize_avx2.cc, quantize_linear_avx2.cc), registered
+// AVX2 kernels of the quantization ops (quantize_avx2.cc, quantize_linear_avx2.cc,
+// quantize_add_avx2.cc), registered
 // by nn_int8.cc and chosen only on CPUs with AVX2.
 #pragma once
 
 #include <memory>
 
 #include "kernels/kernel.h"
+#include "kernels/qlinear_add.h"
 
 namespace ignis::kernels::x86 {
 
@@ -16,5 +18,14 @@ Status dynamic_quantize_linear_avx2(KernelContext& ctx);
 // per tensor or per axis; other forms run the reference kernel they hold.
 Result<std::unique_ptr<Kernel>> create_quantize_linear_avx2(const KernelInit& init);
 Result<std::unique_ptr<Kernel>> create_dequantize_linear_avx2(const KernelInit& init);
+
+// com.microsoft QLinearAdd (uint8 / int8) of two inputs of one shape; broadcasting runs the
+// reference kernel it holds.
+Result<std::unique_ptr<Kernel>> create_qlinear_add_avx2(const KernelInit& init);
+
+// QLinearAdd of c[begin, end) from a and b of one shape, 16 lanes at a time while 16 remain
+// (quantize_add_avx512.cc); returns where it stopped.
+int64_t qlinear_add_range_avx512(const uint8_t* a, const uint8_t* b, uint8_t* c, int64_t begin, int64_t end,
+                                 const QLinearAddParams& p);
 
 }  // namespace ignis::kernels::x86

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// com.microsoft QLinearAdd cases: uint8 and int8, with and without zero points, on sizes around
+// the 8- and 16-lane widths, a residual-sized tensor the kernel splits over threads, an empty
+// one, and broadcast shapes (which the x86 kernel hands to the reference). Scales differ per
+// input and lie below and above C's, so the ratios are not 1. Integer outputs must match the
+// reference exactly: both do the same float32 operations in the same order.
+#include "core/strings.h"
+#include "kernels/cases/cases.h"
+
+namespace ignis::kernel_cases {
+
+std::vector<KernelCase> qlinear_add_cases() {
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{1}, {1}},         {{7}, {7}},   {{15}, {15}},           {{16}, {16}},
+      {{17}, {17}},       {{33}, {33}}, {{2, 130, 257}, {2, 130, 257}}, {{1, 256, 56, 56}, {1, 256, 56, 56}},
+      {{0, 4}, {0, 4}},   {{3, 1, 5}, {4, 5}}, {{2, 8, 3}, {}},
+  };
+  std::vector<KernelCase> cases;
+  for (DType ty : {DType::U8, DType::I8}) {
+    for (bool zero_points : {true, false}) {
+      for (const auto& [a, b] : shapes) {
+        KernelCase c;
+        c.domain = "com.microsoft";
+        c.op_type = "QLinearAdd";
+        c.opset = 1;
+        const DType zp = zero_points ? ty : DType::Undefined;
+        c.inputs = {a, {}, {}, b, {}, {}, {}};
+        c.input_dtypes = {ty, DType::F32, zp, ty, DType::F32, zp, DType::F32};
+        c.input_ranges = {{1.0, 0.0}, {0.01, 0.03}, {1.0, 0.0}, {1.0, 0.0}, {0.02, 0.05}, {1.0, 0.0}, {0.02, 0.04}};
+        if (zero_points) {
+          c.inputs.push_back({});
+          c.input_dtypes.push_back(ty);
+        }
+        c.label = str_cat(ty == DType::U8 ? "u8" : "s8", " A", a.str(), " B", b.str(), zero_points ? " zero points" : "");
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+  return cases;
+}
+
+}  // namespace ignis::kernel_cases
