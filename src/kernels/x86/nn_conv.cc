@@ -2,8 +2,8 @@
 // x86 Conv (float32, 1-D and 2-D) on the sgemm (one registration per GEMM backend, AVX2 4x24
 // and AVX-512 8x32) and the direct depthwise kernels (AVX2, and AVX-512 on the 8x32 backend).
 // In sessions of precision bf16 on CPUs with AVX512_BF16 the AVX-512 registration runs its
-// GEMMs (plain and transposed) on the bfloat16 8x32 backend (gemm_backend_for); Winograd and
-// the depthwise kernels stay float32.
+// GEMMs (plain and transposed) on the bfloat16 8x32 backend (gemm_backend_for; conv_backend
+// says which convolutions stay float32); Winograd and the depthwise kernels stay float32.
 //
 // Per image and group, Y_g [Mg x OH*OW] = W_g [Mg x Cg*KH*KW] * im2col(X_g). W_g is the GEMM
 // A operand, packed once at creation when W is constant; the B operand is X_g itself for
@@ -104,6 +104,10 @@ class ConvKernel final : public Kernel {
         conv_winograd_weights_supported(w->dim(2), w->dim(3), w->dim(1), w->dim(0), group) && all_ones("strides") &&
         all_ones("dilations"))
       k->winograd_ = ConvWinograd::create(w->data_as<float>(), w->dim(0), w->dim(1));
+    // In bfloat16 sessions the rules keep Winograd (float32) where it applies: measured with
+    // `ignis tune --precision bf16` on resnet50 (2 threads), F(4x4) took 809 us against the
+    // bfloat16 GEMM's 1015 at 56x56x64 and 716 against 840 at 28x28x128; at 14x14x256 the
+    // rules' F(2x2) and the bfloat16 GEMM were even (404, 423).
     // F(2x2, 3x3) only where the plan's shapes say it will run (its weights are not small).
     if (avx512 && plan_fits_w && w->rank() == 4 &&
         (rules ? conv_winograd2_supported(as_2d(*plan_wg), w->dim(1), w->dim(0), group)
@@ -375,10 +379,27 @@ class ConvKernel final : public Kernel {
 };
 
 // The GEMM backend of a registration at the session's precision: the AVX-512 one runs in
-// bfloat16 where the session asks for it and the CPU has AVX512_BF16.
+// bfloat16 where the session asks for it and the CPU has AVX512_BF16, except for
+//  - shallow convolutions, under 32 products per output (Cg * KH * KW): measured on
+//    PaddleOCR's direction classifier (MobileNetV3 at width 0.35, 300 crops), with every GEMM
+//    convolution in bfloat16 its probabilities moved by 0.011 on average and 3 of the 300
+//    answers flipped (crops within 0.02 of even); with its shallow ones in float32 (the 3x3
+//    RGB stem, depth 27, and the expansions from 8 to 24 channels) 0.003 and none. Those
+//    convolutions ran 2x faster in bfloat16 (the classifier at batch 8: 3.9 ms of
+//    convolutions against 4.5 with them in float32), a price paid for agreement; resnet50's
+//    shallowest (its 7x7 stem) has depth 147.
+//  - convolutions whose output (in the plan's shapes) has at most 4 positions, e.g. the
+//    squeeze-excitation convolutions of 1x1 images: the float32 GEMM's narrow path streams W
+//    once, where the bfloat16 tiles would multiply 28 padding columns of every 32.
 template <const GemmBackend& (*kBackend)()>
 const GemmBackend& conv_backend(const KernelInit& init) {
-  return &kBackend() == &gemm_backend_avx512() ? gemm_backend_for(init.precision) : kBackend();
+  constexpr int64_t kMinDepth = 32, kNarrowPositions = 4;
+  if (&kBackend() != &gemm_backend_avx512()) return kBackend();
+  const Tensor* w = init.constants.size() > 1 ? init.constants[1] : nullptr;
+  if (w && w->rank() >= 3 && w->dim(0) > 0 && w->numel() / w->dim(0) < kMinDepth) return kBackend();
+  const WindowGeometry wg = plan_window_geometry(init, 1);
+  if (wg.rank > 0 && wg.out_numel() <= kNarrowPositions) return kBackend();
+  return gemm_backend_for(init.precision);
 }
 
 // The algorithms a measurement may choose between for a convolution with constant float32

@@ -191,9 +191,9 @@ TEST(ConvBf16, MatchesRoundedReferenceOnOddShapes) {
       {1, 37, 10, 9, 41, 1, 1, 1, 0, 1, 1},   // pointwise: B is X itself
       {1, 45, 11, 11, 30, 1, 1, 2, 0, 1, 1},  // strided 1x1: im2col
       {1, 6, 17, 19, 10, 5, 5, 2, 2, 1, 1},   // 5x5 stride 2
-      {1, 9, 12, 14, 12, 3, 1, 1, 1, 2, 3},   // 3x1, dilation 2, 3 groups
-      {1, 12, 8, 8, 18, 3, 3, 1, 1, 1, 6},    // grouped 3x3
-      {1, 3, 23, 21, 17, 7, 7, 2, 3, 1, 1},   // a stem: depth 147
+      {1, 33, 12, 14, 12, 3, 1, 1, 1, 2, 3},  // 3x1, dilation 2, 3 groups
+      {1, 24, 8, 8, 18, 3, 3, 1, 1, 1, 6},    // grouped 3x3
+      {1, 5, 23, 21, 17, 7, 7, 2, 3, 1, 1},   // 7x7 stride 2: depth 245
       {1, 130, 5, 5, 70, 3, 3, 1, 1, 1, 1},   // depth 1170: three depth slices
   };
   ThreadPool pool(2);
@@ -258,6 +258,29 @@ TEST(ConvBf16, RulesRunGemmsInBf16OnlyForBf16Sessions) {
     ASSERT_NEAR(f32.data_as<float>()[i], exact[i], 1e-6 * (exact_mag[i] + 1.0)) << "f32, element " << i;
   }
   EXPECT_EQ(tactics_of("x86/conv_f32_8x32", attrs, Precision::F32, x, w, b)[0], "gemm");
+}
+
+// Shallow convolutions (under 32 products per output, e.g. a 3x3 RGB stem) and those with at
+// most 4 output positions (squeeze-excitation) stay float32 in bfloat16 sessions (nn_conv.cc,
+// conv_backend).
+TEST(ConvBf16, ImageStemsAndNarrowOutputsStayFloat32) {
+  if (!bf16_available()) GTEST_SKIP() << "CPU lacks AVX512_BF16";
+  const ConvCase cases[] = {{1, 3, 23, 21, 17, 3, 3, 2, 1, 1, 1}, {1, 31, 9, 9, 20, 1, 1, 1, 0, 1, 1},
+                            {2, 40, 1, 1, 24, 1, 1, 1, 0, 1, 1}};
+  uint32_t seed = 300;
+  for (const ConvCase& s : cases) {
+    const int64_t oh = (s.h + 2 * s.pad - s.kh) / s.stride + 1, ow = (s.w + 2 * s.pad - s.kw) / s.stride + 1;
+    const Shape y_shape{s.n, s.m, oh, ow};
+    const Tensor x = random_tensor({s.n, s.c, s.h, s.w}, seed++), w = random_tensor({s.m, s.c, s.kh, s.kw}, seed++);
+    const Tensor b = random_tensor({s.m}, seed++);
+    const AttrMap attrs = conv_attrs(s, false);
+    std::vector<double> exact, mag;
+    reference_conv(s, x, w, b, Tensor(), false, [](float v) { return static_cast<double>(v); }, oh, ow, exact, mag);
+    EXPECT_EQ(tactics_of("x86/conv_f32_8x32", attrs, Precision::Bf16, x, w, b)[0], "gemm") << describe(s);
+    const Tensor got = run_kernel("x86/conv_f32_8x32", attrs, Precision::Bf16, {}, x, w, b, nullptr, y_shape, nullptr);
+    for (int64_t i = 0; i < got.numel(); ++i)
+      ASSERT_NEAR(got.data_as<float>()[i], exact[i], 1e-6 * (mag[i] + 1.0)) << describe(s) << ", element " << i;
+  }
 }
 
 }  // namespace
