@@ -379,7 +379,8 @@ class ConvKernel final : public Kernel {
 };
 
 // The GEMM backend of a registration at the session's precision: the AVX-512 one runs in
-// bfloat16 where the session asks for it and the CPU has AVX512_BF16, except for
+// bfloat16 where the session asks for it and the CPU has AVX512_BF16, for constant weights
+// (products of two computed inputs stay float32, as for MatMul), except for
 //  - shallow convolutions, under 32 products per output (Cg * KH * KW): measured on
 //    PaddleOCR's direction classifier (MobileNetV3 at width 0.35, 300 crops), with every GEMM
 //    convolution in bfloat16 its probabilities moved by 0.011 on average and 3 of the 300
@@ -396,7 +397,7 @@ const GemmBackend& conv_backend(const KernelInit& init) {
   constexpr int64_t kMinDepth = 32, kNarrowPositions = 4;
   if (&kBackend() != &gemm_backend_avx512()) return kBackend();
   const Tensor* w = init.constants.size() > 1 ? init.constants[1] : nullptr;
-  if (w && w->rank() >= 3 && w->dim(0) > 0 && w->numel() / w->dim(0) < kMinDepth) return kBackend();
+  if (!w || w->rank() < 3 || w->dim(0) <= 0 || w->numel() / w->dim(0) < kMinDepth) return kBackend();
   const WindowGeometry wg = plan_window_geometry(init, 1);
   if (wg.rank > 0 && wg.out_numel() <= kNarrowPositions) return kBackend();
   return gemm_backend_for(init.precision);

@@ -142,12 +142,12 @@ void reference_conv(const ConvCase& s, const Tensor& x, const Tensor& w, const T
 // `tactic` (empty: the rules).
 Tensor run_kernel(std::string_view id, const AttrMap& attrs, Precision precision, std::string_view tactic,
                   const Tensor& x, const Tensor& w, const Tensor& b, const Tensor* z, const Shape& y_shape,
-                  ThreadPool* pool) {
+                  ThreadPool* pool, bool w_constant = true) {
   const KernelDef* def = KernelRegistry::global().find_by_id(id);
   EXPECT_NE(def, nullptr) << id;
   const size_t inputs = z ? 4 : 3;
   const std::vector<DType> dtypes(inputs, DType::F32);
-  std::vector<const Tensor*> constants{nullptr, &w, &b};
+  std::vector<const Tensor*> constants{nullptr, w_constant ? &w : nullptr, &b};
   std::vector<Shape> shapes{x.shape(), w.shape(), b.shape()};
   std::vector<const Tensor*> ins{&x, &w, &b};
   if (z) {
@@ -241,7 +241,7 @@ TEST(ConvBf16, MatchesRoundedReferenceOnOddShapes) {
 }
 
 // Without a tactic (the built-in rules) a bfloat16 session's convolutions that take a GEMM
-// run it in bfloat16, and a float32 session's stay float32.
+// run it in bfloat16, and a float32 session's stay float32, as do those of computed weights.
 TEST(ConvBf16, RulesRunGemmsInBf16OnlyForBf16Sessions) {
   if (!bf16_available()) GTEST_SKIP() << "CPU lacks AVX512_BF16";
   const ConvCase s{1, 40, 14, 14, 36, 1, 1, 1, 0, 1, 1};
@@ -258,6 +258,11 @@ TEST(ConvBf16, RulesRunGemmsInBf16OnlyForBf16Sessions) {
     ASSERT_NEAR(f32.data_as<float>()[i], exact[i], 1e-6 * (exact_mag[i] + 1.0)) << "f32, element " << i;
   }
   EXPECT_EQ(tactics_of("x86/conv_f32_8x32", attrs, Precision::F32, x, w, b)[0], "gemm");
+  // Weights that are not constant (computed by the graph) keep the products in float32.
+  const Tensor computed =
+      run_kernel("x86/conv_f32_8x32", attrs, Precision::Bf16, {}, x, w, b, nullptr, y_shape, nullptr, false);
+  for (int64_t i = 0; i < computed.numel(); ++i)
+    ASSERT_NEAR(computed.data_as<float>()[i], exact[i], 1e-6 * (exact_mag[i] + 1.0)) << "computed W, element " << i;
 }
 
 // Shallow convolutions (under 32 products per output, e.g. a 3x3 RGB stem) and those with at
