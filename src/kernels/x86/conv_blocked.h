@@ -55,6 +55,19 @@ struct BlockedConvArgs {
 void blocked_pointwise_avx512(const BlockedConvArgs& a, int64_t positions, int64_t p0, int64_t p1, int64_t j0,
                               int64_t j1);
 
+// The same in bfloat16 (sessions of precision bf16 on CPUs with AVX512_BF16): W packed per
+// pair of output blocks as, for each pair of input channels (2q, 2q + 1) of c rounded up to
+// 16, 32 slots (the pair's output channels) holding both weights as bfloat16 (2q in the low
+// half), half the float32 packing's size. Each tile of positions rounds its input to bfloat16
+// once and vdpbf16ps sums two input channels per instruction in float32. At most
+// kBlockedPointwiseBf16MaxBlocks input blocks (the rounded tile is on the stack). Requires
+// AVX512_BF16.
+inline constexpr int64_t kBlockedPointwiseBf16MaxBlocks = 128;
+size_t blocked_pointwise_bf16_packed_floats(int64_t m, int64_t c);
+void blocked_pointwise_bf16_pack(const float* w, int64_t m, int64_t c, float* packed);
+void blocked_pointwise_avx512bf16(const BlockedConvArgs& a, int64_t positions, int64_t p0, int64_t p1, int64_t j0,
+                                  int64_t j1);
+
 // Per-channel scales (BlockedConv's S, one image): y = x * s for blocked x of c channels
 // ([channel_blocks(c)][positions][16]), blocks [b0, b1); or the packed pointwise weights with
 // input channel ic scaled by s[ic], pairs [j0, j1). Requires AVX-512F.

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // x86 Conv (float32, 1-D and 2-D) on the sgemm (one registration per GEMM backend, AVX2 4x24
 // and AVX-512 8x32) and the direct depthwise kernels (AVX2, and AVX-512 on the 8x32 backend).
+// In sessions of precision bf16 on CPUs with AVX512_BF16 the AVX-512 registration runs its
+// GEMMs (plain and transposed) on the bfloat16 8x32 backend (gemm_backend_for; conv_backend
+// says which convolutions stay float32); Winograd and the depthwise kernels stay float32.
 //
 // Per image and group, Y_g [Mg x OH*OW] = W_g [Mg x Cg*KH*KW] * im2col(X_g). W_g is the GEMM
 // A operand, packed once at creation when W is constant; the B operand is X_g itself for
@@ -60,6 +63,14 @@ bool conv_transposed_wins(int64_t positions, int64_t channels, int64_t depth) {
 
 namespace {
 
+// A tactic name of conv_tactics without its "_bf16" suffix: the algorithm it names (the
+// backend follows from the session's precision).
+std::string gemm_tactic(std::string_view tactic) {
+  constexpr std::string_view kSuffix = "_bf16";
+  if (tactic.ends_with(kSuffix)) tactic.remove_suffix(kSuffix.size());
+  return std::string(tactic);
+}
+
 class ConvKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, bool fused, const GemmBackend& backend) {
@@ -73,7 +84,9 @@ class ConvKernel final : public Kernel {
     const int64_t group = init.attrs.get_int("group", 1);
     const bool f32_weights = w && w->dtype() == DType::F32 && (w->rank() == 3 || w->rank() == 4);
     const int64_t kdim = f32_weights ? w->numel() / std::max<int64_t>(w->dim(0), 1) : 0;  // Cg * KH * KW
-    const bool avx512 = &backend == &gemm_backend_avx512();
+    // The bfloat16 backend is an AVX-512 one: every AVX-512 algorithm stays available with it.
+    const bool avx512 = backend.isa == Isa::Avx512;
+    const bool bf16 = &backend == &gemm_backend_avx512bf16();
     // The geometry in the plan's shapes, when they are given: it picks the weight layouts below.
     k->plan_geometry_ = plan_window_geometry(init, 1);
     const WindowGeometry* plan_wg = k->plan_geometry_.rank > 0 ? &k->plan_geometry_ : nullptr;
@@ -85,12 +98,16 @@ class ConvKernel final : public Kernel {
       return std::all_of(v.begin(), v.end(), [](int64_t e) { return e == 1; });
     };
     // A named tactic (conv_tactics) replaces the rules below with the one algorithm it names.
-    k->tactic_ = init.tactic;
+    k->tactic_ = gemm_tactic(init.tactic);
     const bool rules = init.tactic.empty();
     if (avx512 && f32_weights && w->rank() == 4 && (rules || init.tactic == "winograd4") &&
         conv_winograd_weights_supported(w->dim(2), w->dim(3), w->dim(1), w->dim(0), group) && all_ones("strides") &&
         all_ones("dilations"))
       k->winograd_ = ConvWinograd::create(w->data_as<float>(), w->dim(0), w->dim(1));
+    // In bfloat16 sessions the rules keep Winograd (float32) where it applies: measured with
+    // `ignis tune --precision bf16` on resnet50 (2 threads), F(4x4) took 809 us against the
+    // bfloat16 GEMM's 1015 at 56x56x64 and 716 against 840 at 28x28x128; at 14x14x256 the
+    // rules' F(2x2) and the bfloat16 GEMM were even (404, 423).
     // F(2x2, 3x3) only where the plan's shapes say it will run (its weights are not small).
     if (avx512 && plan_fits_w && w->rank() == 4 &&
         (rules ? conv_winograd2_supported(as_2d(*plan_wg), w->dim(1), w->dim(0), group)
@@ -102,8 +119,10 @@ class ConvKernel final : public Kernel {
     if (avx512 && plan_fits_w && group == 1 && plan_wg->out_numel() > 0) {
       const bool winograd =
           !k->winograd_.empty() && conv_winograd_supported(as_2d(*plan_wg), w->dim(1), w->dim(0), 1);
-      if (rules ? !winograd && conv_transposed_wins(plan_wg->out_numel(), w->dim(0), kdim)
-                : init.tactic == "transposed")
+      // vdpbf16ps does two depth steps per instruction: the cost model's depth halves.
+      const int64_t depth = bf16 ? (kdim + 1) / 2 : kdim;
+      if (rules ? !winograd && conv_transposed_wins(plan_wg->out_numel(), w->dim(0), depth)
+                : k->tactic_ == "transposed")
         k->packed_wt_ = PackedMatrix::pack(PackedMatrix::Side::B, kdim, w->dim(0), w->data_as<float>(), kdim, true,
                                            backend);
     }
@@ -305,8 +324,8 @@ class ConvKernel final : public Kernel {
   void run_depthwise(KernelContext& ctx, const ConvDims& s, const ConvGeometry2d& g, const float* x, const float* w,
                      const float* bias, const float* residual, float* y) const {
     const int64_t planes = s.n * s.m, in_plane = g.ih * g.iw, out_plane = g.oh * g.ow, taps = g.kh * g.kw;
-    // The AVX-512 backend's registration only runs on CPUs with AVX-512F.
-    const bool avx512 = backend_ == &gemm_backend_avx512();
+    // The AVX-512 backends (float32 and bfloat16) only run on CPUs with AVX-512F.
+    const bool avx512 = backend_->isa == Isa::Avx512;
     const DepthwisePlanes planes_avx512{.x = x, .w = w, .bias = bias, .residual = residual, .y = y, .c = s.c,
                                         .m = s.m, .mg = s.mg, .act = &activation_};
     ThreadPool* pool = ctx.pool();
@@ -355,13 +374,40 @@ class ConvKernel final : public Kernel {
   ConvWinograd winograd_;               // transformed W, when W is constant and Winograd may apply
   ConvWinograd2 winograd2_;             // the same for F(2x2, 3x3), when the plan's shapes take it
   WindowGeometry plan_geometry_;        // in the plan's shapes (rank 0 when they were not given)
-  std::string tactic_;                  // KernelInit::tactic (see conv_tactics); empty = the rules
+  std::string tactic_;                  // KernelInit::tactic less "_bf16" (see conv_tactics); empty = the rules
   GemmEpilogue activation_;             // FusedConv's activation; bias and Z are set per run
 };
+
+// The GEMM backend of a registration at the session's precision: the AVX-512 one runs in
+// bfloat16 where the session asks for it and the CPU has AVX512_BF16, for constant weights
+// (products of two computed inputs stay float32, as for MatMul), except for
+//  - shallow convolutions, under 32 products per output (Cg * KH * KW): measured on
+//    PaddleOCR's direction classifier (MobileNetV3 at width 0.35, 300 crops), with every GEMM
+//    convolution in bfloat16 its probabilities moved by 0.011 on average and 3 of the 300
+//    answers flipped (crops within 0.02 of even); with its shallow ones in float32 (the 3x3
+//    RGB stem, depth 27, and the expansions from 8 to 24 channels) 0.003 and none. Those
+//    convolutions ran 2x faster in bfloat16 (the classifier at batch 8: 3.9 ms of
+//    convolutions against 4.5 with them in float32), a price paid for agreement; resnet50's
+//    shallowest (its 7x7 stem) has depth 147.
+//  - convolutions whose output (in the plan's shapes) has at most 4 positions, e.g. the
+//    squeeze-excitation convolutions of 1x1 images: the float32 GEMM's narrow path streams W
+//    once, where the bfloat16 tiles would multiply 28 padding columns of every 32.
+template <const GemmBackend& (*kBackend)()>
+const GemmBackend& conv_backend(const KernelInit& init) {
+  constexpr int64_t kMinDepth = 32, kNarrowPositions = 4;
+  if (&kBackend() != &gemm_backend_avx512()) return kBackend();
+  const Tensor* w = init.constants.size() > 1 ? init.constants[1] : nullptr;
+  if (!w || w->rank() < 3 || w->dim(0) <= 0 || w->numel() / w->dim(0) < kMinDepth) return kBackend();
+  const WindowGeometry wg = plan_window_geometry(init, 1);
+  if (wg.rank > 0 && wg.out_numel() <= kNarrowPositions) return kBackend();
+  return gemm_backend_for(init.precision);
+}
 
 // The algorithms a measurement may choose between for a convolution with constant float32
 // weights in the plan's shapes: the im2col GEMM always; on the AVX-512 backend also Winograd
 // F(4x4) and F(2x2) where the geometry allows them, and the transposed GEMM when ungrouped.
+// The GEMM tactics on the bfloat16 backend are named "gemm_bf16" and "transposed_bf16", so
+// that tuning reports and profiles show which products ran in bfloat16.
 template <const GemmBackend& (*kBackend)()>
 std::vector<std::string_view> conv_tactics(const KernelInit& init) {
   const Tensor* w = init.constants.size() > 1 ? init.constants[1] : nullptr;
@@ -372,22 +418,23 @@ std::vector<std::string_view> conv_tactics(const KernelInit& init) {
   if (w->dim(1) == 1 && group > 1) return {};  // depthwise: one direct kernel
   const WindowGeometry wg = plan_window_geometry(init, 1);
   if (wg.rank != 2 || wg.out_numel() <= 0) return {};
-  std::vector<std::string_view> t{"gemm"};
+  const bool bf16 = &conv_backend<kBackend>(init) == &gemm_backend_avx512bf16();
+  std::vector<std::string_view> t{bf16 ? "gemm_bf16" : "gemm"};
   if (&kBackend() != &gemm_backend_avx512()) return t;
   const ConvGeometry2d g = as_2d(wg);
   if (conv_winograd_feasible(g, w->dim(1), w->dim(0), group)) t.push_back("winograd4");
   if (conv_winograd2_feasible(g, w->dim(1), w->dim(0), group)) t.push_back("winograd2");
-  if (group == 1) t.push_back("transposed");
+  if (group == 1) t.push_back(bf16 ? "transposed_bf16" : "transposed");
   return t;
 }
 
 template <const GemmBackend& (*kBackend)()>
 Result<std::unique_ptr<Kernel>> create_conv(const KernelInit& init) {
-  return ConvKernel::create(init, false, kBackend());
+  return ConvKernel::create(init, false, conv_backend<kBackend>(init));
 }
 template <const GemmBackend& (*kBackend)()>
 Result<std::unique_ptr<Kernel>> create_fused_conv(const KernelInit& init) {
-  return ConvKernel::create(init, true, kBackend());
+  return ConvKernel::create(init, true, conv_backend<kBackend>(init));
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 // channel per group, no dilation) convolutions directly on the blocked tensors, and ungrouped
 // undilated ones from a plain input (plain_input = 1: network stems), with weights
 // packed once at creation; anything else (other geometries, a non-constant W, another block
-// size) goes to the reference kernel, which unblocks, convolves and blocks again. The layout
+// size) goes to the reference kernel, which unblocks, convolves and blocks again. In bfloat16
+// sessions on CPUs with AVX512_BF16 the pointwise path runs in bfloat16 (pointwise_in_bf16). The layout
 // pass (src/passes/convert_to_blocked_layout.cc) only creates BlockedConv nodes the direct
 // paths take.
 #include <algorithm>
@@ -110,8 +111,14 @@ class BlockedConvKernel final : public Kernel {
       blocked_plain_pack(wd, m, cg, kh, kw, k->packed_);
     } else if (group == 1 && kh == 1 && kw == 1 && sample_geometry->is_pointwise()) {
       k->kind_ = Kind::Pointwise;
-      k->packed_ = aligned_floats(blocked_pointwise_packed_floats(m, cg), k->packed_buf_);
-      blocked_pointwise_pack(wd, m, cg, k->packed_);
+      k->bf16_ = pointwise_in_bf16(init, cg);
+      if (k->bf16_) {
+        k->packed_ = aligned_floats(blocked_pointwise_bf16_packed_floats(m, cg), k->packed_buf_);
+        blocked_pointwise_bf16_pack(wd, m, cg, k->packed_);
+      } else {
+        k->packed_ = aligned_floats(blocked_pointwise_packed_floats(m, cg), k->packed_buf_);
+        blocked_pointwise_pack(wd, m, cg, k->packed_);
+      }
     } else if (cg == 1 && group == m && blocked_depthwise_supported(as_2d(*sample_geometry))) {
       k->kind_ = Kind::Depthwise;
       k->packed_ = aligned_floats(blocked_depthwise_packed_floats(m, kh, kw), k->packed_buf_);
@@ -196,9 +203,20 @@ class BlockedConvKernel final : public Kernel {
  private:
   enum class Kind { None, Pointwise, Depthwise, Plain };
 
+  // Whether a pointwise BlockedConv over c input channels runs in bfloat16: in bfloat16
+  // sessions on CPUs with AVX512_BF16, as the NCHW convolutions do (nn_conv.cc, conv_backend:
+  // not under 32 input channels), without S (whose scaling of the packed weights is float32)
+  // and within the tile buffer's channels.
+  static bool pointwise_in_bf16(const KernelInit& init, int64_t c) {
+    constexpr int64_t kMinDepth = 32;
+    const bool has_scale = init.input_dtypes.size() > 4 && init.input_dtypes[4] != DType::Undefined;
+    return &gemm_backend_for(init.precision) == &gemm_backend_avx512bf16() && c >= kMinDepth && !has_scale &&
+           channel_blocks(c) <= kBlockedPointwiseBf16MaxBlocks;
+  }
+
   void run_images(KernelContext& ctx, const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t n) const {
     if (kind_ == Kind::Pointwise) {
-      run_pointwise(ctx, a, n, g.ih * g.iw);
+      run_pointwise(ctx, a, n, g.ih * g.iw, bf16_ ? blocked_pointwise_avx512bf16 : blocked_pointwise_avx512);
       return;
     }
     if (kind_ == Kind::Plain) {
@@ -216,7 +234,9 @@ class BlockedConvKernel final : public Kernel {
   // tiles to balance; otherwise slices of (output block pair, tile) units, pair-major, so
   // that a thread's pairs' weights are read by that thread only (a 7x7 image has 5 tiles and
   // e.g. 5 pairs: pairs alone split 3 : 2 over two threads).
-  static void run_pointwise(KernelContext& ctx, const BlockedConvArgs& a, int64_t n, int64_t positions) {
+  using PointwiseFn = void (*)(const BlockedConvArgs&, int64_t, int64_t, int64_t, int64_t, int64_t);
+  static void run_pointwise(KernelContext& ctx, const BlockedConvArgs& a, int64_t n, int64_t positions,
+                            PointwiseFn pointwise) {
     constexpr int64_t kTile = 12;
     const int64_t in_image = channel_blocks(a.c) * kChannelBlock * positions;
     const int64_t out_image = channel_blocks(a.m) * kChannelBlock * positions;
@@ -237,11 +257,11 @@ class BlockedConvKernel final : public Kernel {
         if (b.residual) b.residual += image * out_image;
         if (by_positions) {
           const int64_t last = std::min(per_image, first + (u1 - u));
-          blocked_pointwise_avx512(b, positions, first * kTile, std::min(positions, last * kTile), 0, pairs);
+          pointwise(b, positions, first * kTile, std::min(positions, last * kTile), 0, pairs);
           u += last - first;
         } else {  // the tiles [t0, t1) of one pair
           const int64_t j = first / tiles, t0 = first % tiles, t1 = std::min(tiles, t0 + (u1 - u));
-          blocked_pointwise_avx512(b, positions, t0 * kTile, std::min(positions, t1 * kTile), j, j + 1);
+          pointwise(b, positions, t0 * kTile, std::min(positions, t1 * kTile), j, j + 1);
           u += t1 - t0;
         }
       }
@@ -254,6 +274,7 @@ class BlockedConvKernel final : public Kernel {
   }
 
   Kind kind_ = Kind::None;
+  bool bf16_ = false;  // pointwise in bfloat16 (packed_ holds bfloat16 pairs)
   std::unique_ptr<Kernel> reference_;
   std::shared_ptr<void> packed_buf_, bias_buf_;
   float* packed_ = nullptr;  // W packed for the direct path
