@@ -22,7 +22,7 @@
 #include "core/thread_pool.h"
 #include "ignis/tensor.h"
 #include "kernels/registry.h"
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 
 namespace ignis {
 namespace {

@@ -12,7 +12,7 @@
 
 #include <immintrin.h>
 
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 
 namespace ignis::kernels::x86 {
 namespace {

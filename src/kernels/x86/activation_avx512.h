@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 
 namespace ignis::kernels::x86 {
 namespace {

@@ -22,7 +22,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 #include "kernels/x86/transformer_avx2.h"
 
 namespace ignis::kernels::x86 {

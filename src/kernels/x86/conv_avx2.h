@@ -18,7 +18,7 @@
 
 #include "core/conv_geometry.h"
 #include "kernels/kernel.h"
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 
 namespace ignis::kernels::x86 {
 

@@ -7,7 +7,7 @@
 #include <cstddef>
 
 #include "kernels/x86/conv_avx2.h"
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 
 namespace ignis::kernels::x86 {
 

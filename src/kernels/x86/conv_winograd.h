@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Winograd F(4x4, 3x3) convolution for float32 NCHW, 3x3 kernels at stride 1 and dilation 1
-// (conv_winograd_avx512.cc), used by the x86 Conv kernel (nn_conv.cc) on its AVX-512 backend.
+// (conv_winograd_f4x4_avx512.cc), used by the x86 Conv kernel (nn_conv.cc) on its AVX-512 backend.
 // The weight transform (conv_winograd.cc) runs once, when the kernel is created; each run
 // transforms blocks of input tiles, multiplies them by the transformed weights with the
 // sgemm, and transforms the products back into the output, applying bias, residual and
@@ -13,12 +13,12 @@
 
 #include "core/thread_pool.h"
 #include "kernels/x86/conv_avx2.h"
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 
 namespace ignis::kernels::x86 {
 
 // Where Winograd beats the im2col GEMM. Single convolutions (AVX-512, one thread, 3x3 pad 1,
-// cin == cout; table in conv_winograd_avx512.cc) win 1.3-2.5x from 16 output tiles (14x14)
+// cin == cout; table in conv_winograd_f4x4_avx512.cc) win 1.3-2.5x from 16 output tiles (14x14)
 // up, break even at 9 (10x10, 12x12) and lose 1.5-2.5x at 4 (7x7, 8x8), where the
 // transformed weights (4x the plain ones) are streamed for too few tiles. Inside resnet50,
 // where every convolution's weights come from L3 or memory, the 14x14 stage (256 channels,
@@ -91,10 +91,10 @@ class ConvWinograd {
   std::vector<PackedMatrix> u_;  // 36 transformed weight matrices [cout x cin], AVX-512 A panels
 };
 
-// Winograd F(2x2, 3x3) (conv_winograd2_avx512.cc) for the outputs F(4x4) leaves to the GEMM:
+// Winograd F(2x2, 3x3) (conv_winograd_f2x2_avx512.cc) for the outputs F(4x4) leaves to the GEMM:
 // 14x14 images, 49 tiles of 2x2 with no tile waste, 2.25x fewer multiply-adds than the
 // direct GEMM and transformed weights only 16/9 of the plain ones (F(4x4): 4x, on 16 tiles
-// of which a quarter is padding). Measured in conv_winograd2_avx512.cc: 1.3-1.8x the GEMM
+// of which a quarter is padding). Measured in conv_winograd_f2x2_avx512.cc: 1.3-1.8x the GEMM
 // from 25 tiles (10x10 outputs) up to the F(4x4) limit, 64 to 512 channels. Below 25 tiles
 // (7x7: 16 tiles covering 8x8) the tile waste and the GEMM's 16 columns leave little gain.
 inline constexpr int64_t kConvWinograd2MinTiles = 25;

@@ -7,7 +7,7 @@
 #include "core/aligned_alloc.h"
 #include "core/cpu_features.h"
 #include "kernels/registry.h"
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 
 namespace ignis::kernels::x86 {
 

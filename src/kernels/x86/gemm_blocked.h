@@ -10,7 +10,7 @@
 
 #include <algorithm>
 
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 
 namespace ignis::kernels::x86 {
 namespace {

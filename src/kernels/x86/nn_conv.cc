@@ -24,7 +24,7 @@
 #include "kernels/x86/conv_depthwise_avx512.h"
 #include "kernels/x86/conv_transposed.h"
 #include "kernels/x86/conv_winograd.h"
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 #include "kernels/x86/x86_internal.h"
 
 namespace ignis::kernels::x86 {

@@ -19,7 +19,7 @@
 #include "core/conv_geometry.h"
 #include "kernels/x86/conv_avx2.h"
 #include "kernels/x86/conv_transpose_avx2.h"
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 #include "kernels/x86/x86_internal.h"
 
 namespace ignis::kernels::x86 {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// x86 MatMul and Gemm (float32) on the sgemm (gemm_avx2.h), registered once per GEMM backend
+// x86 MatMul and Gemm (float32) on the sgemm (gemm.h), registered once per GEMM backend
 // (AVX2 4x24 and AVX-512 8x32; the registry picks the widest the CPU runs). Constant B operands
 // (weights) are packed once when the kernel is created; everything else is packed on the
 // fly. MatMul follows numpy broadcasting over the batch dims; when B is one matrix shared by
@@ -13,7 +13,7 @@
 
 #include "core/broadcast.h"
 #include "core/strings.h"
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 #include "kernels/x86/x86_internal.h"
 
 namespace ignis::kernels::x86 {

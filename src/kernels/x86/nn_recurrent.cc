@@ -10,7 +10,7 @@
 #include "core/aligned_alloc.h"
 #include "kernels/ref/recurrent.h"
 #include "kernels/x86/elementwise_avx2.h"
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 #include "kernels/x86/gemv_avx2.h"
 #include "kernels/x86/x86_internal.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Pieces shared by the AVX-512 Winograd convolutions, F(4x4, 3x3) (conv_winograd_avx512.cc)
-// and F(2x2, 3x3) (conv_winograd2_avx512.cc). In an unnamed namespace like the other
+// Pieces shared by the AVX-512 Winograd convolutions, F(4x4, 3x3) (conv_winograd_f4x4_avx512.cc)
+// and F(2x2, 3x3) (conv_winograd_f2x2_avx512.cc). In an unnamed namespace like the other
 // per-ISA headers: only files built with AVX-512 flags include it.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 #include "kernels/x86/simd_avx512.h"
 
 namespace ignis::kernels::x86 {

@@ -11,7 +11,7 @@
 
 #include "core/attribute.h"
 #include "kernels/registry.h"
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 
 namespace ignis::kernels::x86 {
 

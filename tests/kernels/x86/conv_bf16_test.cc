@@ -19,7 +19,7 @@
 #include "core/thread_pool.h"
 #include "kernels/nn_test_util.h"
 #include "kernels/registry.h"
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 
 #ifdef IGNIS_HAVE_X86_KERNELS
 namespace ignis::kernels::x86 {

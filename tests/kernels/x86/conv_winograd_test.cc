@@ -2,7 +2,7 @@
 // Precision of the Winograd F(4x4, 3x3) convolution (src/kernels/x86/conv_winograd.h) on
 // ResNet-like data against a double-precision direct convolution: N(0, 1) inputs, He-scaled
 // N(0, 2 / (9 cin)) weights, input depth up to 512. The max error must stay within 3e-5 of
-// the largest output (measured: up to 1.1e-5, see conv_winograd_avx512.cc), and every element must also
+// the largest output (measured: up to 1.1e-5, see conv_winograd_f4x4_avx512.cc), and every element must also
 // pass the model parity tolerance |a - b| <= 1e-4 + 1e-3 |b| of tests/models/test_parity.py.
 // Also: two and four threads (tiles split, or one block shared by stages) give identical
 // results. Shapes, padding, epilogues and two threads are covered by the registry-wide consistency test

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Each x86 sgemm backend (AVX2 4x24, AVX-512 8x32; src/kernels/x86/gemm_avx2.h) against a
+// Each x86 sgemm backend (AVX2 4x24, AVX-512 8x32; src/kernels/x86/gemm.h) against a
 // plain double-precision loop: every operand form (plain, transposed, prepacked, packing
 // callback), alpha/beta on an existing C with a wider leading dimension, each bias layout,
 // the residual and every activation of the epilogue across several depth slices and the
@@ -18,7 +18,7 @@
 #include "core/aligned_alloc.h"
 #include "core/thread_pool.h"
 #include "kernels/registry.h"
-#include "kernels/x86/gemm_avx2.h"
+#include "kernels/x86/gemm.h"
 
 #ifdef IGNIS_HAVE_X86_KERNELS
 namespace ignis::kernels::x86 {
