@@ -52,6 +52,7 @@ class FlatTreeEnsembleKernel final : public Kernel {
   FlatTreeEnsembleKernel(TreeEnsembleModel model, TreeOp op) : m_(std::move(model)), out_(m_, op) {
     for (double v : m_.members) members_.push_back(static_cast<V>(v));
     flatten();
+    densify();
   }
 
   Status run(KernelContext& ctx) const override {
@@ -140,6 +141,38 @@ class FlatTreeEnsembleKernel final : public Kernel {
     }
   }
 
+  // Sums (SUM, AVERAGE) where no leaf votes twice for one target, and where a dense row per
+  // leaf costs at most twice the sparse votes (a random forest classifier's leaves vote for
+  // every class): the votes become one row of k values per leaf, 0 for targets it leaves out,
+  // added with a plain vector loop. Adding 0 leaves a score as it was (scores start at +0 and
+  // a sum of two values is -0 only when both are), so results stay those of the sparse votes.
+  void densify() {
+    if (m_.aggregate != TreeAggregate::Sum && m_.aggregate != TreeAggregate::Average) return;
+    const int64_t k = m_.targets;
+    int64_t leaves = 0;
+    for (const int32_t i : model_of_) leaves += m_.nodes[i].mode == TreeNodeMode::Leaf ? 1 : 0;
+    if (leaves * k > 2 * static_cast<int64_t>(m_.weights.size()) + 64) return;
+    std::vector<int32_t> rows(model_of_.size(), -1);
+    std::vector<V> dense(static_cast<size_t>(leaves * k), V(0));
+    std::vector<uint8_t> has(static_cast<size_t>(leaves * k), 0);
+    int32_t next = 0;
+    for (size_t f = 0; f < model_of_.size(); ++f) {
+      const TreeNode& n = m_.nodes[model_of_[f]];
+      if (n.mode != TreeNodeMode::Leaf) continue;
+      rows[f] = next;
+      const size_t at = static_cast<size_t>(next++ * k);
+      for (int32_t j = n.first; j < n.first + n.count; ++j) {
+        const auto t = static_cast<size_t>(m_.weights[j].target);
+        if (has[at + t]) return;  // two votes for one target: their order matters, stay sparse
+        has[at + t] = 1;
+        dense[at + t] = static_cast<V>(m_.weights[j].weight);
+      }
+    }
+    dense_row_ = std::move(rows);
+    dense_ = std::move(dense);
+    has_ = std::move(has);
+  }
+
   // Branch test of flat node i for the modes without a uniform comparison, as the reference's.
   bool test(int32_t i, V v, V t) const {
     bool yes = false;
@@ -177,6 +210,16 @@ class FlatTreeEnsembleKernel final : public Kernel {
           at[r] = n.child[yes(at[r], v, n.threshold) ? 1 : 0];
         }
       }
+      if (!dense_.empty()) {
+        for (int64_t r = 0; r < rows; ++r) {
+          const size_t row = static_cast<size_t>(dense_row_[at[r]] * k);
+          V* s = score + r * k;
+          uint8_t* h = has + r * k;
+          for (int64_t j = 0; j < k; ++j) s[j] += dense_[row + j];
+          for (int64_t j = 0; j < k; ++j) h[j] |= has_[row + j];
+        }
+        continue;
+      }
       for (int64_t r = 0; r < rows; ++r) {
         const TreeNode& leaf = m_.nodes[model_of_[at[r]]];
         out_.add_votes(leaf.first, leaf.count, score + r * k, has + r * k);
@@ -213,6 +256,10 @@ class FlatTreeEnsembleKernel final : public Kernel {
   std::vector<int32_t> model_of_;    // flat node -> index in m_.nodes
   std::vector<int32_t> roots_;       // flat index of each tree's root
   std::vector<int32_t> heights_;     // branches on each tree's longest path
+  // Dense votes (see densify): per flat leaf, its row of dense_ and has_; empty when sparse.
+  std::vector<int32_t> dense_row_;
+  std::vector<V> dense_;
+  std::vector<uint8_t> has_;
   Uniform uniform_ = Uniform::None;
 };
 

@@ -3,9 +3,10 @@
 // random forests of odd sizes (1 to 41 trees, leaves from 1 deep to 9 deep, trees of a single
 // leaf), every branch mode each op has, missing-value tracking, every aggregate and post
 // transform, base values, binary classifiers with one column of votes, leaves with several
-// votes. Inputs mix small integers (so EQ, NEQ and MEMBER branches meet equal values and
+// votes (some twice for one target) and leaves that vote once for every target. Inputs mix small integers (so EQ, NEQ and MEMBER branches meet equal values and
 // integer thresholds meet ties), reals and NaN. Trees and outputs are compared exactly
 // (error_scale 0): a fast kernel must add a row's votes in the reference's order.
+#include <algorithm>
 #include <random>
 
 #include "core/strings.h"
@@ -27,6 +28,7 @@ struct ForestSpec {
   bool missing = false;    // some branches send NaN to the true child
   bool one_column = false;  // every vote for class 0 (binary classifiers)
   int max_votes = 1;        // votes per leaf, 1..max_votes
+  bool every_target = false;  // each leaf votes once for every target, in shuffled order
 };
 
 // One tree in creation order: node 0 is the root; leaves have mode -1.
@@ -50,6 +52,13 @@ float draw_value(std::mt19937& rng) {
 void grow(std::vector<Node>& tree, int at, int depth, const ForestSpec& s, std::mt19937& rng) {
   std::uniform_real_distribution<double> u(0.0, 1.0);
   const bool leaf = depth >= s.depth || (depth > 0 && u(rng) < 0.25);
+  if (leaf && s.every_target) {
+    std::vector<int64_t> order(static_cast<size_t>(s.targets));
+    for (int64_t t = 0; t < s.targets; ++t) order[t] = t;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (int64_t t : order) tree[at].votes.push_back({t, std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng)});
+    return;
+  }
   if (leaf) {
     const int votes = std::uniform_int_distribution<int>(1, s.max_votes)(rng);
     for (int v = 0; v < votes; ++v) {
@@ -146,8 +155,8 @@ void set_legacy(AttrMap& a, const std::vector<std::vector<Node>>& forest, const 
   a.set(prefix + "_weights", floats_attr(weights));
 }
 
-// TreeEnsemble (5): branches and leaves in two lists, one vote per leaf (a leaf with several
-// votes becomes one leaf per vote... which version 5 cannot express, so only its first counts).
+// TreeEnsemble (5): branches and leaves in two lists; a leaf has one vote, so one with several
+// keeps its first.
 void set_unified(AttrMap& a, const std::vector<std::vector<Node>>& forest) {
   std::vector<int64_t> features, trues, true_leafs, falses, false_leafs, missing, leaf_targets, roots;
   std::vector<uint8_t> modes;
@@ -270,6 +279,7 @@ std::vector<KernelCase> tree_ensemble_regressor_cases() {
   for (ForestSpec s : forest_specs(kLegacyAll)) {
     s.targets = 1 + static_cast<int64_t>(variant % 3);
     s.max_votes = 1 + static_cast<int>(variant % 2) * 2;
+    s.every_target = variant % 4 == 0;
     KernelCase c = forest_case("TreeEnsembleRegressor", variant % 2 ? 3 : 1, s, seed++);
     c.attrs.set("n_targets", int_attr(s.targets));
     c.attrs.set("aggregate_function", string_attr(kAggregates[variant % 4]));
@@ -294,6 +304,7 @@ std::vector<KernelCase> tree_ensemble_classifier_cases() {
     // Otherwise 3+ classes: two whose votes happen to fall on class 0 only read as one column.
     s.targets = s.one_column ? 2 : 3 + static_cast<int64_t>(variant % 3);
     s.max_votes = s.one_column ? 1 : 1 + static_cast<int>(variant % 3);
+    s.every_target = variant % 3 == 0;  // as scikit-learn's forests vote
     const char* transform = kTransforms[variant % (s.one_column ? 3 : 5)];
     KernelCase c = forest_case("TreeEnsembleClassifier", variant % 2 ? 3 : 1, s, seed++);
     std::vector<int64_t> labels;
