@@ -33,6 +33,9 @@ const std::vector<Pass>& pipeline() {
         // Before the conv fusions, so the padded convolution is one Conv for them (and for
         // convert_to_blocked_layout's runs).
         {"fold_pad_into_conv", Level::Basic, fold_pad_into_conv},
+        // After fold_pad_into_conv, so the pads are final; before convert_to_blocked_layout,
+        // which then sees the 1x1 convolutions some dilated ones become.
+        {"trim_padded_conv_taps", Level::Basic, trim_padded_conv_taps},
         {"fuse_conv_bn", Level::Basic, fuse_conv_bn},
         // tf2onnx's BatchNormalization as Mul + Add; folded before fuse_conv_activation, which
         // needs the activation to read the Conv directly.

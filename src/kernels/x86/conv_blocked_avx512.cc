@@ -373,8 +373,51 @@ void dw_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int6
   }
 }
 
+// Taps [k0, k1) of a kernel of k taps dilated by d whose input index i0 + tap * d lies in [0, n).
+inline void dw_dilated_taps(int64_t i0, int64_t d, int64_t k, int64_t n, int64_t& k0, int64_t& k1) {
+  k0 = i0 >= 0 ? 0 : (-i0 + d - 1) / d;
+  k1 = i0 > n - 1 ? 0 : std::min(k, (n - 1 - i0) / d + 1);
+  k0 = std::min(k0, k1);
+}
+
+// Dilated kernels (DeepLabV3's backbone tail: 5x5 with dilation 2 on 14x14): one output
+// position at a time over the taps whose input exists. The planes are small where dilation is
+// used, so the taps, not the loop structure, are the work.
+template <Activation A>
+void dw_rows_dilated(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
+  const ActivationParams512 k(*a.act);
+  const int64_t blocks = channel_blocks(a.m);
+  const int64_t taps = g.kh * g.kw;
+  for (int64_t row = r0; row < r1; ++row) {
+    const int64_t plane = row / g.oh, oy = row % g.oh;
+    const int64_t block = plane % blocks;
+    const float* x = a.x + plane * g.ih * g.iw * kB;
+    const float* w = a.w + block * taps * kB;
+    const __m512 bias = a.bias ? _mm512_loadu_ps(a.bias + block * kB) : _mm512_setzero_ps();
+    const int64_t yoff = (plane * g.oh + oy) * g.ow * kB;
+    const __mmask16 real = block_mask(block, a.m);
+    const int64_t iy0 = oy * g.sh - g.ph;
+    int64_t ky0 = 0, ky1 = 0;
+    dw_dilated_taps(iy0, g.dh, g.kh, g.ih, ky0, ky1);
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      const int64_t ix0 = ox * g.sw - g.pw;
+      int64_t kx0 = 0, kx1 = 0;
+      dw_dilated_taps(ix0, g.dw, g.kw, g.iw, kx0, kx1);
+      __m512 acc = bias;
+      for (int64_t ky = ky0; ky < ky1; ++ky) {
+        const float* xrow = x + ((iy0 + ky * g.dh) * g.iw + ix0) * kB;
+        for (int64_t kx = kx0; kx < kx1; ++kx)
+          acc = _mm512_fmadd_ps(_mm512_loadu_ps(xrow + kx * g.dw * kB), _mm512_loadu_ps(w + (ky * g.kw + kx) * kB),
+                                acc);
+      }
+      store_out<A>(acc, a.residual ? a.residual + yoff + ox * kB : nullptr, a.y + yoff + ox * kB, real, k);
+    }
+  }
+}
+
 template <Activation A>
 void dw_select(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
+  if (g.dh != 1 || g.dw != 1) return dw_rows_dilated<A>(g, a, r0, r1);
   if (g.kh == 3 && g.kw == 3 && g.sw == 1) return dw_rows<3, 3, 1, A>(g, a, r0, r1);
   if (g.kh == 3 && g.kw == 3 && g.sw == 2) return dw_rows<3, 3, 2, A>(g, a, r0, r1);
   if (g.kh == 5 && g.kw == 5 && g.sw == 1) return dw_rows<5, 5, 1, A>(g, a, r0, r1);
@@ -398,7 +441,7 @@ void blocked_depthwise_pack(const float* w, int64_t m, int64_t kh, int64_t kw, f
       }
 }
 
-bool blocked_depthwise_supported(const ConvGeometry2d& g) { return g.dh == 1 && g.dw == 1; }
+bool blocked_depthwise_supported(const ConvGeometry2d& g) { return g.dh >= 1 && g.dw >= 1; }
 
 void blocked_depthwise_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
   with_activation(a.act->act, [&]<Activation A>() { dw_select<A>(g, a, r0, r1); });
