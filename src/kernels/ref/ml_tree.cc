@@ -61,25 +61,9 @@ class TreeEnsembleKernel final : public Kernel {
     for (;;) {
       const TreeNode& node = m_.nodes[i];
       if (node.mode == TreeNodeMode::Leaf) return i;
-      // Features are compared in V (integers as float, as onnxruntime does).
-      const V v = static_cast<V>(row[node.feature]);
-      const V t = thresholds_[i];
-      bool yes = false;
-      switch (node.mode) {
-        case TreeNodeMode::Leq: yes = v <= t; break;
-        case TreeNodeMode::Lt: yes = v < t; break;
-        case TreeNodeMode::Gte: yes = v >= t; break;
-        case TreeNodeMode::Gt: yes = v > t; break;
-        case TreeNodeMode::Eq: yes = v == t; break;
-        case TreeNodeMode::Neq: yes = v != t; break;
-        case TreeNodeMode::Member: {
-          const auto set = members_.begin() + node.first;
-          yes = std::find(set, set + node.count, v) != set + node.count;
-          break;
-        }
-        case TreeNodeMode::Leaf: break;
-      }
-      if (!yes && node.missing_tracks_true && std::isnan(v)) yes = true;
+      const V* set = node.mode == TreeNodeMode::Member ? members_.data() + node.first : nullptr;
+      const bool yes = tree_branch_true(node.mode, node.missing_tracks_true, static_cast<V>(row[node.feature]),
+                                        thresholds_[i], set, node.count);
       i = yes ? node.true_child : node.false_child;
     }
   }

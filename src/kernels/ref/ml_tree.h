@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -50,6 +51,26 @@ void visit_tree_input(const Tensor& x, F&& f) {
     }
     default: std::abort();  // the registrations admit these dtypes only
   }
+}
+
+// Whether a row whose feature value is v takes the true child of a branch (mode not Leaf) with
+// threshold t; [set, set + count) is a Member branch's set. Features are compared in V
+// (integers as float, as onnxruntime does); NaN goes to the true child where the branch
+// tracks missing values.
+template <class V>
+inline bool tree_branch_true(TreeNodeMode mode, bool missing_true, V v, V t, const V* set, int32_t count) {
+  bool yes = false;
+  switch (mode) {
+    case TreeNodeMode::Leq: yes = v <= t; break;
+    case TreeNodeMode::Lt: yes = v < t; break;
+    case TreeNodeMode::Gte: yes = v >= t; break;
+    case TreeNodeMode::Gt: yes = v > t; break;
+    case TreeNodeMode::Eq: yes = v == t; break;
+    case TreeNodeMode::Neq: yes = v != t; break;
+    case TreeNodeMode::Member: yes = std::find(set, set + count, v) != set + count; break;
+    case TreeNodeMode::Leaf: break;
+  }
+  return yes || (missing_true && std::isnan(v));
 }
 
 // The aggregation and output stage for values of type V (float or double).

@@ -29,6 +29,7 @@ namespace ignis::kernels::x86 {
 
 namespace {
 
+using ref::tree_branch_true;
 using ref::TreeOp;
 
 // Rows that walk a tree together.
@@ -173,25 +174,12 @@ class FlatTreeEnsembleKernel final : public Kernel {
     has_ = std::move(has);
   }
 
-  // Branch test of flat node i for the modes without a uniform comparison, as the reference's.
+  // Branch test of flat node i for the modes without a uniform comparison (a leaf's children
+  // are both itself, so its answer does not matter).
   bool test(int32_t i, V v, V t) const {
-    bool yes = false;
     const TreeNode& n = m_.nodes[model_of_[i]];
-    switch (modes_[i]) {
-      case TreeNodeMode::Leq: yes = v <= t; break;
-      case TreeNodeMode::Lt: yes = v < t; break;
-      case TreeNodeMode::Gte: yes = v >= t; break;
-      case TreeNodeMode::Gt: yes = v > t; break;
-      case TreeNodeMode::Eq: yes = v == t; break;
-      case TreeNodeMode::Neq: yes = v != t; break;
-      case TreeNodeMode::Member: {
-        const auto set = members_.begin() + n.first;
-        yes = std::find(set, set + n.count, v) != set + n.count;
-        break;
-      }
-      case TreeNodeMode::Leaf: return false;  // both children are the leaf itself
-    }
-    return yes || (n.missing_tracks_true && std::isnan(v));
+    const V* set = modes_[i] == TreeNodeMode::Member ? members_.data() + n.first : nullptr;
+    return tree_branch_true(modes_[i], n.missing_tracks_true, v, t, set, n.count);
   }
 
   // Rows [r0, r0 + rows), rows <= kRows: every tree, in order, for all of them; score and has

@@ -11,6 +11,7 @@
 
 #include "core/strings.h"
 #include "kernels/cases/cases.h"
+#include "testing/op_runner.h"
 
 namespace ignis::kernel_cases {
 
@@ -93,27 +94,12 @@ std::vector<std::vector<Node>> random_forest(const ForestSpec& s, std::mt19937& 
   return forest;
 }
 
-Attribute floats_attr(std::vector<float> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Floats;
-  a.floats = std::move(v);
-  return a;
-}
-
-Attribute strings_attr(std::vector<std::string> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Strings;
-  a.strings = std::move(v);
-  return a;
-}
-
+// `v` as a one-dimensional tensor attribute of `dtype`.
 template <class T>
 Attribute tensor_attr(DType dtype, const std::vector<T>& v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Tensor;
-  a.t = Tensor::empty(dtype, Shape{static_cast<int64_t>(v.size())});
-  for (size_t i = 0; i < v.size(); ++i) a.t.data_as<T>()[i] = v[i];
-  return a;
+  Tensor t = Tensor::empty(dtype, Shape{static_cast<int64_t>(v.size())});
+  for (size_t i = 0; i < v.size(); ++i) t.data_as<T>()[i] = v[i];
+  return testing::attr_tensor(std::move(t));
 }
 
 // Versions 1 and 3: nodes by (tree, id), votes by (tree, leaf id). `prefix` is "target" or "class".
@@ -147,12 +133,12 @@ void set_legacy(AttrMap& a, const std::vector<std::vector<Node>>& forest, const 
   a.set("nodes_truenodeids", ints_attr(trues));
   a.set("nodes_falsenodeids", ints_attr(falses));
   a.set("nodes_missing_value_tracks_true", ints_attr(missing));
-  a.set("nodes_modes", strings_attr(modes));
-  a.set("nodes_values", floats_attr(values));
+  a.set("nodes_modes", testing::attr_strings(modes));
+  a.set("nodes_values", testing::attr_floats(values));
   a.set(prefix + "_treeids", ints_attr(vote_trees));
   a.set(prefix + "_nodeids", ints_attr(vote_nodes));
   a.set(prefix + "_ids", ints_attr(vote_ids));
-  a.set(prefix + "_weights", floats_attr(weights));
+  a.set(prefix + "_weights", testing::attr_floats(weights));
 }
 
 // TreeEnsemble (5): branches and leaves in two lists; a leaf has one vote, so one with several
@@ -285,7 +271,7 @@ std::vector<KernelCase> tree_ensemble_regressor_cases() {
     c.attrs.set("aggregate_function", string_attr(kAggregates[variant % 4]));
     c.attrs.set("post_transform", string_attr(kTransforms[variant % 5]));
     std::mt19937 rng(seed++);
-    if (variant % 3 != 1) c.attrs.set("base_values", floats_attr(random_base(s.targets, rng)));
+    if (variant % 3 != 1) c.attrs.set("base_values", testing::attr_floats(random_base(s.targets, rng)));
     c.label += str_cat(", ", kAggregates[variant % 4], ", ", kTransforms[variant % 5]);
     cases.push_back(std::move(c));
     ++variant;
@@ -312,7 +298,7 @@ std::vector<KernelCase> tree_ensemble_classifier_cases() {
     c.attrs.set("classlabels_int64s", ints_attr(labels));
     c.attrs.set("post_transform", string_attr(transform));
     std::mt19937 rng(seed++);
-    if (variant % 2 == 0) c.attrs.set("base_values", floats_attr(random_base(s.one_column ? 1 : s.targets, rng)));
+    if (variant % 2 == 0) c.attrs.set("base_values", testing::attr_floats(random_base(s.one_column ? 1 : s.targets, rng)));
     c.label += str_cat(", ", transform, s.one_column ? ", one column" : "");
     cases.push_back(std::move(c));
     ++variant;
