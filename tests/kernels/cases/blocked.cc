@@ -142,12 +142,14 @@ std::vector<KernelCase> blocked_conv_cases() {
   cases.push_back(blocked_conv({.c = 24, .h = 9, .w = 11, .m = 20, .kernel = 3, .pad = 1, .residual = true,
                                 .act = acts[3]}));
   // Dilated depthwise (dilation 2 to 4, as DeepLabV3's backbone tail): 3x3 and 5x5, strides
-  // 1 and 2, odd planes, "same" pads and pads reaching past the plane (taps that never read the
-  // input), partial channel blocks; a dilated stem, which the blocked kernel hands back.
+  // 1 and 2, odd planes (small ones take the padded copy, large ones the per-position path),
+  // "same" pads and pads reaching past the plane (taps that never read the input), partial
+  // channel blocks; a dilated stem, which the blocked kernel hands back.
   const int64_t dilated[][6] = {
       // {C, H, W, kernel, stride, dilation}
       {40, 14, 14, 5, 1, 2}, {24, 13, 11, 3, 1, 2}, {16, 9, 15, 3, 2, 3}, {40, 7, 7, 3, 1, 4},
       {20, 17, 9, 5, 2, 3},  {48, 5, 6, 5, 1, 4},   {33, 14, 14, 3, 1, 3},
+      {16, 37, 41, 3, 1, 2}, {24, 33, 35, 3, 2, 3},  // planes too large for the padded copy
   };
   for (const auto& d : dilated) {
     const int64_t ch = d[0], k = d[3], dil = d[5];
