@@ -73,6 +73,7 @@ Result<int> fuse_matmul_activation(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_matmul_integer(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_skip_layer_norm(ir::Graph& g, const PassContext& ctx);
 Result<int> fold_transpose_into_matmul(ir::Graph& g, const PassContext& ctx);
+Result<int> split_conv_padding_bands(ir::Graph& g, const PassContext& ctx);
 Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx);
 
 }  // namespace ignis::passes

@@ -53,6 +53,9 @@ const std::vector<Pass>& pipeline() {
         {"fuse_skip_layer_norm", Level::All, fuse_skip_layer_norm},
         // After the MatMul fusions, so it adds the flags to the FusedMatMul they leave.
         {"fold_transpose_into_matmul", Level::All, fold_transpose_into_matmul},
+        // After the conv fusions: a BatchNormalization or activation after a split convolution
+        // would read the Concat and no longer fold.
+        {"split_conv_padding_bands", Level::All, split_conv_padding_bands},
         // Last: it works on the fused convolutions and changes the tensors' layout, which the
         // other passes' patterns do not expect.
         {"convert_to_blocked_layout", Level::All, convert_to_blocked_layout},
