@@ -17,7 +17,6 @@
 // NOTSET, constant finite W (and constant B), the input's length along the axis fixed, opset
 // >= 10 (Slice with inputs); only where the bands do at most 60% of the row-taps and the
 // convolution is at least kMinMacs multiply-adds (smaller ones are not worth extra nodes).
-#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -82,13 +81,6 @@ std::string int_constant(ir::Graph& g, const std::string& base, std::vector<int6
   return name;
 }
 
-bool all_finite(const Tensor& w) {
-  const float* v = w.data_as<const float>();
-  for (int64_t i = 0; i < w.numel(); ++i)
-    if (!std::isfinite(v[i])) return false;
-  return true;
-}
-
 }  // namespace
 
 Result<int> split_conv_padding_bands(ir::Graph& g, const PassContext&) {
@@ -140,7 +132,7 @@ Result<int> split_conv_padding_bands(ir::Graph& g, const PassContext&) {
       split[1 - keep] = false;
       bands[1 - keep] = {Band{0, out[1 - keep], 0, w->dim(3 - keep) - 1}};
     }
-    if (w->dim(0) * w->dim(1) * w->dim(2) * w->dim(3) * out[0] * out[1] < kMinMacs || !all_finite(*w)) return false;
+    if (w->dim(0) * w->dim(1) * w->dim(2) * w->dim(3) * out[0] * out[1] < kMinMacs || !all_finite_f32(*w)) return false;
     // Slices, region convolutions and Concats replace the convolution at its place.
     std::vector<ir::Node> nodes;
     std::vector<std::string> rows;

@@ -14,7 +14,6 @@
 // zero terms of its sum: the same value, up to the sign of an exact zero.
 // Legality: Conv or ai.ignis FusedConv, auto_pad NOTSET, float32 constant W whose entries are
 // all finite, X's spatial lengths fixed; only axes where both new pads stay >= 0 are trimmed.
-#include <cmath>
 #include <vector>
 
 #include "ir/rewrite.h"
@@ -65,13 +64,6 @@ Tensor slice_taps(const Tensor& w, const std::vector<int64_t>& begin, const std:
   return out;
 }
 
-bool all_finite(const Tensor& w) {
-  const float* v = w.data_as<const float>();
-  for (int64_t i = 0; i < w.numel(); ++i)
-    if (!std::isfinite(v[i])) return false;
-  return true;
-}
-
 }  // namespace
 
 Result<int> trim_padded_conv_taps(ir::Graph& g, const PassContext&) {
@@ -118,7 +110,7 @@ Result<int> trim_padded_conv_taps(ir::Graph& g, const PassContext&) {
       if (size[a] == 1) dilations[a] = 1;
       trimmed = true;
     }
-    if (!trimmed || !all_finite(*w)) return false;
+    if (!trimmed || !all_finite_f32(*w)) return false;
     ir::Node rewritten = conv;
     rewritten.inputs[1] = ir::unique_value_name(g, conv.inputs[1] + "_trimmed");
     g.initializers[rewritten.inputs[1]] = slice_taps(*w, begin, size);
