@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Keeps runs of convolutions in the blocked channel layout (docs/ops_ai_ignis.md, "Blocked
 // channel layout"): every float32 2-D Conv / FusedConv the blocked kernels run directly
-// (pointwise: 1x1, unit stride, unpadded, one group; depthwise: one channel per group, no
+// (pointwise: 1x1, unit stride, unpadded, one group; depthwise: one channel per group, any
 // dilation; stems: ungrouped, undilated, at most 64 input taps, read plain; constant W and B)
 // becomes an ai.ignis BlockedConv; a BlockChannels node blocks
 // each value such a convolution reads from outside the run, and an UnblockChannels node gives
@@ -71,7 +71,7 @@ bool blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
   const int64_t m = w->dim(0), cg = w->dim(1), kh = w->dim(2), kw = w->dim(3);
   const bool pointwise = group == 1 && kh == 1 && kw == 1 && all_equal(n.attrs, "strides", 1) &&
                          all_equal(n.attrs, "pads", 0) && (auto_pad == "NOTSET" || auto_pad == "VALID");
-  const bool depthwise = cg == 1 && group == m && all_equal(n.attrs, "dilations", 1);
+  const bool depthwise = cg == 1 && group == m;
   return pointwise || depthwise;
 }
 

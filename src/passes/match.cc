@@ -82,6 +82,13 @@ void import_ignis_domain(ir::Graph& g) {
   if (g.opset("ai.ignis") == 0) g.opsets["ai.ignis"] = 1;
 }
 
+bool all_finite_f32(const Tensor& t) {
+  const float* v = t.data_as<const float>();
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (!std::isfinite(v[i])) return false;
+  return true;
+}
+
 void replace_nodes(ir::Graph& g, std::vector<int> pattern, ir::Node fused) {
   std::sort(pattern.begin(), pattern.end());
   pattern.erase(std::unique(pattern.begin(), pattern.end()), pattern.end());

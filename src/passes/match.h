@@ -56,6 +56,9 @@ std::optional<double> scalar_constant(const ir::Graph& g, const std::string& val
 const Tensor* f32_constant_input(const ir::Graph& g, const ir::Node& n, size_t i);
 // The values of node input i when it is a constant int64/int32 tensor of rank <= 1, else nullopt.
 std::optional<std::vector<int64_t>> constant_ints(const ir::Graph& g, const ir::Node& n, size_t i);
+// Whether every value of float32 tensor `t` is finite (a weight whose products with zeros
+// are zeros).
+bool all_finite_f32(const Tensor& t);
 // Sets (or replaces) an ints attribute.
 void set_ints(ir::Node& n, const std::string& name, std::vector<int64_t> v);
 // |a - b| <= tol * max(1, |b|).

@@ -59,6 +59,7 @@ Result<int> fold_static_shapes(ir::Graph& g, const PassContext& ctx);
 Result<int> reduce_strength(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_leaky_relu(ir::Graph& g, const PassContext& ctx);
 Result<int> fold_pad_into_conv(ir::Graph& g, const PassContext& ctx);
+Result<int> trim_padded_conv_taps(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_conv_bn(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_conv_mul_add(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_matmul_add_gemm(ir::Graph& g, const PassContext& ctx);
@@ -74,6 +75,7 @@ Result<int> fuse_matmul_activation(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_matmul_integer(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_skip_layer_norm(ir::Graph& g, const PassContext& ctx);
 Result<int> fold_transpose_into_matmul(ir::Graph& g, const PassContext& ctx);
+Result<int> split_conv_padding_bands(ir::Graph& g, const PassContext& ctx);
 Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx);
 
 }  // namespace ignis::passes

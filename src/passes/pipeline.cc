@@ -35,6 +35,9 @@ const std::vector<Pass>& pipeline() {
         // Before the conv fusions, so the padded convolution is one Conv for them (and for
         // convert_to_blocked_layout's runs).
         {"fold_pad_into_conv", Level::Basic, fold_pad_into_conv},
+        // After fold_pad_into_conv, so the pads are final; before convert_to_blocked_layout,
+        // which then sees the 1x1 convolutions some dilated ones become.
+        {"trim_padded_conv_taps", Level::Basic, trim_padded_conv_taps},
         {"fuse_conv_bn", Level::Basic, fuse_conv_bn},
         // tf2onnx's BatchNormalization as Mul + Add; folded before fuse_conv_activation, which
         // needs the activation to read the Conv directly.
@@ -52,6 +55,9 @@ const std::vector<Pass>& pipeline() {
         {"fuse_skip_layer_norm", Level::All, fuse_skip_layer_norm},
         // After the MatMul fusions, so it adds the flags to the FusedMatMul they leave.
         {"fold_transpose_into_matmul", Level::All, fold_transpose_into_matmul},
+        // After the conv fusions: a BatchNormalization or activation after a split convolution
+        // would read the Concat and no longer fold.
+        {"split_conv_padding_bands", Level::All, split_conv_padding_bands},
         // Last: it works on the fused convolutions and changes the tensors' layout, which the
         // other passes' patterns do not expect.
         {"convert_to_blocked_layout", Level::All, convert_to_blocked_layout},

@@ -87,8 +87,8 @@ void blocked_global_average_pool_avx512(const float* x, int64_t c, int64_t posit
 size_t blocked_depthwise_packed_floats(int64_t m, int64_t kh, int64_t kw);
 void blocked_depthwise_pack(const float* w, int64_t m, int64_t kh, int64_t kw, float* packed);
 
-// Whether blocked_depthwise_avx512 takes this geometry (no dilation; any kernel, stride and
-// padding).
+// Whether blocked_depthwise_avx512 takes this geometry (any kernel, stride, padding and
+// dilation).
 bool blocked_depthwise_supported(const ConvGeometry2d& g);
 
 // Output rows [r0, r1) of the depthwise convolution of n images, where row r is output row
@@ -104,6 +104,9 @@ inline constexpr int64_t kBlockedPlainMaxTaps = 64;
 // Weights W [m, c, kh, kw] packed per pair of output blocks as [c * kh * kw][32].
 size_t blocked_plain_packed_floats(int64_t m, int64_t c, int64_t kh, int64_t kw);
 void blocked_plain_pack(const float* w, int64_t m, int64_t c, int64_t kh, int64_t kw, float* packed);
+
+// Whether blocked_plain_avx512 takes this geometry (no dilation).
+inline bool blocked_plain_supported(const ConvGeometry2d& g) { return g.dh == 1 && g.dw == 1; }
 
 // Output rows [r0, r1) (row = image * oh + output row) of a convolution reading plain NCHW x
 // (c channels of ih * iw) and writing blocked y (and residual) [n][channel_blocks(m)][oh * ow][16].

@@ -485,8 +485,103 @@ void dw_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int6
   }
 }
 
+// Taps [k0, k1) of a kernel of k taps dilated by d whose input index i0 + tap * d lies in [0, n).
+inline void dw_dilated_taps(int64_t i0, int64_t d, int64_t k, int64_t n, int64_t& k0, int64_t& k1) {
+  k0 = i0 >= 0 ? 0 : (-i0 + d - 1) / d;
+  k1 = i0 > n - 1 ? 0 : std::min(k, (n - 1 - i0) / d + 1);
+  k0 = std::min(k0, k1);
+}
+
+// V output positions from ox of a dilated kernel over a zero-padded plane (every tap inside):
+// V independent accumulators, so the multiply-adds of neighbouring positions overlap.
+template <int V, Activation A>
+inline void dw_dilated_padded(const ConvGeometry2d& g, const float* plane, int64_t plane_w, const float* w,
+                              __m512 bias, const float* residual, float* y, __mmask16 real, int64_t oy, int64_t ox,
+                              const ActivationParams512& k) {
+  __m512 acc[V];
+  for (int v = 0; v < V; ++v) acc[v] = bias;
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    const float* row = plane + ((oy * g.sh + ky * g.dh) * plane_w + ox * g.sw) * kB;
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      const __m512 wv = _mm512_loadu_ps(w + (ky * g.kw + kx) * kB);
+      const float* at = row + kx * g.dw * kB;
+      for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(_mm512_load_ps(at + v * g.sw * kB), wv, acc[v]);
+    }
+  }
+  for (int v = 0; v < V; ++v)
+    store_out<A>(acc[v], residual ? residual + (ox + v) * kB : nullptr, y + (ox + v) * kB, real, k);
+}
+
+// Dilated kernels (DeepLabV3's backbone tail: 5x5 with dilation 2 on 14x14). Planes whose
+// zero-padded copy fits kDwPaddedFloats are copied once per thread and plane, and every
+// position then takes all taps, eight positions at a time (on 14x14 most positions' windows
+// leave the plane, so the border path would do most of the work one position at a time).
+// Larger planes go one position at a time over the taps whose input exists.
+template <Activation A>
+void dw_rows_dilated(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
+  const ActivationParams512 k(*a.act);
+  const int64_t blocks = channel_blocks(a.m);
+  const int64_t taps = g.kh * g.kw;
+  const int64_t plane_h = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+  const int64_t plane_w = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  const bool padded = plane_h * plane_w * kB <= kDwPaddedFloats;
+  alignas(64) float pad[kDwPaddedFloats];
+  int64_t padded_plane = -1;
+  for (int64_t row = r0; row < r1; ++row) {
+    const int64_t plane = row / g.oh, oy = row % g.oh;
+    const int64_t block = plane % blocks;
+    const float* x = a.x + plane * g.ih * g.iw * kB;
+    const float* w = a.w + block * taps * kB;
+    const __m512 bias = a.bias ? _mm512_loadu_ps(a.bias + block * kB) : _mm512_setzero_ps();
+    const int64_t yoff = (plane * g.oh + oy) * g.ow * kB;
+    const float* residual = a.residual ? a.residual + yoff : nullptr;
+    float* y = a.y + yoff;
+    const __mmask16 real = block_mask(block, a.m);
+    if (padded) {
+      if (plane != padded_plane) {
+        const __m512 zero = _mm512_setzero_ps();
+        for (int64_t i = 0; i < plane_h; ++i) {
+          const int64_t iy = i - g.ph;
+          for (int64_t j = 0; j < plane_w; ++j) {
+            const int64_t ix = j - g.pw;
+            const bool inside = iy >= 0 && iy < g.ih && ix >= 0 && ix < g.iw;
+            _mm512_store_ps(pad + (i * plane_w + j) * kB, inside ? _mm512_loadu_ps(x + (iy * g.iw + ix) * kB) : zero);
+          }
+        }
+        padded_plane = plane;
+      }
+      int64_t ox = 0;
+      for (; ox + 8 <= g.ow; ox += 8)
+        dw_dilated_padded<8, A>(g, pad, plane_w, w, bias, residual, y, real, oy, ox, k);
+      if (ox + 4 <= g.ow) {
+        dw_dilated_padded<4, A>(g, pad, plane_w, w, bias, residual, y, real, oy, ox, k);
+        ox += 4;
+      }
+      for (; ox < g.ow; ++ox) dw_dilated_padded<1, A>(g, pad, plane_w, w, bias, residual, y, real, oy, ox, k);
+      continue;
+    }
+    const int64_t iy0 = oy * g.sh - g.ph;
+    int64_t ky0 = 0, ky1 = 0;
+    dw_dilated_taps(iy0, g.dh, g.kh, g.ih, ky0, ky1);
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      const int64_t ix0 = ox * g.sw - g.pw;
+      int64_t kx0 = 0, kx1 = 0;
+      dw_dilated_taps(ix0, g.dw, g.kw, g.iw, kx0, kx1);
+      __m512 acc = bias;
+      for (int64_t ky = ky0; ky < ky1; ++ky) {
+        const float* xrow = x + ((iy0 + ky * g.dh) * g.iw + ix0) * kB;
+        for (int64_t kx = kx0; kx < kx1; ++kx)
+          acc = _mm512_fmadd_ps(_mm512_loadu_ps(xrow + kx * g.dw * kB), _mm512_loadu_ps(w + (ky * g.kw + kx) * kB),
+                                acc);
+      }
+      store_out<A>(acc, residual ? residual + ox * kB : nullptr, y + ox * kB, real, k);
+    }
+  }
+}
+
 template <Activation A>
 void dw_select(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
+  if (g.dh != 1 || g.dw != 1) return dw_rows_dilated<A>(g, a, r0, r1);
   if (g.kh == 3 && g.kw == 3 && g.sw == 1) return dw_rows<3, 3, 1, A>(g, a, r0, r1);
   if (g.kh == 3 && g.kw == 3 && g.sw == 2) return dw_rows<3, 3, 2, A>(g, a, r0, r1);
   if (g.kh == 5 && g.kw == 5 && g.sw == 1) return dw_rows<5, 5, 1, A>(g, a, r0, r1);
@@ -510,7 +605,7 @@ void blocked_depthwise_pack(const float* w, int64_t m, int64_t kh, int64_t kw, f
       }
 }
 
-bool blocked_depthwise_supported(const ConvGeometry2d& g) { return g.dh == 1 && g.dw == 1; }
+bool blocked_depthwise_supported(const ConvGeometry2d& g) { return g.dh >= 1 && g.dw >= 1; }
 
 void blocked_depthwise_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
   with_activation(a.act->act, [&]<Activation A>() { dw_select<A>(g, a, r0, r1); });

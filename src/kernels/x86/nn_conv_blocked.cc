@@ -104,7 +104,7 @@ class BlockedConvKernel final : public Kernel {
     if (!sample_geometry) return std::unique_ptr<Kernel>(std::move(k));
     const bool plain = init.attrs.get_int("plain_input", 0) == 1;
     if (plain) {
-      if (group != 1 || cg * kh * kw > kBlockedPlainMaxTaps || !blocked_depthwise_supported(as_2d(*sample_geometry)))
+      if (group != 1 || cg * kh * kw > kBlockedPlainMaxTaps || !blocked_plain_supported(as_2d(*sample_geometry)))
         return std::unique_ptr<Kernel>(std::move(k));
       k->kind_ = Kind::Plain;
       k->packed_ = aligned_floats(blocked_plain_packed_floats(m, cg, kh, kw), k->packed_buf_);

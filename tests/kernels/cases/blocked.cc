@@ -22,7 +22,7 @@ int64_t blocks(int64_t channels) { return (channels + kBlock - 1) / kBlock; }
 
 struct ConvSpec {
   int64_t n = 1, c = 0, h = 0, w = 0, m = 0;
-  int64_t kernel = 1, stride = 1, pad = 0, group = 1;
+  int64_t kernel = 1, stride = 1, pad = 0, group = 1, dilation = 1;
   bool bias = true;
   bool residual = false;  // needs bias (inputs cannot be omitted here)
   bool scale = false;     // S [N, C, 1, 1]; needs bias and residual
@@ -45,7 +45,8 @@ KernelCase blocked_conv(const ConvSpec& s) {
   c.domain = "ai.ignis";
   c.op_type = "BlockedConv";
   c.opset = 1;
-  const int64_t oh = (s.h + 2 * s.pad - s.kernel) / s.stride + 1, ow = (s.w + 2 * s.pad - s.kernel) / s.stride + 1;
+  const int64_t span = s.dilation * (s.kernel - 1) + 1;
+  const int64_t oh = (s.h + 2 * s.pad - span) / s.stride + 1, ow = (s.w + 2 * s.pad - span) / s.stride + 1;
   c.inputs = {s.plain ? Shape{s.n, s.c, s.h, s.w} : Shape{s.n, blocks(s.c), s.h, s.w, kBlock},
               Shape{s.m, s.c / s.group, s.kernel, s.kernel}};
   if (s.plain) c.attrs.set("plain_input", int_attr(1));
@@ -60,10 +61,11 @@ KernelCase blocked_conv(const ConvSpec& s) {
   if (s.group != 1) c.attrs.set("group", int_attr(s.group));
   if (s.stride != 1) c.attrs.set("strides", ints_attr({s.stride, s.stride}));
   if (s.pad != 0) c.attrs.set("pads", ints_attr({s.pad, s.pad, s.pad, s.pad}));
+  if (s.dilation != 1) c.attrs.set("dilations", ints_attr({s.dilation, s.dilation}));
   set_activation(c.attrs, s.act);
   c.label = str_cat("X[", s.n, ", ", s.c, " (", blocks(s.c), " blocks), ", s.h, ", ", s.w, "] W[", s.m, ", ",
                     s.c / s.group, ", ", s.kernel, ", ", s.kernel, "] group=", s.group, " stride=", s.stride,
-                    " pad=", s.pad, s.bias || s.residual ? " bias" : " no bias", s.residual ? " residual " : " ",
+                    " pad=", s.pad, " dilation=", s.dilation, s.bias || s.residual ? " bias" : " no bias", s.residual ? " residual " : " ",
                     s.scale ? "scale S " : "", s.plain ? "plain X " : "", activation_label(s.act));
   return c;
 }
@@ -139,6 +141,25 @@ std::vector<KernelCase> blocked_conv_cases() {
   cases.push_back(blocked_conv({.n = 2, .c = 40, .h = 14, .w = 14, .m = 24, .stride = 2, .bias = false}));
   cases.push_back(blocked_conv({.c = 24, .h = 9, .w = 11, .m = 20, .kernel = 3, .pad = 1, .residual = true,
                                 .act = acts[3]}));
+  // Dilated depthwise (dilation 2 to 4, as DeepLabV3's backbone tail): 3x3 and 5x5, strides
+  // 1 and 2, odd planes (small ones take the padded copy, large ones the per-position path),
+  // "same" pads and pads reaching past the plane (taps that never read the input), partial
+  // channel blocks; a dilated stem, which the blocked kernel hands back.
+  const int64_t dilated[][6] = {
+      // {C, H, W, kernel, stride, dilation}
+      {40, 14, 14, 5, 1, 2}, {24, 13, 11, 3, 1, 2}, {16, 9, 15, 3, 2, 3}, {40, 7, 7, 3, 1, 4},
+      {20, 17, 9, 5, 2, 3},  {48, 5, 6, 5, 1, 4},   {33, 14, 14, 3, 1, 3},
+      {16, 37, 41, 3, 1, 2}, {24, 33, 35, 3, 2, 3},  // planes too large for the padded copy
+  };
+  for (const auto& d : dilated) {
+    const int64_t ch = d[0], k = d[3], dil = d[5];
+    cases.push_back(blocked_conv({.n = 1 + i % 2, .c = ch, .h = d[1], .w = d[2], .m = ch, .kernel = k, .stride = d[4],
+                                  .pad = dil * (k / 2) + i % 2, .group = ch, .dilation = dil, .bias = i % 3 != 2,
+                                  .residual = i % 2 == 0 && d[4] == 1, .act = acts[i % acts.size()]}));
+    ++i;
+  }
+  cases.push_back(blocked_conv({.c = 3, .h = 15, .w = 13, .m = 16, .kernel = 3, .pad = 2, .dilation = 2,
+                                .plain = true, .act = acts[1]}));
   return cases;
 }
 

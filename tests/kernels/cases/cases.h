@@ -119,6 +119,9 @@ std::vector<KernelCase> ignis_gelu_cases();                // elementwise.cc (ai
 std::vector<KernelCase> resize_cases();                    // nn_resize.cc
 std::vector<KernelCase> conv_transpose_cases();            // nn_conv_transpose.cc
 std::vector<KernelCase> upsample_cases();                  // nn_resize.cc
+std::vector<KernelCase> tree_ensemble_regressor_cases();   // ml_tree.cc (ai.onnx.ml)
+std::vector<KernelCase> tree_ensemble_classifier_cases();  // ml_tree.cc (ai.onnx.ml)
+std::vector<KernelCase> tree_ensemble_cases();             // ml_tree.cc (ai.onnx.ml 5)
 
 // a followed by b (one op's cases from several files; later files append, so the seeds of
 // earlier cases do not change).
@@ -203,6 +206,9 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"", "Resize", resize_cases},
       {"", "ConvTranspose", conv_transpose_cases},
       {"", "Upsample", upsample_cases},
+      {"ai.onnx.ml", "TreeEnsembleRegressor", tree_ensemble_regressor_cases},
+      {"ai.onnx.ml", "TreeEnsembleClassifier", tree_ensemble_classifier_cases},
+      {"ai.onnx.ml", "TreeEnsemble", tree_ensemble_cases},
   };
   return list;
 }
