@@ -229,9 +229,9 @@ class SessionOptions:
     precision = _option(
         "precision",
         _precision,
-        "Numeric precision of the computation (ignis only): 'fp32' (default), or 'bf16': MatMul and "
-        "Gemm with constant weights round both operands to bfloat16 and sum in float32, on CPUs with "
-        "AVX512_BF16 (float32 elsewhere, and for every other op).",
+        "Numeric precision of the computation (ignis only): 'fp32' (default), or 'bf16': MatMul, "
+        "Gemm and Conv with constant weights round both operands to bfloat16 and sum in float32, on "
+        "CPUs with AVX512_BF16 (float32 elsewhere, for shallow convolutions, and for every other op).",
     )
 
     pin_threads = _option(

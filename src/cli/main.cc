@@ -16,8 +16,8 @@ void add_input_options(CLI::App* cmd, ignis::cli::InputOptions& in) {
 
 void add_precision_option(CLI::App* cmd, std::string& precision) {
   cmd->add_option("--precision", precision,
-                  "f32 | bf16: bf16 runs MatMul/Gemm with constant weights in bfloat16 where the CPU has "
-                  "AVX512_BF16 (float32 elsewhere)")
+                  "f32 | bf16: bf16 runs MatMul, Gemm and Conv with constant weights in bfloat16 where the "
+                  "CPU has AVX512_BF16 (float32 elsewhere; shallow convolutions stay float32)")
       ->default_val("f32")
       ->check(CLI::IsMember({"f32", "bf16"}));
 }
