@@ -19,30 +19,13 @@
 #include <cstdint>
 #include <utility>
 
-#include "core/half.h"
 #include "kernels/x86/activation_avx512.h"
 #include "kernels/x86/conv_blocked.h"
+#include "kernels/x86/conv_blocked_tile_avx512.h"
 #include "kernels/x86/simd_avx512.h"
 
 namespace ignis::kernels::x86 {
 
-namespace {
-
-constexpr int64_t kB = kChannelBlock;
-
-// Lanes of output block `block` that hold real channels (m channels in all).
-inline __mmask16 block_mask(int64_t block, int64_t m) { return lanes(0, m - block * kB); }
-
-// act(v + residual), the padded lanes zeroed, stored at y.
-template <Activation A>
-inline void store_out(__m512 v, const float* residual, float* y, __mmask16 real, const ActivationParams512& k) {
-  if (residual) v = _mm512_add_ps(v, _mm512_loadu_ps(residual));
-  v = activate_avx512<A>(v, k);
-  if (real != 0xFFFF) v = _mm512_maskz_mov_ps(real, v);
-  _mm512_storeu_ps(y, v);
-}
-
-}  // namespace
 
 // ---- reorders ----------------------------------------------------------------------------
 
@@ -86,39 +69,6 @@ void unblock_channels_avx512(const float* x, int64_t c, int64_t hw, float* y, in
 // ---- pointwise ---------------------------------------------------------------------------
 
 namespace {
-
-constexpr int kTileP = 12;
-// Weights are prefetched kWeightPrefetch floats (16 depth steps, ~200 cycles) ahead: the
-// first position tile reads each layer's weights from L3 (a model's weights do not stay in
-// L2 between runs), and the hardware prefetcher alone left 1x1 layers on 7x7 images ~2x
-// slower than with warm weights (1280x320: 531 -> 356 us cold, 284 warm; one core).
-constexpr int64_t kWeightPrefetch = 512;
-constexpr int64_t kPairFloats = 2 * kB;
-
-int64_t pairs_of(int64_t m) { return (channel_blocks(m) + 1) / 2; }
-
-// A pointwise tile's accumulators start at the bias of its output blocks.
-template <int P, int NB>
-inline void start_tile(const BlockedConvArgs& a, int64_t pair, __m512 (&acc)[P][NB]) {
-  for (int b = 0; b < NB; ++b) {
-    const __m512 bias = a.bias ? _mm512_loadu_ps(a.bias + pair * kPairFloats + b * kB) : _mm512_setzero_ps();
-    for (int p = 0; p < P; ++p) acc[p][b] = bias;
-  }
-}
-
-// A pointwise tile's sums, with the residual and activation, stored at y (output planes have
-// the input's positions).
-template <int P, int NB, Activation A>
-inline void finish_tile(const BlockedConvArgs& a, int64_t xbs, int64_t pair, const __m512 (&acc)[P][NB],
-                        const float* residual, float* y, const ActivationParams512& k) {
-  for (int b = 0; b < NB; ++b) {
-    const __mmask16 real = block_mask(2 * pair + b, a.m);
-    for (int p = 0; p < P; ++p) {
-      const int64_t off = b * xbs + p * kB;
-      store_out<A>(acc[p][b], residual ? residual + off : nullptr, y + off, real, k);
-    }
-  }
-}
 
 // P positions x NB output blocks (of pair j). x at the tile's first position in block 0,
 // y / residual at its first position in the pair's first block.
@@ -240,101 +190,6 @@ void blocked_pointwise_scale_weights_avx512(const float* packed, const float* s,
         _mm512_storeu_ps(dst + ic * kPairFloats + o, _mm512_mul_ps(_mm512_loadu_ps(src + ic * kPairFloats + o), scale));
     }
   }
-}
-
-// ---- pointwise in bfloat16 ------------------------------------------------------------------
-// This part is compiled for AVX512_BF16 as well (its entry point runs only on CPUs with it).
-#pragma GCC push_options
-#pragma GCC target("avx512bf16")
-
-namespace {
-
-constexpr int64_t kBlockPairs = kB / 2;  // pairs of input channels per block
-
-// P positions x NB output blocks (of pair `pair`) from the tile's input as bfloat16 pairs
-// (xp: [block][kTileP][kBlockPairs] 32-bit pairs) and the bfloat16 weights of the pair (w:
-// [c / 2][32] pairs); y / residual at the tile's first position in the pair's first block.
-template <int P, int NB, Activation A>
-void pointwise_tile_bf16(const BlockedConvArgs& a, int64_t xbs, const uint32_t* xp, const uint32_t* w, int64_t pair,
-                         const float* residual, float* y, const ActivationParams512& k) {
-  __m512 acc[P][NB];
-  start_tile<P, NB>(a, pair, acc);
-  const int64_t cb = channel_blocks(a.c);
-  for (int64_t blk = 0; blk < cb; ++blk) {
-    const uint32_t* xb = xp + blk * kTileP * kBlockPairs;
-    const uint32_t* wb = w + blk * kBlockPairs * kPairFloats;
-    for (int q = 0; q < kBlockPairs; ++q) {
-      // Half the float32 kernel's weight bytes per depth step: the same distance in bytes.
-      _mm_prefetch(reinterpret_cast<const char*>(wb + q * kPairFloats + kWeightPrefetch), _MM_HINT_T0);
-      __m512bh wv[NB];
-      for (int b = 0; b < NB; ++b) wv[b] = (__m512bh)_mm512_loadu_si512(wb + q * kPairFloats + b * kB);
-      for (int p = 0; p < P; ++p) {
-        const __m512bh xv = (__m512bh)_mm512_set1_epi32(static_cast<int>(xb[p * kBlockPairs + q]));
-        for (int b = 0; b < NB; ++b) acc[p][b] = _mm512_dpbf16_ps(acc[p][b], xv, wv[b]);
-      }
-    }
-  }
-  finish_tile<P, NB, A>(a, xbs, pair, acc, residual, y, k);
-}
-
-using PointwiseBf16Tile = void (*)(const BlockedConvArgs&, int64_t, const uint32_t*, const uint32_t*, int64_t,
-                                   const float*, float*, const ActivationParams512&);
-
-template <int NB, Activation A, int... Ps>
-constexpr std::array<PointwiseBf16Tile, sizeof...(Ps)> bf16_tiles(std::integer_sequence<int, Ps...>) {
-  return {pointwise_tile_bf16<Ps + 1, NB, A>...};
-}
-
-template <Activation A>
-void pointwise_range_bf16(const BlockedConvArgs& a, int64_t positions, int64_t p0, int64_t p1, int64_t j0, int64_t j1) {
-  // Tiles of 1..kTileP positions, for one and for two output blocks.
-  static constexpr std::array<PointwiseBf16Tile, kTileP> kTiles[2] = {
-      bf16_tiles<1, A>(std::make_integer_sequence<int, kTileP>()),
-      bf16_tiles<2, A>(std::make_integer_sequence<int, kTileP>())};
-  const ActivationParams512 k(*a.act);
-  const int64_t xbs = positions * kB, cb = channel_blocks(a.c);
-  const int64_t wpair = cb * kBlockPairs * kPairFloats;
-  const int64_t out_blocks = channel_blocks(a.m);
-  alignas(64) uint32_t xp[kBlockedPointwiseBf16MaxBlocks * kTileP * kBlockPairs];
-  const auto* w = reinterpret_cast<const uint32_t*>(a.w);
-  for (int64_t p = p0; p < p1; p += kTileP) {
-    const int tp = static_cast<int>(std::min<int64_t>(kTileP, p1 - p));
-    // The tile's input rounded to bfloat16 once, for every output pair: 16 channels of one
-    // position become 8 pairs in one instruction (channel 2q in the low half of pair q).
-    for (int64_t blk = 0; blk < cb; ++blk)
-      for (int i = 0; i < tp; ++i)
-        _mm256_store_si256(reinterpret_cast<__m256i*>(xp + (blk * kTileP + i) * kBlockPairs),
-                           (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(a.x + blk * xbs + (p + i) * kB)));
-    for (int64_t j = j0; j < j1; ++j) {
-      const int64_t yoff = 2 * j * xbs + p * kB;
-      kTiles[2 * j + 1 < out_blocks][tp - 1](a, xbs, xp, w + j * wpair, j,
-                                             a.residual ? a.residual + yoff : nullptr, a.y + yoff, k);
-    }
-  }
-}
-
-}  // namespace
-
-void blocked_pointwise_avx512bf16(const BlockedConvArgs& a, int64_t positions, int64_t p0, int64_t p1, int64_t j0,
-                                  int64_t j1) {
-  with_activation(a.act->act, [&]<Activation A>() { pointwise_range_bf16<A>(a, positions, p0, p1, j0, j1); });
-}
-
-#pragma GCC pop_options
-
-size_t blocked_pointwise_bf16_packed_floats(int64_t m, int64_t c) { return blocked_pointwise_packed_floats(m, c) / 2; }
-
-void blocked_pointwise_bf16_pack(const float* w, int64_t m, int64_t c, float* packed) {
-  const int64_t cpad = channel_blocks(c) * kB;
-  auto* out = reinterpret_cast<uint32_t*>(packed);
-  auto at = [&](int64_t oc, int64_t ic) { return oc < m && ic < c ? w[oc * c + ic] : 0.0f; };
-  for (int64_t j = 0; j < pairs_of(m); ++j)
-    for (int64_t ic = 0; ic < cpad; ic += 2)
-      for (int64_t o = 0; o < kPairFloats; ++o) {
-        const int64_t oc = j * kPairFloats + o;
-        *out++ = static_cast<uint32_t>(float_to_bf16(at(oc, ic))) |
-                 (static_cast<uint32_t>(float_to_bf16(at(oc, ic + 1))) << 16);
-      }
 }
 
 void blocked_global_average_pool_avx512(const float* x, int64_t c, int64_t positions, float* y, int64_t u0,
