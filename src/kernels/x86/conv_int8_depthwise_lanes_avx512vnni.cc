@@ -32,7 +32,7 @@ int64_t padded_cols(const ConvGeometry2d& g) { return (g.ow - 1) * g.sw + (g.kw 
 
 // 16 rows of 16 bytes to 16 columns: out[j] byte i = in[i] byte j. Four rounds of unpacks
 // (bytes, words, dwords, qwords), each doubling the run of one column's bytes.
-void transpose16(const __m128i in[16], __m128i out[16]) {
+[[gnu::always_inline]] inline void transpose16(const __m128i in[16], __m128i out[16]) {
   __m128i a[16], b[16];
   for (int k = 0; k < 8; ++k) {  // a[k]: words j = 0-7 of rows 2k, 2k+1; a[8+k]: j = 8-15
     a[k] = _mm_unpacklo_epi8(in[2 * k], in[2 * k + 1]);
@@ -80,10 +80,11 @@ void fill_plane(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64_t
     for (int64_t j = 0; j < kLanes; ++j)
       in[j] = j < n ? _mm_maskz_loadu_epi8(mask, p.x + (c0 + j) * in_plane + q0) : _mm_setzero_si128();
     transpose16(in, out);
-    for (int64_t i = 0; i < kLanes && q0 + i < in_plane; ++i) {
+    const int64_t count = std::min(kLanes, in_plane - q0);
+    for (int64_t i = 0; i < count; ++i) {
       const int64_t py = iy + g.ph, px = ix + g.pw;
-      if (py < rows && px < cols)
-        plane[py * cols + px] = p.x_signed ? _mm512_maskz_cvtepi8_epi32(kAll, out[i]) : _mm512_maskz_cvtepu8_epi32(kAll, out[i]);
+      const __m512i v = p.x_signed ? _mm512_maskz_cvtepi8_epi32(kAll, out[i]) : _mm512_maskz_cvtepu8_epi32(kAll, out[i]);
+      if (py < rows && px < cols) plane[py * cols + px] = v;
       if (++ix == g.iw) ix = 0, ++iy;
     }
   }
@@ -110,13 +111,18 @@ void output_block(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64
       src[i] = i < valid ? plane + oy * g.sh * cols + ox * g.sw : src[0];
       if (i < valid && ++ox == g.ow) ox = 0, ++oy;
     }
-    // Tap-major over 16 positions: 16 independent sums, so the adds' latency overlaps.
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; ++i) acc[i] = offset;
-    for (int64_t t = 0; t < t_count; ++t) {
-      const __m512i wt = kTaps > 0 ? w[t] : weights[t];
-#pragma GCC unroll 16
-      for (int i = 0; i < 16; ++i) acc[i] = _mm512_dpwssd_epi32(acc[i], wt, _mm512_loadu_si512(src[i] + at[t]));
+    // Tap-major over 8 positions at a time: 8 independent sums, so the adds' latency overlaps
+    // (16 would spill their pointers), and a last group of 8 or fewer computes only 8.
+    for (int64_t h = 0; h < valid; h += 8) {
+      const __m512i* const* s8 = src + h;
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; ++i) acc[h + i] = offset;
+      for (int64_t t = 0; t < t_count; ++t) {
+        const __m512i wt = kTaps > 0 ? w[t] : weights[t];
+        const int64_t a = at[t];
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; ++i) acc[h + i] = _mm512_dpwssd_epi32(acc[h + i], wt, _mm512_loadu_si512(s8[i] + a));
+      }
     }
     for (int64_t i = 0; i < valid; ++i) res[i] = _mm512_maskz_cvtepi32_epi8(kAll, rq.values(acc[i], m));
     for (int64_t i = valid; i < kLanes; ++i) res[i] = _mm_setzero_si128();
