@@ -175,6 +175,8 @@ std::vector<KernelCase> qlinear_conv_cases() {
       conv_spec({1, 12, 9, 8}, {12, 1, 2, 3}, 12, {1, 2}, {0, 1, 1, 0}),
       conv_spec({1, 16, 21}, {16, 1, 3}, 16, {2}, {1, 1}),
       conv_spec({1, 32, 30, 31}, {32, 1, 3, 3}, 32, {}, {1, 1, 1, 1}),
+      // Depthwise on a plane larger than 56x56: one plane at a time again.
+      conv_spec({1, 9, 60, 61}, {9, 1, 3, 3}, 9, {2, 2}, {1, 1, 1, 1}),
   };
   std::vector<KernelCase> cases;
   int index = 0;
