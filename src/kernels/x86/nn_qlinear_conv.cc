@@ -368,7 +368,7 @@ class QLinearConvKernel final : public Kernel {
 
   // Blocks of 16 channels in the vector lanes beat planes walked one at a time from 8 channels
   // on (fewer leave too many lanes idle) and on input planes up to 56x56 (MobileNet v2's
-  // layers on Zen 5, one thread: 7x7 2.3x, 14x14 1.7x, 28x28 1.3x, 56x56 1.1x faster); at
+  // layers on Zen 5, one thread: 7x7 2.8x, 14x14 1.9x, 28x28 1.45x, 56x56 1.1x faster); at
   // 112x112 the padded block of int32 lanes (830 KB) outgrows the caches and the per-plane walk
   // wins (1.3x at stride 2).
   static constexpr int64_t kMinLaneChannels = 8, kMaxLanePlane = 56 * 56;
