@@ -44,4 +44,25 @@ void conv_int8_depthwise_avx2(const ConvGeometry2d& g, const DepthwiseInt8Plane&
 size_t conv_int8_depthwise_avx512_scratch(const ConvGeometry2d& g);
 void conv_int8_depthwise_avx512(const ConvGeometry2d& g, const DepthwiseInt8Plane& p, uint8_t* scratch);
 
+// Every channel of one image at once, for the kernel with 16 channels in the vector lanes
+// (conv_int8_depthwise_lanes_avx512vnni.cc): the same arithmetic as DepthwiseInt8Plane, with
+// the per-channel values as arrays.
+struct DepthwiseInt8Channels {
+  const uint8_t* x = nullptr;           // [C, ih, iw]
+  const int32_t* w = nullptr;           // [C, kh * kw], zero points subtracted
+  const int32_t* bias = nullptr;        // [C], or none
+  const float* multiplier = nullptr;    // [C]
+  int32_t x_zero_point = 0;
+  int32_t y_zero_point = 0, q_min = 0, q_max = 255;
+  bool x_signed = false, y_signed = false;
+  uint8_t* y = nullptr;                 // [C, oh, ow]
+};
+
+// Scratch bytes one call needs (one padded block of 16 channels as int32).
+size_t conv_int8_depthwise_lanes_scratch(const ConvGeometry2d& g);
+// Channels [c_begin, c_end), in blocks of 16 from c_begin; any strides, dilations, padding
+// (non-negative) and kh * kw <= 64, on AVX-512 BW + VNNI.
+void conv_int8_depthwise_lanes_avx512(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64_t c_begin,
+                                      int64_t c_end, uint8_t* scratch);
+
 }  // namespace ignis::kernels::x86

@@ -29,15 +29,18 @@ inline int32_t load_quad(const uint8_t* p, int valid) {
 
 // Requantizes 16 int32 sums of row i at column j (gemm_int8.h; requantize_avx512.h) and
 // stores them as bytes.
-inline void store_requantized(const Int8GemmArgs& g, int64_t i, int64_t j, __m512i acc, __mmask16 mask) {
+inline void store_requantized(const Int8GemmArgs& g, const RequantAvx512& rq, int64_t i, int64_t j, __m512i acc,
+                              __mmask16 mask) {
   if (g.q_bias) acc = _mm512_add_epi32(acc, _mm512_set1_epi32(g.q_bias[i]));
   const __m512 m = g.q_row_scale ? _mm512_set1_ps(g.q_row_scale[i]) : _mm512_maskz_loadu_ps(mask, g.q_col_scale + j);
-  const RequantAvx512 rq(g.q_zero_point, g.q_min, g.q_max, g.q_signed);
   _mm512_mask_cvtepi32_storeu_epi8(static_cast<uint8_t*>(g.c_q) + i * g.ldc + j, mask, rq.values(acc, m));
 }
 
 // Stores one 16-column half of row i: the correction, then int32, requantized or scaled float.
-inline void store_half(const Int8GemmArgs& g, int64_t i, int64_t j, __m512i acc, __mmask16 mask) {
+// `g` is the tile's own copy: byte stores through c_q may alias anything the caller's
+// arguments point to, so fields read through a reference would be reloaded after every store.
+inline void store_half(const Int8GemmArgs& g, const RequantAvx512& rq, int64_t i, int64_t j, __m512i acc,
+                       __mmask16 mask) {
   if (g.row_sum && g.col_shift) {
     const __m512i shift = _mm512_maskz_loadu_epi32(mask, g.col_shift + j);
     acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(shift, _mm512_set1_epi32(g.row_sum[i])));
@@ -52,7 +55,7 @@ inline void store_half(const Int8GemmArgs& g, int64_t i, int64_t j, __m512i acc,
     return;
   }
   if (g.c_q) {
-    store_requantized(g, i, j, acc, mask);
+    store_requantized(g, rq, i, j, acc, mask);
     return;
   }
   // The maskz form: GCC 12 warns that the plain one reads an undefined register.
@@ -96,6 +99,8 @@ void tile(const Int8GemmArgs& g, int64_t i0, int64_t panel) {
       for (int c = 0; c < 2 * kP; ++c) acc[r][c] = _mm512_dpbusd_epi32(acc[r][c], av, bv[c]);
     }
   }
+  const Int8GemmArgs args = g;
+  const RequantAvx512 rq(args.q_zero_point, args.q_min, args.q_max, args.q_signed);
   #pragma GCC unroll 16
   for (int p = 0; p < kP; ++p) {
     const int64_t j0 = (panel + p) * kInt8PanelCols;
@@ -105,8 +110,8 @@ void tile(const Int8GemmArgs& g, int64_t i0, int64_t panel) {
         cols >= 32 ? __mmask16(0xFFFF) : cols > 16 ? static_cast<__mmask16>((1u << (cols - 16)) - 1) : 0;
     #pragma GCC unroll 16
     for (int r = 0; r < kR; ++r) {
-      store_half(g, i0 + r, j0, acc[r][2 * p], m0);
-      if (m1) store_half(g, i0 + r, j0 + 16, acc[r][2 * p + 1], m1);
+      store_half(args, rq, i0 + r, j0, acc[r][2 * p], m0);
+      if (m1) store_half(args, rq, i0 + r, j0 + 16, acc[r][2 * p + 1], m1);
     }
   }
 }

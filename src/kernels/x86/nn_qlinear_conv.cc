@@ -333,8 +333,12 @@ class QLinearConvKernel final : public Kernel {
     auto* yb = static_cast<uint8_t*>(ctx.output(0).data());
     const int64_t planes = batch * channels;
     ThreadPool* pool = ctx.pool();
-    const int parts = parallel_parts(pool, planes * out_plane * taps, planes);
     const bool avx512 = &int8_gemm_backend_default() == &int8_gemm_backend_vnni();
+    if (avx512 && channels >= kMinLaneChannels && in_plane <= kMaxLanePlane) {
+      run_depthwise_lanes(ctx, g, q, wc);
+      return;
+    }
+    const int parts = parallel_parts(pool, planes * out_plane * taps, planes);
     const size_t per_part =
         align_up(avx512 ? conv_int8_depthwise_avx512_scratch(g) : conv_int8_depthwise_scratch(g));
     auto* scratch = static_cast<uint8_t*>(ctx.scratch(per_part * static_cast<size_t>(parts)));
@@ -357,6 +361,50 @@ class QLinearConvKernel final : public Kernel {
           uint8_t* mine = scratch + per_part * static_cast<size_t>(part);
           if (avx512) conv_int8_depthwise_avx512(g, p, mine);
           else conv_int8_depthwise_avx2(g, p, mine);
+        }
+      }
+    });
+  }
+
+  // Blocks of 16 channels in the vector lanes beat planes walked one at a time from 8 channels
+  // on (fewer leave too many lanes idle) and on input planes up to 56x56 (MobileNet v2's
+  // layers on Zen 5, one thread: 7x7 2.8x, 14x14 1.9x, 28x28 1.45x, 56x56 1.1x faster); at
+  // 112x112 the padded block of int32 lanes (830 KB) outgrows the caches and the per-plane walk
+  // wins (1.3x at stride 2).
+  static constexpr int64_t kMinLaneChannels = 8, kMaxLanePlane = 56 * 56;
+
+  // The depthwise convolution with channels in the vector lanes: blocks of 16 channels of
+  // each image split over the threads.
+  static void run_depthwise_lanes(KernelContext& ctx, const ConvGeometry2d& g, const QuantParams& q,
+                                  const std::vector<int32_t>& wc) {
+    const Tensor& x = ctx.input(kX);
+    const int64_t batch = x.dim(0), channels = x.dim(1);
+    const int64_t in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
+    const int64_t blocks = (channels + 15) / 16, units = batch * blocks;
+    ThreadPool* pool = ctx.pool();
+    const int parts = parallel_parts(pool, batch * channels * out_plane * g.kh * g.kw, units);
+    const size_t per_part = align_up(conv_int8_depthwise_lanes_scratch(g));
+    auto* scratch = static_cast<uint8_t*>(ctx.scratch(per_part * static_cast<size_t>(parts)));
+    const auto* xb = static_cast<const uint8_t*>(x.data());
+    auto* yb = static_cast<uint8_t*>(ctx.output(0).data());
+    parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part) {
+        for (int64_t u = units * part / parts; u < units * (part + 1) / parts; ++u) {
+          const int64_t image = u / blocks, c0 = u % blocks * 16;
+          DepthwiseInt8Channels p;
+          p.x = xb + image * channels * in_plane;
+          p.w = wc.data();
+          p.bias = q.bias;
+          p.multiplier = q.multiplier.data();
+          p.x_zero_point = q.x_zp;
+          p.y_zero_point = q.y_zp;
+          p.q_min = q.q_min;
+          p.q_max = q.q_max;
+          p.x_signed = q.x_signed;
+          p.y_signed = q.y_signed;
+          p.y = yb + image * channels * out_plane;
+          conv_int8_depthwise_lanes_avx512(g, p, c0, std::min(channels, c0 + 16),
+                                           scratch + per_part * static_cast<size_t>(part));
         }
       }
     });

@@ -4,7 +4,7 @@
 // depths not a multiple of 4), with no, one-value and per-row / per-column zero points,
 // batched A; DynamicQuantizeLinear on sizes around the 8-lane width and split over threads;
 // QLinearConv and QLinearMatMul over the same type pairings (1x1, 3x3 with strides 1, 2 and
-// 3, pads, dilations, 7x7, 1-D, depthwise and grouped convolutions, odd channel counts, chunks of
+// 3, pads, dilations, 7x7, 1-D, depthwise (planes and channel blocks) and grouped convolutions, odd channel counts, chunks of
 // output positions, per-tensor and per-channel weight scales, with and without bias);
 // QuantizeLinear and DequantizeLinear per tensor and per axis around the vector width.
 // Integer outputs must match the reference exactly: the requantization rounds in float64 like
@@ -167,6 +167,16 @@ std::vector<KernelCase> qlinear_conv_cases() {
       conv_spec({1, 4, 15, 13}, {6, 4, 3, 3}, 1, {2, 2}, {2, 2, 2, 2}, {2, 2}),
       conv_spec({1, 3, 17, 16}, {5, 3, 4, 4}, 1, {3, 3}, {1, 2, 0, 1}),
       conv_spec({2, 70, 15, 15}, {40, 70, 1, 1}, 1, {2, 2}),
+      // Depthwise with 16 channels in the vector lanes: partial channel blocks, plane sizes
+      // that are not a multiple of 16, asymmetric pads, strides, dilations, 1-D.
+      conv_spec({1, 35, 7, 7}, {35, 1, 3, 3}, 35, {}, {1, 1, 1, 1}),
+      conv_spec({2, 20, 14, 13}, {20, 1, 3, 3}, 20, {2, 2}, {1, 0, 0, 1}),
+      conv_spec({1, 9, 5, 6}, {9, 1, 5, 5}, 9, {}, {2, 2, 2, 2}, {1, 2}),
+      conv_spec({1, 12, 9, 8}, {12, 1, 2, 3}, 12, {1, 2}, {0, 1, 1, 0}),
+      conv_spec({1, 16, 21}, {16, 1, 3}, 16, {2}, {1, 1}),
+      conv_spec({1, 32, 30, 31}, {32, 1, 3, 3}, 32, {}, {1, 1, 1, 1}),
+      // Depthwise on a plane larger than 56x56: one plane at a time again.
+      conv_spec({1, 9, 60, 61}, {9, 1, 3, 3}, 9, {2, 2}, {1, 1, 1, 1}),
   };
   std::vector<KernelCase> cases;
   int index = 0;
