@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <string_view>
 
 namespace ignis::runtime {
@@ -68,10 +70,37 @@ size_t bytes_of(const ir::ValueType& t) {
   return n <= 0 ? 0 : static_cast<size_t>(n) * dtype_size(t.dtype);
 }
 
+// The L3 that CPU 0 shares, as Linux describes it ("32768K"); 0 when unknown. Not
+// sysconf(_SC_LEVEL3_CACHE_SIZE): on an EPYC guest glibc reports the whole package's 384 MiB,
+// while the L3 one core shares is 32 MiB; thresholds from 384 MiB (a run from 64 MiB) would
+// leave mobilenet_v2 at batch 8 layer by layer (2.19 ms per image against 1.67 sliced).
+size_t cpu0_l3_bytes() {
+  std::ifstream level("/sys/devices/system/cpu/cpu0/cache/index3/level");
+  std::ifstream size("/sys/devices/system/cpu/cpu0/cache/index3/size");
+  int lv = 0;
+  std::string text;
+  if (!(level >> lv) || lv != 3 || !(size >> text) || text.empty()) return 0;
+  size_t unit = 1;
+  if (text.back() == 'K') unit = size_t{1} << 10;
+  else if (text.back() == 'M') unit = size_t{1} << 20;
+  const size_t n = std::strtoull(text.c_str(), nullptr, 10);
+  return n * unit;
+}
+
 }  // namespace
 
-SlicingOptions slicing_options_from_env() {
+SlicingOptions slicing_options_for_cache(size_t l3_bytes) {
   SlicingOptions o;
+  if (l3_bytes == 0) return o;
+  constexpr size_t kMiB = size_t{1} << 20;
+  o.min_batch_bytes = std::clamp(l3_bytes / 2, 4 * kMiB, 64 * kMiB);
+  o.slice_bytes = std::clamp(l3_bytes / 4, 2 * kMiB, 32 * kMiB);
+  return o;
+}
+
+SlicingOptions slicing_options_from_env() {
+  static const size_t l3 = cpu0_l3_bytes();
+  SlicingOptions o = slicing_options_for_cache(l3);
   const char* v = std::getenv("IGNIS_BATCH_SLICING");
   o.enabled = !(v != nullptr && std::strcmp(v, "0") == 0);
   return o;

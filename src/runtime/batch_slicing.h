@@ -34,7 +34,11 @@ struct SlicingOptions {
   size_t slice_bytes = size_t{8} << 20;
 };
 
-// From the environment: on unless IGNIS_BATCH_SLICING=0 (for A/B measurements).
+// The thresholds for a last-level cache of `l3_bytes` (0 = unknown: the defaults above, which
+// are a 32 MiB L3's): a run from half of it, slices of a quarter, within [4, 64] and [2, 32] MiB.
+SlicingOptions slicing_options_for_cache(size_t l3_bytes);
+
+// For the L3 CPU 0 shares (Linux sysfs); on unless IGNIS_BATCH_SLICING=0 (for A/B measurements).
 SlicingOptions slicing_options_from_env();
 
 // How a step can run on a slice of its batch.

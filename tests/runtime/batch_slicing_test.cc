@@ -133,6 +133,22 @@ TEST(FindSliceRuns, HysteresisSliceSizeAndBreaks) {
   EXPECT_TRUE(find_slice_runs(steps, o).empty());
 }
 
+TEST(SlicingOptions, FollowTheLastLevelCache) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  const SlicingOptions unknown = slicing_options_for_cache(0), defaults;
+  EXPECT_EQ(unknown.min_batch_bytes, defaults.min_batch_bytes);
+  EXPECT_EQ(unknown.slice_bytes, defaults.slice_bytes);
+  const SlicingOptions l3_32 = slicing_options_for_cache(32 * kMiB);  // the defaults' machine
+  EXPECT_EQ(l3_32.min_batch_bytes, 16 * kMiB);
+  EXPECT_EQ(l3_32.slice_bytes, 8 * kMiB);
+  const SlicingOptions small = slicing_options_for_cache(6 * kMiB);
+  EXPECT_EQ(small.min_batch_bytes, 4 * kMiB);
+  EXPECT_EQ(small.slice_bytes, 2 * kMiB);
+  const SlicingOptions large = slicing_options_for_cache(512 * kMiB);
+  EXPECT_EQ(large.min_batch_bytes, 64 * kMiB);
+  EXPECT_EQ(large.slice_bytes, 32 * kMiB);
+}
+
 // x [N, 3, 9, 9] -> Reshape (not per-sample: the run starts after it) -> Conv -> Relu (r) ->
 // Conv -> Add r (skip inside the run) -> Mul by a per-channel constant (s: also a graph
 // output) -> MaxPool -> GlobalAveragePool -> Flatten (ends the run) -> MatMul -> y; and
