@@ -107,7 +107,7 @@ SlicingOptions slicing_options_from_env() {
 }
 
 std::optional<PerSampleStep> per_sample_step(const ir::Node& node, std::span<const ir::ValueType* const> inputs,
-                                             std::span<const bool> constant,
+                                             std::span<const Tensor* const> constants,
                                              std::span<const ir::ValueType> outputs) {
   if (outputs.empty() || outputs[0].shape.rank() < 1) return std::nullopt;
   const int rank = outputs[0].shape.rank();
@@ -139,7 +139,7 @@ std::optional<PerSampleStep> per_sample_step(const ir::Node& node, std::span<con
       // Not sliced: must broadcast along the batch (fewer dimensions, or 1 in dimension 0).
       if (!slice && !(t->shape.rank() < rank || t->shape[0] == 1)) return std::nullopt;
     }
-    if (!slice && !constant[i]) return std::nullopt;  // a run-time operand shared by every sample
+    if (!slice && constants[i] == nullptr) return std::nullopt;  // a run-time operand shared by every sample
     step.sliced[i] = slice;
     if (slice) step.image_bytes += bytes_of(*t) / static_cast<size_t>(batch);
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ignis/tensor.h"
 #include "ir/op_schema.h"
 
 namespace ignis::runtime {
@@ -49,10 +50,11 @@ struct PerSampleStep {
 };
 
 // Whether `node` computes each sample of dimension 0 from that sample alone, in these types
-// (`constant` per input: the value is a constant of the plan). Every non-constant input must
+// (`constants` per input: the plan's value of a constant input, null for the others, as the
+// plan hands kernels at creation). Every non-constant input must
 // be batch-indexed and every output must have the batch as dimension 0; nullopt otherwise.
 std::optional<PerSampleStep> per_sample_step(const ir::Node& node, std::span<const ir::ValueType* const> inputs,
-                                             std::span<const bool> constant,
+                                             std::span<const Tensor* const> constants,
                                              std::span<const ir::ValueType> outputs);
 
 // Consecutive steps [first, last) run `slice` samples at a time over `batch`.

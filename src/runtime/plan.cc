@@ -381,9 +381,7 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
     std::vector<const ir::ValueType*> in_types;
     for (int v : info.inputs) in_types.push_back(v >= 0 ? &types[v] : nullptr);
     if (options.slicing.enabled) {
-      std::unique_ptr<bool[]> constant(new bool[info.inputs.size()]);
-      for (size_t i = 0; i < info.inputs.size(); ++i) constant[i] = info.inputs[i] >= 0 && known[info.inputs[i]];
-      per_sample.push_back(per_sample_step(*info.node, in_types, {constant.get(), info.inputs.size()}, outs));
+      per_sample.push_back(per_sample_step(*info.node, in_types, in_values, outs));
       if (per_sample.back()) step.sliced = per_sample.back()->sliced;
     }
     step.flops = estimate_flops(*info.node, in_types, outs);
@@ -576,9 +574,10 @@ Status Plan::run_sliced(const SliceRun& r, RunState& s, ThreadPool* pool, std::v
     Shape shape = val.type.shape;
     shape[0] = count;
     if (val.kind == Kind::Slice) return Tensor::view(val.type.dtype, shape, static_cast<void*>(arena + val.offset));
-    const Tensor* whole = val.kind == Kind::Arena || val.kind == Kind::Output ? &s.slots[v] : s.values[v];
+    // Arena values and outputs are their slots; inputs and constants what the run reads.
     return Tensor::view(val.type.dtype, shape,
-                        static_cast<void*>(static_cast<char*>(whole->data()) + static_cast<size_t>(b0) * val.sample_bytes));
+                        static_cast<void*>(static_cast<char*>(s.values[v]->data()) +
+                                           static_cast<size_t>(b0) * val.sample_bytes));
   };
   for (int64_t b0 = 0; b0 < r.batch; b0 += r.slice) {
     const int64_t count = std::min(r.slice, r.batch - b0);

@@ -32,9 +32,11 @@ std::optional<PerSampleStep> step_of(const ir::Node& n, const std::vector<ir::Va
                                      const std::vector<bool>& constant, const std::vector<ir::ValueType>& outs) {
   std::vector<const ir::ValueType*> ptrs;
   for (const auto& t : ins) ptrs.push_back(t.dtype == DType::Undefined ? nullptr : &t);
-  std::unique_ptr<bool[]> c(new bool[constant.size()]);
-  for (size_t i = 0; i < constant.size(); ++i) c[i] = constant[i];
-  return per_sample_step(n, ptrs, {c.get(), constant.size()}, outs);
+  // Any tensor marks a constant input: the rules read only whether there is one.
+  static const Tensor some_constant = Tensor::zeros(DType::F32, Shape{1});
+  std::vector<const Tensor*> constants;
+  for (bool c : constant) constants.push_back(c ? &some_constant : nullptr);
+  return per_sample_step(n, ptrs, constants, outs);
 }
 
 Attribute int_attr(int64_t v) {
