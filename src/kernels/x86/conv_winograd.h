@@ -7,6 +7,7 @@
 // activation on the way.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -97,6 +98,11 @@ class ConvWinograd {
 // of which a quarter is padding). Measured in conv_winograd_f2x2_avx512.cc: 1.3-1.8x the GEMM
 // from 25 tiles (10x10 outputs) up to the F(4x4) limit, 64 to 512 channels. Below 25 tiles
 // (7x7: 16 tiles covering 8x8) the tile waste and the GEMM's 16 columns leave little gain.
+// A run numbers the tiles of all its images together (one GEMM per point over every image's
+// tiles), so the bound counts the batch's tiles: resnet50's 7x7 stage (512 channels, 16 tiles
+// an image) at batch 8, 128 tiles, took 3.3 ms per convolution in F(2x2) against 5.1-5.6 ms
+// in the GEMMs (`ignis tune --batch 8`, 2 threads, AMD Zen 5). F(4x4) keeps its per-image
+// bound: on the 14x14 stage at batch 8 it was no faster than F(2x2) (2.81 vs 2.69 ms).
 inline constexpr int64_t kConvWinograd2MinTiles = 25;
 inline constexpr int64_t kConvWinograd2MaxChannels = 512;
 
@@ -107,14 +113,17 @@ inline bool conv_winograd2_weights_supported(int64_t kh, int64_t kw, int64_t cin
          cin <= kConvWinograd2MaxChannels && cout <= kConvWinograd2MaxChannels;
 }
 
-// Whether a run of this geometry should take F(2x2, 3x3): 2-D 3x3, unit strides and
-// dilations, enough 2x2 tiles per image, and not one F(4x4) takes (when it has the weights).
 inline bool conv_winograd2_feasible(const ConvGeometry2d& g, int64_t cin, int64_t cout, int64_t group) {
   return conv_winograd2_weights_supported(g.kh, g.kw, cin, cout, group) && conv_winograd_geometry_feasible(g);
 }
 
-inline bool conv_winograd2_supported(const ConvGeometry2d& g, int64_t cin, int64_t cout, int64_t group) {
-  return conv_winograd2_feasible(g, cin, cout, group) && ((g.oh + 1) / 2) * ((g.ow + 1) / 2) >= kConvWinograd2MinTiles &&
+// Whether a run of `batch` images of this geometry should take F(2x2, 3x3): 2-D 3x3, unit
+// strides and dilations, enough 2x2 tiles over the batch, and not one F(4x4) takes (when it
+// has the weights).
+inline bool conv_winograd2_supported(const ConvGeometry2d& g, int64_t cin, int64_t cout, int64_t group,
+                                     int64_t batch) {
+  return conv_winograd2_feasible(g, cin, cout, group) &&
+         std::max<int64_t>(batch, 1) * ((g.oh + 1) / 2) * ((g.ow + 1) / 2) >= kConvWinograd2MinTiles &&
          ((g.oh + 3) / 4) * ((g.ow + 3) / 4) < kConvWinogradMinTiles;
 }
 

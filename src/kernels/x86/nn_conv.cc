@@ -91,6 +91,9 @@ class ConvKernel final : public Kernel {
     k->plan_geometry_ = plan_window_geometry(init, 1);
     const WindowGeometry* plan_wg = k->plan_geometry_.rank > 0 ? &k->plan_geometry_ : nullptr;
     const bool plan_fits_w = plan_wg && f32_weights && init.input_shapes[1] == w->shape();
+    // Images per run in the plan's shapes (1 when the batch is not known): F(2x2) counts the
+    // tiles of the whole batch.
+    const int64_t plan_batch = plan_wg && init.input_shapes[0].dims()[0] > 0 ? init.input_shapes[0].dims()[0] : 1;
     // Winograd F(4x4, 3x3) for unit-stride 3x3 convolutions on the AVX-512 backend
     // (conv_winograd.h says where it wins); runs whose geometry does not qualify use the GEMM.
     auto all_ones = [&](const char* name) {
@@ -110,7 +113,7 @@ class ConvKernel final : public Kernel {
     // rules' F(2x2) and the bfloat16 GEMM were even (404, 423).
     // F(2x2, 3x3) only where the plan's shapes say it will run (its weights are not small).
     if (avx512 && plan_fits_w && w->rank() == 4 &&
-        (rules ? conv_winograd2_supported(as_2d(*plan_wg), w->dim(1), w->dim(0), group)
+        (rules ? conv_winograd2_supported(as_2d(*plan_wg), w->dim(1), w->dim(0), group, plan_batch)
                : init.tactic == "winograd2" && conv_winograd2_feasible(as_2d(*plan_wg), w->dim(1), w->dim(0), group)))
       k->winograd2_ = ConvWinograd2::create(w->data_as<float>(), w->dim(0), w->dim(1));
     // Ungrouped convolutions on the AVX-512 backend whose output (in the plan's shapes) has
@@ -172,7 +175,7 @@ class ConvKernel final : public Kernel {
       return Status::ok();
     }
     if (!winograd2_.empty() && (tactic_ == "winograd2" ? conv_winograd2_feasible(g, s.cg, s.m, s.group)
-                                                       : conv_winograd2_supported(g, s.cg, s.m, s.group))) {
+                                                       : conv_winograd2_supported(g, s.cg, s.m, s.group, s.n))) {
       run_winograd(ctx, winograd2_, g, s.n, x.data_as<float>(), bias, residual, y.data_as<float>());
       return Status::ok();
     }

@@ -6,7 +6,7 @@
 // SAME padding, channel counts that are not multiples of 8 or 16, depth past one GEMM block,
 // batch 2 (tile ranges across images), 14x14 images just below the tile limit, and through FusedConv the residual and every
 // activation. Then the outputs F(2x2, 3x3) takes when the plan's shapes are known (14x14 and
-// other images from 25 2x2 tiles up to the F(4x4) limit). On other kernels these are ordinary
+// other images from 25 2x2 tiles up to the F(4x4) limit, counted over the batch). On other kernels these are ordinary
 // 3x3 convolutions.
 #include "core/strings.h"
 #include "kernels/cases/cases.h"
@@ -75,6 +75,10 @@ std::vector<KernelCase> conv_winograd_cases() {
       {.x = {2, 32, 14, 14}, .m = 40, .pads = {0, 1, 2, 0}},
       {.x = {1, 300, 14, 14}, .m = 33, .pads = {1, 1, 1, 1}},
       {.x = {6, 16, 14, 14}, .m = 16, .pads = {1, 1, 1, 1}},
+      // F(2x2) by the batch's tiles: 16 a 7x7 image, 9 an image of 5x6, over 2 to 4 images.
+      {.x = {4, 32, 7, 7}, .m = 40, .pads = {1, 1, 1, 1}},
+      {.x = {3, 17, 5, 6}, .m = 16, .pads = {1, 1, 1, 1}, .bias = false},
+      {.x = {2, 24, 7, 7}, .m = 24, .pads = {0, 1, 2, 0}},
   };
   std::vector<KernelCase> cases;
   for (const WinogradSpec& s : specs) cases.push_back(winograd_conv(s));

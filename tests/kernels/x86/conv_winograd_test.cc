@@ -55,6 +55,25 @@ std::vector<double> direct_conv(const ConvGeometry2d& g, int64_t cin, int64_t co
   return y;
 }
 
+// F(2x2) counts the tiles of the whole batch: resnet50's 7x7 stage (16 tiles an image) takes
+// it from batch 2, and still not where F(4x4) takes the image on its own.
+TEST(ConvWinograd, TwoByTwoCountsTheTilesOfTheWholeBatch) {
+  auto same_3x3 = [](int64_t hw) {
+    return ConvGeometry2d{.ih = hw, .iw = hw, .oh = hw, .ow = hw, .kh = 3, .kw = 3, .ph = 1, .pw = 1};
+  };
+  const ConvGeometry2d seven = same_3x3(7), fourteen = same_3x3(14), fifty_six = same_3x3(56);
+  EXPECT_FALSE(conv_winograd2_supported(seven, 512, 512, 1, 1));   // 16 tiles
+  EXPECT_TRUE(conv_winograd2_supported(seven, 512, 512, 1, 2));    // 32
+  EXPECT_TRUE(conv_winograd2_supported(seven, 512, 512, 1, 8));    // 128
+  EXPECT_FALSE(conv_winograd2_supported(seven, 512, 512, 1, 0));   // batch unknown: one image
+  EXPECT_TRUE(conv_winograd2_supported(fourteen, 256, 256, 1, 1));  // 49
+  EXPECT_FALSE(conv_winograd2_supported(fifty_six, 64, 64, 1, 8));  // F(4x4)'s, at any batch
+  EXPECT_FALSE(conv_winograd2_supported(seven, 512, 512, 2, 8));   // grouped
+  // F(4x4) keeps its per-image bound.
+  EXPECT_FALSE(conv_winograd_supported(fourteen, 256, 256, 1));
+  EXPECT_TRUE(conv_winograd_supported(fifty_six, 64, 64, 1));
+}
+
 TEST(ConvWinograd, ErrorOnResNetLikeDataIsWithinTheStatedBound) {
   if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
   ThreadPool pool(2), pool4(4);
