@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ignis/status.h"
+#include "ignis/tensor.h"
 
 namespace ignis {
 
@@ -56,6 +57,16 @@ enum class AccuracyMetric {
   Cosine,
 };
 
+// A user's measure of accuracy loss for `max_drop`, replacing `metric`: given the names of
+// the model's outputs and, per calibration sample (outer index), the float model's and the
+// quantized model's outputs in that order, the loss in max_drop's units (larger is worse,
+// finite, >= 0). Called once per measurement (the whole model quantized, then each step of
+// the search), with every sample's outputs held in memory; an error it returns stops the
+// quantization with that error.
+using AccuracyLossFn = std::function<Result<double>(const std::vector<std::string>& output_names,
+                                                    const std::vector<std::vector<Tensor>>& float_outputs,
+                                                    const std::vector<std::vector<Tensor>>& quantized_outputs)>;
+
 enum class CalibrationMethod {
   MinMax,      // the range seen: [min(0, min x), max(0, max x)]
   Percentile,  // |x| clipped at the percentile of its histogram
@@ -85,12 +96,14 @@ struct QuantizeOptions {
   // Called with one line per calibrated sample; may be empty.
   std::function<void(const std::string&)> progress;
   // Static only: the largest accuracy loss allowed (in metric units: 0.01 = one point of top-1
-  // agreement). When set, the quantized model is measured on the calibration samples; while
-  // its loss exceeds this, the quantized node whose own contribution to the error is largest
-  // (the growth of relative error from its input to its output) is kept in float32 and the
-  // model measured again. Each step is listed in CompressReport::decisions.
+  // agreement). When set, the quantized model is measured on the calibration samples; when
+  // its loss exceeds this, each quantized node is measured alone (only it quantized: what it
+  // costs the outputs' cosine) and the costliest stay float32: the fewest, in that order, for
+  // which the loss holds (bisection). Each step is listed in CompressReport::decisions.
   std::optional<double> max_drop;
   AccuracyMetric metric = AccuracyMetric::Top1Disagreement;
+  // When set, max_drop's loss is this function's instead of `metric`'s.
+  AccuracyLossFn custom_metric;
 };
 
 enum class PruneGranularity {

@@ -140,9 +140,13 @@ def quantize(
 
     max_drop (static only): the largest accuracy loss allowed on the calibration samples, under
     `metric`: "top1" (the share of rows of each float output whose argmax over the last axis
-    changes; 0.01 = one point) or "cosine" (1 - the mean cosine of each output to float).
-    While the loss is larger, the quantized node adding the most relative error stays float32
-    and the model is measured again; the report lists each decision.  For int8 and fp16 ignis expands
+    changes; 0.01 = one point), "cosine" (1 - the mean cosine of each output to float), or a
+    callable metric(float_outputs, quantized_outputs) -> loss, each argument a list over the
+    calibration samples of {output name: numpy array} (larger is worse, a finite number
+    >= 0; what it raises stops the quantization as InvalidArgument). When quantizing every
+    node costs more, each node is measured alone (what quantizing only it costs the outputs'
+    cosine) and the costliest stay float32: the fewest, in that order, for which the loss
+    holds (bisection); the report lists each decision.  For int8 and fp16 ignis expands
     the weights once when a session is created, so the computation stays float32.  Returns a
     CompressReport."""
     if calibrate is not None:
@@ -150,7 +154,8 @@ def quantize(
     else:
         mode = _choice(mode or "int8", ("int8", "fp16", "dynamic", "int4"), "mode")
     method = _choice(method, ("minmax", "percentile", "entropy"), "method")
-    metric = _choice(metric, ("top1", "cosine"), "metric")
+    if not callable(metric):
+        metric = _choice(metric, ("top1", "cosine"), "metric")
     if max_drop is not None:
         if calibrate is None:
             raise _errors.InvalidArgument("max_drop measures accuracy on calibration samples and needs calibrate")

@@ -469,16 +469,61 @@ py::dict compress_report(const CompressReport& r) {
   return d;
 }
 
+// A Python callable as max_drop's metric: fn(float_outputs, quantized_outputs) -> loss, each a
+// list over calibration samples of {output name: numpy array}. Runs with the GIL taken (the
+// quantization itself runs without it); what it raises, or a result that is not a number,
+// becomes the quantization's error. The callable is released under the GIL whichever thread
+// drops the last copy of the function.
+AccuracyLossFn python_metric(const py::object& fn) {
+  std::shared_ptr<py::object> held(new py::object(fn), [](py::object* p) {
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+  return [held](const std::vector<std::string>& names, const std::vector<std::vector<Tensor>>& float_outputs,
+                const std::vector<std::vector<Tensor>>& quantized_outputs) -> Result<double> {
+    py::gil_scoped_acquire gil;
+    auto samples = [&](const std::vector<std::vector<Tensor>>& outputs) {
+      py::list list;
+      for (const auto& sample : outputs) {
+        py::dict d;
+        for (size_t i = 0; i < sample.size() && i < names.size(); ++i) d[py::str(names[i])] = to_python(sample[i], names[i]);
+        list.append(d);
+      }
+      return list;
+    };
+    py::object loss;
+    try {
+      loss = (*held)(samples(float_outputs), samples(quantized_outputs));
+    } catch (py::error_already_set& e) {
+      // The exception's type and message; what() would append the whole traceback.
+      return Status(StatusCode::InvalidArgument,
+                    "the accuracy metric raised " + py::str(e.type().attr("__name__")).cast<std::string>() + ": " +
+                        py::str(e.value()).cast<std::string>());
+    }
+    PyObject* number = PyNumber_Float(loss.ptr());
+    if (!number) {
+      PyErr_Clear();
+      return Status(StatusCode::InvalidArgument,
+                    "the accuracy metric must return a number, got " +
+                        py::str(py::type::of(loss).attr("__name__")).cast<std::string>());
+    }
+    return py::reinterpret_steal<py::float_>(number).cast<double>();
+  };
+}
+
 // ignis::quantize_model; `mode` is "int8", "fp16", "dynamic", "int4" or "static" and `method` "minmax",
-// "percentile" or "entropy" (checked by the Python layer). `progress` prints one line per
-// calibration sample to stderr.
+// "percentile" or "entropy" (checked by the Python layer); `metric` is "top1", "cosine" or a
+// callable (python_metric). `progress` prints one line per calibration sample to stderr.
 py::dict quantize(const std::string& input, const std::string& output, const std::string& mode, bool per_channel,
                   std::optional<int64_t> min_elements, const std::vector<std::string>& exclude,
                   const std::string& calibrate, const std::string& method, double percentile, int64_t samples,
-                  bool progress, int64_t block_size, std::optional<double> max_drop, const std::string& metric) {
+                  bool progress, int64_t block_size, std::optional<double> max_drop, const py::object& metric) {
   QuantizeOptions o;
   o.max_drop = max_drop;
-  o.metric = metric == "cosine" ? AccuracyMetric::Cosine : AccuracyMetric::Top1Disagreement;
+  if (py::isinstance<py::str>(metric))
+    o.metric = metric.cast<std::string>() == "cosine" ? AccuracyMetric::Cosine : AccuracyMetric::Top1Disagreement;
+  else
+    o.custom_metric = python_metric(metric);
   o.block_size = block_size;
   o.mode = mode == "fp16"      ? QuantizeMode::Fp16
            : mode == "dynamic" ? QuantizeMode::Dynamic

@@ -43,11 +43,21 @@ Result<QuantizationError> measure_quantization_error(const ir::Graph& float_grap
   for (const ValueInfo& v : float_graph.outputs) names.push_back(v.name);
   int64_t rows = 0, disagreements = 0, cosine_count = 0;
   double cosine_sum = 0;
+  // For a custom metric: every sample's outputs (visited in output order per sample).
+  std::vector<std::vector<Tensor>> float_outputs, quantized_outputs;
   QuantizeOptions o = options;
   o.progress = nullptr;  // one line per sample and step would drown the decisions
   IGNIS_ASSIGN_OR_RETURN(
       const int64_t samples,
-      run_calibration_pair(quantized, float_graph, dir, names, o, [&](size_t, const Tensor& q, const Tensor& f) {
+      run_calibration_pair(quantized, float_graph, dir, names, o, [&](size_t i, const Tensor& q, const Tensor& f) {
+        if (options.custom_metric) {
+          if (i == 0) {
+            float_outputs.emplace_back();
+            quantized_outputs.emplace_back();
+          }
+          float_outputs.back().push_back(f.clone());
+          quantized_outputs.back().push_back(q.clone());
+        }
         if (!comparable(f, q)) return Status::ok();
         cosine_sum += cosine(f, q);
         ++cosine_count;
@@ -61,10 +71,15 @@ Result<QuantizationError> measure_quantization_error(const ir::Graph& float_grap
         return Status::ok();
       }));
   if (samples == 0) return invalid_argument("no calibration samples to measure the accuracy loss on");
-  if (cosine_count == 0) return invalid_argument("measuring the accuracy loss needs a float32 model output");
+  if (cosine_count == 0 && !options.custom_metric)
+    return invalid_argument("measuring the accuracy loss needs a float32 model output");
   QuantizationError e;
-  e.output_error = 1.0 - cosine_sum / static_cast<double>(cosine_count);
-  if (options.metric == AccuracyMetric::Top1Disagreement) {
+  e.output_error = cosine_count > 0 ? 1.0 - cosine_sum / static_cast<double>(cosine_count) : 0.0;
+  if (options.custom_metric) {
+    IGNIS_ASSIGN_OR_RETURN(e.loss, options.custom_metric(names, float_outputs, quantized_outputs));
+    if (!(e.loss >= 0) || !std::isfinite(e.loss))
+      return invalid_argument(str_cat("the accuracy metric returned ", e.loss, "; it must be a finite loss >= 0"));
+  } else if (options.metric == AccuracyMetric::Top1Disagreement) {
     if (rows == 0)
       return invalid_argument(
           "the top-1 metric needs a float32 model output whose last dimension is at least 2 (class scores); "

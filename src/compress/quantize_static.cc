@@ -202,11 +202,16 @@ Status quantize_within_budget(ir::Graph& g, const std::string& dir, const std::v
     CompressReport report;
     QuantizationError error;
   };
+  // The ranking runs need only the outputs' cosine, not the budget's metric (a user's metric
+  // is not called n times for it).
+  QuantizeOptions ranking = o;
+  ranking.metric = AccuracyMetric::Cosine;
+  ranking.custom_metric = nullptr;
   // The model with `quantized` targets in int8 and the others float32, measured.
-  const auto trial = [&](const std::vector<size_t>& quantized) -> Result<Trial> {
+  const auto trial = [&](const std::vector<size_t>& quantized, const QuantizeOptions& measure) -> Result<Trial> {
     Trial t{float_graph, *report, {}};
     IGNIS_RETURN_IF_ERROR(write_qdq(t.graph, quantized, cal, per_channel, o, &t.report));
-    IGNIS_ASSIGN_OR_RETURN(t.error, measure_quantization_error(float_graph, t.graph, dir, o));
+    IGNIS_ASSIGN_OR_RETURN(t.error, measure_quantization_error(float_graph, t.graph, dir, measure));
     return t;
   };
   const auto accept = [&](Trial t, const std::vector<size_t>& kept_float) {
@@ -221,13 +226,13 @@ Status quantize_within_budget(ir::Graph& g, const std::string& dir, const std::v
     return Status::ok();
   };
 
-  IGNIS_ASSIGN_OR_RETURN(Trial all, trial(targets));
+  IGNIS_ASSIGN_OR_RETURN(Trial all, trial(targets, o));
   if (all.error.loss <= *o.max_drop) return accept(std::move(all), {});
   note(str_cat("loss ", all.error.loss, " > ", *o.max_drop, " with all ", targets.size(),
                " nodes quantized; measuring each node alone"));
   std::vector<std::pair<double, size_t>> cost;  // (output error with only the node quantized, node)
   for (size_t i : targets) {
-    IGNIS_ASSIGN_OR_RETURN(const Trial alone, trial({i}));
+    IGNIS_ASSIGN_OR_RETURN(const Trial alone, trial({i}, ranking));
     cost.emplace_back(alone.error.output_error, i);
   }
   std::stable_sort(cost.begin(), cost.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -243,7 +248,7 @@ Status quantize_within_budget(ir::Graph& g, const std::string& dir, const std::v
   std::optional<Trial> best;
   while (hi - lo > 1) {
     const size_t mid = lo + (hi - lo) / 2;
-    IGNIS_ASSIGN_OR_RETURN(Trial t, trial(without_top(mid)));
+    IGNIS_ASSIGN_OR_RETURN(Trial t, trial(without_top(mid), o));
     const bool holds = t.error.loss <= *o.max_drop;
     note(str_cat("loss ", t.error.loss, holds ? " <= " : " > ", *o.max_drop, " with the ", mid,
                  " costliest nodes left float32"));
@@ -255,7 +260,7 @@ Status quantize_within_budget(ir::Graph& g, const std::string& dir, const std::v
     }
   }
   if (!best) {
-    IGNIS_ASSIGN_OR_RETURN(Trial t, trial(without_top(hi)));
+    IGNIS_ASSIGN_OR_RETURN(Trial t, trial(without_top(hi), o));
     best = std::move(t);
   }
   std::vector<size_t> kept;

@@ -291,3 +291,52 @@ def test_max_drop_needs_calibration_and_a_non_negative_budget(tmp_path, calibrat
         ignis.quantize(MODEL, tmp_path / "b.onnx", calibrate=folder, max_drop=-0.5)
     with pytest.raises(ignis.InvalidArgument, match="metric"):
         ignis.quantize(MODEL, tmp_path / "c.onnx", calibrate=folder, max_drop=0.01, metric="f1")
+
+
+def _mean_abs_logit_error(float_outputs, quantized_outputs):
+    """A user's metric: the mean absolute difference of the logits, over samples."""
+    return float(np.mean([np.abs(q["logits"] - f["logits"]).mean() for f, q in zip(float_outputs, quantized_outputs)]))
+
+
+def test_max_drop_with_a_python_metric(tmp_path, calibration, ort):
+    folder, x = calibration
+    samples = 50
+    calls = []
+
+    def metric(float_outputs, quantized_outputs):
+        calls.append((len(float_outputs), len(quantized_outputs), sorted(float_outputs[0]), float_outputs[0]["logits"].shape))
+        return _mean_abs_logit_error(float_outputs, quantized_outputs)
+
+    full = ignis.quantize(MODEL, tmp_path / "full.onnx", calibrate=folder, samples=samples, progress=False,
+                          max_drop=1e9, metric=metric)
+    assert calls == [(samples, samples, ["logits"], (1, 10))]  # every sample, each output by name
+    full_loss = full.accuracy_loss
+    assert full_loss > 0
+    budget = full_loss / 3
+    out = tmp_path / "budget.onnx"
+    report = ignis.quantize(MODEL, out, calibrate=folder, samples=samples, progress=False, max_drop=budget,
+                            metric=metric)
+    print("\n".join(report.decisions))
+    assert report.accuracy_loss <= budget
+    assert any("kept float32" in d for d in report.decisions)
+    # The metric as onnxruntime computes it on the written file and the float model.
+    float_logits = _ort_session(ort, MODEL, basic=True).run(None, {"input": x[:samples]})[0]
+    logits = _ort_session(ort, out, basic=True).run(None, {"input": x[:samples]})[0]
+    assert np.abs(logits - float_logits).mean() <= budget + 0.05 * full_loss
+
+
+@pytest.mark.parametrize(
+    "metric, message",
+    [
+        (lambda f, q: 1 / 0, "the accuracy metric raised ZeroDivisionError"),
+        (lambda f, q: "small", "must return a number, got str"),
+        (lambda f, q: float("nan"), "finite loss >= 0"),
+        (lambda f, q: -1.0, "finite loss >= 0"),
+    ],
+)
+def test_a_python_metric_that_fails_stops_the_quantization_clearly(tmp_path, calibration, metric, message):
+    folder, _ = calibration
+    with pytest.raises(ignis.InvalidArgument, match=message):
+        ignis.quantize(MODEL, tmp_path / "out.onnx", calibrate=folder, samples=4, progress=False, max_drop=0.1,
+                       metric=metric)
+    assert not (tmp_path / "out.onnx").exists()
