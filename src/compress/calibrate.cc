@@ -13,6 +13,7 @@
 #include "compress/calibration_data.h"
 #include "compress/histogram.h"
 #include "core/strings.h"
+#include "core/thread_pool.h"
 #include "ir/rewrite.h"
 #include "onnx/export.h"
 
@@ -115,19 +116,34 @@ Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir, 
   std::vector<TensorStats> stats(tensors.size());
   if (o.calibration_method != CalibrationMethod::MinMax)
     for (auto& s : stats) s.hist = std::make_unique<AbsHistogram>();
-  auto samples = run_calibration(g, model_dir, tensors, o, [&](size_t i, const Tensor& t) {
+  // A sample's tensors are gathered, then their statistics taken on every core: reading each
+  // activation (tens of MB a sample for a CNN) costs more than the run that computed it. Tensor
+  // i goes to thread i % threads, spreading the large early activations.
+  ThreadPool pool(ThreadPool::default_threads());
+  std::vector<Tensor> sample(tensors.size());
+  const auto update = [&](size_t i) {
     TensorStats& s = stats[i];
+    const Tensor& t = sample[i];
     if (t.dtype() != DType::F32) {
       s.float32 = false;
-      return Status::ok();
+      return;
     }
     const float* x = t.data_as<float>();
-    for (int64_t j = 0; j < t.numel(); ++j) {
-      if (!std::isfinite(x[j])) continue;
-      s.min = std::min(s.min, x[j]);
-      s.max = std::max(s.max, x[j]);
-    }
-    if (s.hist) s.hist->add(x, t.numel());
+    const int64_t n = t.numel();
+    const FiniteRange r = finite_range(x, n);
+    s.min = std::min(s.min, r.min);
+    s.max = std::max(s.max, r.max);
+    if (s.hist) s.hist->add(x, n, r.min <= r.max ? std::max(-r.min, r.max) : 0.0f);
+  };
+  auto samples = run_calibration(g, model_dir, tensors, o, [&](size_t i, const Tensor& t) {
+    sample[i] = t;
+    if (i + 1 < tensors.size()) return Status::ok();
+    const int threads = pool.threads();
+    pool.parallel_for(threads, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part)
+        for (size_t k = static_cast<size_t>(part); k < tensors.size(); k += static_cast<size_t>(threads)) update(k);
+    });
+    for (Tensor& held : sample) held = Tensor();
     return Status::ok();
   });
   if (!samples) return samples.error();

@@ -48,20 +48,82 @@ void AbsHistogram::grow_to(double max_abs) {
   counts_.resize(std::max(needed(), counts_.size()), 0);
 }
 
+FiniteRange finite_range(const float* x, int64_t n) {
+  // Sixteen independent lanes of min and max. v - v is 0 for a finite v and NaN otherwise; a
+  // non-finite v is replaced by the identity of each reduction. Written as selects without
+  // && so that GCC vectorizes the loop (with a short-circuit test it stayed scalar and took a
+  // fifth of a calibration's time).
+  constexpr int kLanes = 16;
+  const float inf = std::numeric_limits<float>::infinity();
+  float lo[kLanes], hi[kLanes];
+  for (int k = 0; k < kLanes; ++k) {
+    lo[k] = inf;
+    hi[k] = -inf;
+  }
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int k = 0; k < kLanes; ++k) {
+      const float v = x[i + k];
+      const bool finite = v - v == 0.0f;
+      const float for_min = finite ? v : inf, for_max = finite ? v : -inf;
+      lo[k] = for_min < lo[k] ? for_min : lo[k];
+      hi[k] = for_max > hi[k] ? for_max : hi[k];
+    }
+  for (; i < n; ++i) {
+    const float v = x[i];
+    if (v - v != 0.0f) continue;
+    lo[0] = std::min(lo[0], v);
+    hi[0] = std::max(hi[0], v);
+  }
+  FiniteRange r{lo[0], hi[0]};
+  for (int k = 1; k < kLanes; ++k) {
+    r.min = std::min(r.min, lo[k]);
+    r.max = std::max(r.max, hi[k]);
+  }
+  return r;
+}
+
 void AbsHistogram::add(const float* x, int64_t n) {
-  double max_abs = 0.0;
-  for (int64_t i = 0; i < n; ++i)
-    if (std::isfinite(x[i])) max_abs = std::max(max_abs, static_cast<double>(std::fabs(x[i])));
-  if (max_abs > 0.0) grow_to(max_abs);
+  const FiniteRange r = finite_range(x, n);
+  add(x, n, r.min <= r.max ? std::max(-r.min, r.max) : 0.0f);
+}
+
+void AbsHistogram::add(const float* x, int64_t n, float max_abs) {
+  if (max_abs > 0.0f) grow_to(max_abs);
   if (width_ == 0.0) {  // nothing but zeros so far
     for (int64_t i = 0; i < n; ++i) zeros_pending_ += x[i] == 0.0f;
     return;
   }
-  const size_t last = counts_.size() - 1;
-  for (int64_t i = 0; i < n; ++i) {
-    if (!std::isfinite(x[i])) continue;
-    const double k = std::floor(std::fabs(x[i]) / width_);
-    ++counts_[std::min(static_cast<size_t>(k), last)];
+  // Bin indices a block at a time (vectorized: |x| times the inverse width, truncated), then
+  // the counts; a non-finite value goes to the slot past the last bin, which is dropped.
+  // Bins are [k w, (k + 1) w) up to the rounding of that product, which moves a value lying
+  // within an ulp of a bin edge to its neighbour: nothing a threshold can see. The counts go
+  // to four interleaved copies: runs of equal bins (the zeros after a ReLU) would otherwise
+  // chain each increment to the last one's store.
+  const uint32_t last = static_cast<uint32_t>(counts_.size() - 1);
+  const float inverse = static_cast<float>(1.0 / width_);
+  constexpr int kWays = 4;
+  const size_t slots = counts_.size() + 1;
+  std::vector<uint32_t> counts(kWays * slots);
+  constexpr int64_t kBlock = 512, kFlush = int64_t{1} << 28;  // uint32 copies stay below 2^32
+  uint32_t bin[kBlock];
+  for (int64_t f0 = 0; f0 < n; f0 += kFlush) {
+    const int64_t f1 = std::min(n, f0 + kFlush);
+    std::fill(counts.begin(), counts.end(), 0u);
+    for (int64_t i0 = f0; i0 < f1; i0 += kBlock) {
+      const int64_t m = std::min(kBlock, f1 - i0);
+      for (int64_t k = 0; k < m; ++k) {
+        const float v = x[i0 + k];
+        const float scaled = std::min(std::fabs(v) * inverse, static_cast<float>(last));
+        bin[k] = v - v == 0.0f ? static_cast<uint32_t>(scaled) : last + 1;
+      }
+      int64_t k = 0;
+      for (; k + kWays <= m; k += kWays)
+        for (int w = 0; w < kWays; ++w) ++counts[static_cast<size_t>(w) * slots + bin[k + w]];
+      for (; k < m; ++k) ++counts[bin[k]];
+    }
+    for (size_t b = 0; b < counts_.size(); ++b)
+      for (int w = 0; w < kWays; ++w) counts_[b] += counts[static_cast<size_t>(w) * slots + b];
   }
 }
 

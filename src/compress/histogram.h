@@ -13,11 +13,21 @@ namespace ignis::compress {
 // width = max|x| / initial_bins; a later value beyond the range appends bins of the same width,
 // and when the count would pass max_bins, adjacent pairs merge (the width doubles) until it
 // fits. So the memory is at most max_bins counters however many samples are added.
+// The smallest and largest finite values of x (NaN and infinities skipped); min > max when
+// there are none. One pass that the compiler vectorizes (calibration reads every activation
+// of every sample through it).
+struct FiniteRange {
+  float min, max;
+};
+FiniteRange finite_range(const float* x, int64_t n);
+
 class AbsHistogram {
  public:
   explicit AbsHistogram(int initial_bins = 2048, int max_bins = 8192);
 
   void add(const float* x, int64_t n);  // NaN and infinite values are ignored
+  // The same when the largest finite |x| is known (finite_range gives it with the range).
+  void add(const float* x, int64_t n, float max_abs);
 
   int64_t bins() const { return static_cast<int64_t>(counts_.size()); }
   double width() const { return width_; }

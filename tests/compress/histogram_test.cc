@@ -147,5 +147,47 @@ TEST(EntropyThreshold, ClipsFarOutliersThatMinMaxKeeps) {
   }
 }
 
+// finite_range against a plain loop, on sizes around its 8 lanes, with NaN and infinities
+// scattered in; and the empty and all-non-finite cases.
+TEST(FiniteRange, MatchesAPlainLoopAndSkipsNonFiniteValues) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0.0f, 5.0f);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (int n : {1, 7, 8, 9, 15, 16, 17, 1000, 1003}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (auto& v : x) v = dist(rng);
+    if (n > 3) {
+      x[1] = nan;
+      x[static_cast<size_t>(n) - 2] = inf;
+      x[static_cast<size_t>(n) / 2] = -inf;
+    }
+    float lo = inf, hi = -inf;
+    for (float v : x)
+      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+    const FiniteRange r = finite_range(x.data(), n);
+    EXPECT_EQ(r.min, lo) << n;
+    EXPECT_EQ(r.max, hi) << n;
+  }
+  const FiniteRange none = finite_range(nullptr, 0);
+  EXPECT_GT(none.min, none.max);
+  const float bad[] = {nan, inf, -inf, nan, nan, inf, -inf, nan, inf};
+  const FiniteRange all_bad = finite_range(bad, 9);
+  EXPECT_GT(all_bad.min, all_bad.max);
+}
+
+// The vectorized binning puts values where floor(|x| / width) does, away from bin edges.
+TEST(AbsHistogram, BinsMatchTheDivision) {
+  AbsHistogram h(64, 64);
+  std::vector<float> x;
+  for (int k = 0; k < 64; ++k) x.push_back((static_cast<float>(k) + 0.5f) * (k % 2 ? -1.0f : 1.0f));
+  x.push_back(64.0f);  // the top: the last bin
+  h.add(x.data(), static_cast<int64_t>(x.size()));
+  ASSERT_EQ(h.bins(), 64);
+  EXPECT_DOUBLE_EQ(h.width(), 1.0);
+  std::vector<uint64_t> want(64, 1);
+  want[63] = 2;
+  EXPECT_EQ(h.counts(), want);
+}
+
 }  // namespace
 }  // namespace ignis::compress
