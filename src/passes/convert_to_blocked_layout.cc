@@ -2,7 +2,8 @@
 // Keeps runs of convolutions in the blocked channel layout (docs/ops_ai_ignis.md, "Blocked
 // channel layout"): every float32 2-D Conv / FusedConv the blocked kernels run directly
 // (pointwise: 1x1, unit stride, unpadded, one group; depthwise: one channel per group, any
-// dilation; stems: ungrouped, undilated, at most 64 input taps, read plain; constant W and B)
+// dilation; stems: ungrouped, undilated, at most 64 input taps (160 over at most 4 channels), read
+// plain; constant W and B)
 // becomes an ai.ignis BlockedConv; a BlockChannels node blocks
 // each value such a convolution reads from outside the run, and an UnblockChannels node gives
 // every value read outside the run (or a graph output) back its NCHW form under its own name.
@@ -13,7 +14,8 @@
 // becomes that BlockedConv's S input (the convolution reads v scaled), so the gated tensor is
 // never materialized.
 // Only connected runs of two or more convolutions whose work outweighs their edge reorders
-// are converted (below): a lone convolution would pay two reorders for one faster kernel. Runs only when the context says the blocked kernels are
+// are converted (below): a lone convolution would pay two reorders for one faster kernel;
+// a lone stem with a wide window pays one (below). Runs only when the context says the blocked kernels are
 // fast here (PassContext::blocked_layout).
 // Exactness: BlockedConv computes the same sums in the same order per output value as the
 // NCHW kernels' reference (the kernels differ only in the order of the multiply-adds, as the
@@ -55,11 +57,13 @@ const Tensor* conv_weights(const ir::Graph& g, const GraphFacts& facts, const ir
 // A stem: an ungrouped, undilated convolution over a few input channels (an image's 3), which
 // the blocked kernels read in the plain layout (plain_input = 1) and write blocked.
 bool plain_stem(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
-  constexpr int64_t kMaxTaps = 64;  // input channels x kernel window (kBlockedPlainMaxTaps)
+  // Input channels x kernel window: up to 64 taps any, up to 160 (kBlockedPlainMaxTaps: a 7x7
+  // window) over an image's few channels.
+  constexpr int64_t kMaxTaps = 64, kMaxImageTaps = 160, kImageChannels = 4;
   const Tensor* w = conv_weights(g, facts, n);
   if (w == nullptr || n.attrs.get_int("group", 1) != 1 || !all_equal(n.attrs, "dilations", 1)) return false;
   const int64_t taps = w->dim(1) * w->dim(2) * w->dim(3);
-  return w->dim(2) * w->dim(3) > 1 && taps <= kMaxTaps;
+  return w->dim(2) * w->dim(3) > 1 && (taps <= kMaxTaps || (w->dim(1) <= kImageChannels && taps <= kMaxImageTaps));
 }
 
 // Whether node n is a convolution the blocked kernels run directly on blocked input.
@@ -164,11 +168,20 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
       if (int p = blocked_input(i, k); p >= 0) root[find(i)] = find(p);
   }
   // Tentatively every run of two or more; the cost rule below drops the runs that do not pay.
+  // A stem alone is a run too when its window is wide (resnet's 7x7 over 3 channels): its
+  // blocked kernel reads the image in place, so the one reorder of its output is cheap next
+  // to the kh * kw * c multiply-adds per output it runs faster than the im2col GEMM.
+  constexpr int64_t kLoneStemMinTaps = 100;
   std::map<int, int> run_size;
   for (int i = 0; i < count; ++i)
     if (candidate[i]) ++run_size[find(i)];
+  auto lone_wide_stem = [&](int i) {
+    if (!plain[i] || run_size[find(i)] != 1) return false;
+    const Tensor* w = conv_weights(g, facts, g.nodes[i]);
+    return w->dim(1) * w->dim(2) * w->dim(3) >= kLoneStemMinTaps;
+  };
   std::vector<bool> convert(static_cast<size_t>(count), false);
-  for (int i = 0; i < count; ++i) convert[i] = candidate[i] && run_size[find(i)] >= 2;
+  for (int i = 0; i < count; ++i) convert[i] = candidate[i] && (run_size[find(i)] >= 2 || lone_wide_stem(i));
   // Whether node c is a Mul folded into a converted convolution (it is then not emitted).
   auto folded = [&](int c) {
     auto it = absorber.find(c);
@@ -235,7 +248,8 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   for (int i = 0; i < count; ++i) {
     if (!convert[i]) continue;
     const int r = find(i);
-    convert[i] = edge_elements[r] >= 0 && work_elements[r] >= 0 && kReorderWeight * edge_elements[r] <= work_elements[r];
+    convert[i] = edge_elements[r] >= 0 && work_elements[r] >= 0 &&
+                 (kReorderWeight * edge_elements[r] <= work_elements[r] || lone_wide_stem(i));
     converted += convert[i] ? 1 : 0;
   }
   if (converted == 0) return 0;

@@ -201,6 +201,40 @@ TEST(ConvertToBlockedLayout, StartsTheRunAtTheStemReadingThePlainImage) {
   EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-5);
 }
 
+TEST(ConvertToBlockedLayout, BlocksALoneStemWithAWideWindow) {
+  // resnet's stem: image -> 7x7/2 Conv (3 -> 64) -> Relu -> 3x3/2 MaxPool -> y. Blocked on its
+  // own (one reorder of its output, back to NCHW for the Relu); a 3x3 stem alone is left.
+  GraphBuilder b(17);
+  b.input("image", {1, 3, 45, 38})
+      .weight("w", {64, 3, 7, 7}, 30)
+      .weight("bias", {64}, 31)
+      .node("Conv", {"image", "w", "bias"}, {"s"},
+            {{"strides", ints({2, 2})}, {"pads", ints({3, 3, 3, 3})}, {"kernel_shape", ints({7, 7})}})
+      .node("Relu", {"s"}, {"r"})
+      .node("MaxPool", {"r"}, {"y"}, {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}})
+      .output("y");
+  ir::Graph g = b.graph();
+  auto r = passes::convert_to_blocked_layout(g, forced());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, 1);
+  ASSERT_TRUE(ir::verify(g));
+  EXPECT_EQ(count_op(g, "BlockChannels"), 0);
+  EXPECT_EQ(count_op(g, "UnblockChannels"), 1);
+  const NamedTensors feeds = random_inputs(b.graph(), {{1, 3, 45, 38}}, 9);
+  EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-5);
+
+  GraphBuilder narrow(17);
+  narrow.input("image", {1, 3, 32, 32})
+      .weight("w", {32, 3, 3, 3}, 32)
+      .node("Conv", {"image", "w"}, {"s"}, {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}})
+      .node("Relu", {"s"}, {"y"})
+      .output("y");
+  g = narrow.graph();
+  r = passes::convert_to_blocked_layout(g, forced());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, 0);
+}
+
 TEST(ConvertToBlockedLayout, LeavesLoneAndUnpayingConvolutions) {
   // A lone pointwise convolution: two reorders for one kernel.
   GraphBuilder lone(17);

@@ -98,8 +98,9 @@ void blocked_depthwise_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a,
 
 // ---- plain input (stems: group 1, few input channels) ------------------------------------
 
-// At most this many input taps (c * kh * kw); the layout pass keeps to the same bound.
-inline constexpr int64_t kBlockedPlainMaxTaps = 64;
+// At most this many input taps (c * kh * kw): a 7x7 window over 3 channels (147, resnet's
+// stem) fits. The layout pass keeps to the same bound.
+inline constexpr int64_t kBlockedPlainMaxTaps = 160;
 
 // Weights W [m, c, kh, kw] packed per pair of output blocks as [c * kh * kw][32].
 size_t blocked_plain_packed_floats(int64_t m, int64_t c, int64_t kh, int64_t kw);

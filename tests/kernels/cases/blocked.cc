@@ -122,7 +122,7 @@ std::vector<KernelCase> blocked_conv_cases() {
   cases.push_back(blocked_conv({.n = 2, .c = 40, .h = 9, .w = 9, .m = 40, .kernel = 5, .pad = 2, .group = 40,
                                 .scale = true, .act = acts[3]}));
   // Stems reading a plain image (plain_input = 1): 3 channels, 3x3 stride 2 into one or two
-  // pairs of output blocks, odd sizes, 5x5 stride 1, a residual, batch 2.
+  // pairs of output blocks, odd sizes, 5x5 stride 1, a residual, batch 2, a 7x7 stem.
   cases.push_back(blocked_conv({.c = 3, .h = 56, .w = 56, .m = 32, .kernel = 3, .stride = 2, .pad = 1, .plain = true,
                                 .act = acts[2]}));
   cases.push_back(blocked_conv({.n = 2, .c = 3, .h = 31, .w = 29, .m = 40, .kernel = 3, .stride = 2, .pad = 1,
@@ -132,6 +132,9 @@ std::vector<KernelCase> blocked_conv_cases() {
   cases.push_back(blocked_conv({.c = 4, .h = 13, .w = 11, .m = 16, .kernel = 3, .pad = 0, .residual = true,
                                 .plain = true, .act = acts[1]}));
   cases.push_back(blocked_conv({.c = 3, .h = 2, .w = 3, .m = 32, .kernel = 3, .stride = 2, .pad = 1, .plain = true}));
+  // resnet's 7x7 stride-2 stem (147 taps, near the 160 bound), on an odd plane with 40 channels.
+  cases.push_back(blocked_conv({.c = 3, .h = 37, .w = 43, .m = 40, .kernel = 7, .stride = 2, .pad = 3, .plain = true,
+                                .act = acts[1]}));
   // General convolutions: a 3x3 stem (3 -> 16 channels, stride 2), a grouped 3x3, a strided
   // 1x1, and a dense 3x3 on partial blocks.
   cases.push_back(blocked_conv({.c = 3, .h = 56, .w = 56, .m = 16, .kernel = 3, .stride = 2, .pad = 1,
