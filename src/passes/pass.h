@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "ignis/dtype.h"
 #include "ignis/status.h"
 #include "ir/graph.h"
 
@@ -26,6 +27,9 @@ struct PassContext {
   // Whether the kernels that make the blocked channel layout pay (ai.ignis BlockedConv on
   // AVX-512) will run: convert_to_blocked_layout does nothing otherwise.
   bool blocked_layout = false;
+  // The session's GEMM precision: in bfloat16 the im2col GEMM runs a stem faster than the
+  // float32 blocked kernel, so convert_to_blocked_layout leaves lone stems alone.
+  Precision precision = Precision::F32;
 };
 
 struct Pass {

@@ -43,8 +43,9 @@ Result<std::vector<Tensor>> evaluate_node(const ir::Node& node, int64_t opset, c
   return outputs;
 }
 
-passes::PassContext make_pass_context() {
+passes::PassContext make_pass_context(Precision precision) {
   passes::PassContext ctx;
+  ctx.precision = precision;
   ctx.evaluate = evaluate_node;
   // Only where an optimized BlockedConv kernel runs (AVX-512 builds and CPUs; IGNIS_KERNELS=avx2
   // or ref turns it off): the reference one is far slower than the NCHW kernels.

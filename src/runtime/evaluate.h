@@ -24,6 +24,6 @@ inline passes::Level pass_level(OptLevel level) {
 }
 
 // A PassContext whose evaluator is evaluate_node.
-passes::PassContext make_pass_context();
+passes::PassContext make_pass_context(Precision precision = Precision::F32);
 
 }  // namespace ignis::runtime

@@ -208,7 +208,7 @@ Result<std::unique_ptr<Session::Impl>> make_impl(ir::Graph graph, const SessionO
 
   if (options.optimization != OptLevel::None) {
     IGNIS_ASSIGN_OR_RETURN(auto fired, passes::optimize(graph, runtime::pass_level(options.optimization),
-                                                        runtime::make_pass_context()));
+                                                        runtime::make_pass_context(options.precision)));
     (void)fired;
   }
   IGNIS_ASSIGN_OR_RETURN(impl->model, runtime::build_model(std::move(graph)));
