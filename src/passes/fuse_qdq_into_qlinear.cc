@@ -8,6 +8,9 @@
 // and, at level All (onnxruntime's contrib op is no standard ONNX), fuse_qdq_into_qlinear_add:
 //   QuantizeLinear(Add(DQ(a_q), DQ(b_q)) [-> Relu], y_s, y_zp)   (a residual sum)
 //     =>  com.microsoft QLinearAdd(a_q, a_s, a_zp, b_q, b_s, b_zp, y_s, y_zp)
+// and fuse_qdq_into_qlinear_global_average_pool (level All, the same reason):
+//   QuantizeLinear(GlobalAveragePool(DQ(x_q)), y_s, y_zp)
+//     =>  com.microsoft QLinearGlobalAveragePool(x_q, x_s, x_zp, y_s, y_zp)
 // and fuse_qdq_gemm_into_matmul_integer (level All: an ai.ignis op):
 //   Gemm(DQ(a_q), DQ(w_q), bias)  =>  ai.ignis MatMulIntegerToFloat(a_q, w_q', a_s * w_s, a_zp, w_zp, bias)
 // This is what onnxruntime's quantize_static (QDQ format) and `ignis quantize --calibrate`
@@ -177,6 +180,34 @@ Result<int> fuse_qdq_into_qlinear_add(ir::Graph& g, const PassContext&) {
     fused.inputs = {g.nodes[a->first].inputs[0], a->second.scale_name, a->second.zero_point_name,
                     g.nodes[b->first].inputs[0], b->second.scale_name, b->second.zero_point_name,
                     q.inputs[1], q.inputs[2]};
+    fused.outputs = {q.outputs[0]};
+    if (g.opset("com.microsoft") == 0) g.opsets["com.microsoft"] = 1;
+    replace_nodes(g, std::move(tail->pattern), std::move(fused));
+    return true;
+  });
+}
+
+// Q(GlobalAveragePool(DQ(x))) => com.microsoft QLinearGlobalAveragePool(x, x_s, x_zp, y_s, y_zp):
+// the integer sum of each channel requantized once (kernels/ref/quantize_pool.cc), within one
+// step of y of the QDQ graph's float mean.
+Result<int> fuse_qdq_into_qlinear_global_average_pool(ir::Graph& g, const PassContext&) {
+  return rewrite_all(g, [&](const GraphIndex& index, int qi) -> Result<bool> {
+    auto tail = quantized_tail(g, index, qi);
+    if (!tail || !is_onnx(g.nodes[tail->op], "GlobalAveragePool")) return false;
+    const ir::Node& q = g.nodes[qi];
+    const ir::Node& pool = g.nodes[tail->op];
+    if (pool.inputs.size() != 1 || pool.outputs.size() != 1) return false;
+    const auto x = per_tensor_dq(g, index, pool.inputs[0]);
+    if (!x || !index.single_use(pool.inputs[0])) return false;
+    if (constant_params(g, q)->zero_point->dtype() != x->second.zero_point->dtype()) return false;
+    tail->pattern.push_back(tail->op);
+    tail->pattern.push_back(x->first);
+    ir::Node fused;
+    fused.name = pool.name;
+    fused.op_type = "QLinearGlobalAveragePool";
+    fused.domain = "com.microsoft";
+    fused.inputs = {g.nodes[x->first].inputs[0], x->second.scale_name, x->second.zero_point_name, q.inputs[1],
+                    q.inputs[2]};
     fused.outputs = {q.outputs[0]};
     if (g.opset("com.microsoft") == 0) g.opsets["com.microsoft"] = 1;
     replace_nodes(g, std::move(tail->pattern), std::move(fused));

@@ -107,3 +107,41 @@ def test_qdq_data_movement_matches_onnxruntime(zero_type, zero_point, tmp_path):
     ops = [n.op_type for n in onnx.load(str(opt)).graph.node]
     assert ops.count("QuantizeLinear") == 1 and ops.count("DequantizeLinear") == 1, ops
     np.testing.assert_array_equal(_run_ort(opt, feeds, optimize=False), want)
+
+
+def _qlinear_gap_model(zero_type, x_zero_point, y_zero_point, channels_last, shape):
+    inits = [numpy_helper.from_array(np.array(0.021, np.float32), "xs"),
+             numpy_helper.from_array(np.array(x_zero_point, zero_type), "xz"),
+             numpy_helper.from_array(np.array(0.013, np.float32), "ys"),
+             numpy_helper.from_array(np.array(y_zero_point, zero_type), "yz")]
+    node = helper.make_node("QLinearGlobalAveragePool", ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft",
+                            channels_last=channels_last)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(zero_type))
+    out = [1] * len(shape)
+    out[0] = shape[0]
+    out[-1 if channels_last else 1] = shape[-1 if channels_last else 1]
+    graph = helper.make_graph([node], "qlinear_gap", [helper.make_tensor_value_info("x", elem, shape)],
+                              [helper.make_tensor_value_info("y", elem, out)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+
+
+@pytest.mark.parametrize("zero_type,x_zero_point,y_zero_point,channels_last,shape", [
+    (np.uint8, 128, 120, 0, [2, 5, 7, 7]),
+    (np.uint8, 3, 0, 1, [1, 6, 6, 9]),
+    (np.int8, -5, 7, 0, [1, 4, 3, 5, 2]),
+    (np.int8, 0, -128, 1, [2, 11, 3]),
+])
+def test_qlinear_global_average_pool_matches_onnxruntime(zero_type, x_zero_point, y_zero_point, channels_last, shape,
+                                                          tmp_path):
+    """The reference kernel against onnxruntime's own (an integer sum requantized once)."""
+    exe = _ignis_bin()
+    if not exe.is_file():
+        pytest.skip(f"ignis binary not found at {exe} (build it, or set IGNIS_BIN)")
+    path = tmp_path / "gap.onnx"
+    onnx.save(_qlinear_gap_model(zero_type, x_zero_point, y_zero_point, channels_last, shape), path)
+    info = np.iinfo(zero_type)
+    feeds = {"x": np.random.default_rng(9).integers(info.min, info.max + 1, shape).astype(zero_type)}
+    got, _ = run_ignis(exe, path, feeds, tmp_path)
+    want = _run_ort(path, feeds, optimize=True)
+    assert got["y"].dtype == want.dtype and got["y"].shape == want.shape
+    np.testing.assert_array_equal(got["y"], want)
