@@ -244,7 +244,8 @@ Status infer_qlinear_add(InferContext& ctx) {
 // zero points of X's type (uint8 or int8). channels_last = 1 reads X as [N, spatial..., C] and
 // writes [N, 1..., C]; else [N, C, spatial...] -> [N, C, 1...].
 Status infer_qlinear_global_average_pool(InferContext& ctx) {
-  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(4, 5));
+  // The zero points (2, 4) are optional, so fewer than 4 inputs may be present.
+  if (ctx.num_inputs() < 4 || ctx.num_inputs() > 5) return ctx.fail("expected 4 to 5 inputs, got ", ctx.num_inputs());
   for (int i : {0, 1, 3})
     if (!ctx.has_input(i)) return ctx.fail("input ", i, " is required");
   IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(0, kIntegerTypes));

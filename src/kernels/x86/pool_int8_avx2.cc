@@ -7,7 +7,8 @@
 // buffer spanning the padded input width whose padding columns hold the type's minimum, which
 // loses to every input; the horizontal pass reduces the kernel-width taps of the buffer for 32
 // outputs at a time, loading directly at stride 1 and deinterleaving two loads at stride 2 (a
-// last, partial vector of outputs goes through a small buffer); other strides are scalar. The
+// last, partial vector of outputs spills into the next output row, which is written after it,
+// or on a plane's last row goes through a small buffer); other strides are scalar. The
 // maximum of integers is exact, so the output equals the reference kernel's byte for byte.
 // MaxPool's Indices output, 3-D windows and windows without any input tap go to the reference.
 #include <immintrin.h>
@@ -34,6 +35,12 @@ template <bool Signed>
 inline __m256i max32(__m256i a, __m256i b) {
   if constexpr (Signed) return _mm256_max_epi8(a, b);
   else return _mm256_max_epu8(a, b);
+}
+
+template <bool Signed>
+inline __m128i max16(__m128i a, __m128i b) {
+  if constexpr (Signed) return _mm_max_epi8(a, b);
+  else return _mm_max_epu8(a, b);
 }
 
 template <bool Signed>
@@ -66,15 +73,19 @@ inline __m256i window_max32(const uint8_t* p, int64_t kw, int64_t dw) {
   return acc;
 }
 
-// Output row from the row buffer.
+// Output row from the row buffer. `room` is how many bytes after the row's end the output may
+// overwrite (the plane's later rows, written afterwards): where the last, partial vector fits
+// it is stored whole, else through a small buffer.
 template <bool Signed, int S>
-void pool_row(const Window2d& g, const uint8_t* row, uint8_t* y) {
+void pool_row(const Window2d& g, const uint8_t* row, uint8_t* y, int64_t room) {
   const int64_t ow = g.w.out, kw = g.w.kernel, sw = g.w.stride, dw = g.w.dilation;
   int64_t o = 0;
   if constexpr (S != 0) {
     for (; o + 32 <= ow; o += 32)
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + o), window_max32<Signed, S>(row + o * sw, kw, dw));
-    if (o < ow) {  // its loads stay inside the row buffer's slack
+    if (o < ow && o + 32 <= ow + room) {  // its loads stay inside the row buffer's slack
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + o), window_max32<Signed, S>(row + o * sw, kw, dw));
+    } else if (o < ow) {
       alignas(32) uint8_t last[32];
       _mm256_store_si256(reinterpret_cast<__m256i*>(last), window_max32<Signed, S>(row + o * sw, kw, dw));
       std::memcpy(y + o, last, static_cast<size_t>(ow - o));
@@ -107,15 +118,23 @@ void pool_plane(const Window2d& g, const Taps* row_taps, const uint8_t* x, uint8
         acc = max32<Signed>(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(first + k * step + c)));
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + c), acc);
     }
+    if (c + 16 <= cols) {
+      __m128i acc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(first + c));
+      for (int64_t k = 1; k < n; ++k)
+        acc = max16<Signed>(acc, _mm_loadu_si128(reinterpret_cast<const __m128i*>(first + k * step + c)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + c), acc);
+      c += 16;
+    }
     for (; c < cols; ++c) {
       uint8_t acc = first[c];
       for (int64_t k = 1; k < n; ++k) acc = max1<Signed>(acc, first[k * step + c]);
       dst[c] = acc;
     }
     uint8_t* yrow = y + oh * g.w.out;
-    if (g.w.stride == 1) pool_row<Signed, 1>(g, row, yrow);
-    else if (g.w.stride == 2) pool_row<Signed, 2>(g, row, yrow);
-    else pool_row<Signed, 0>(g, row, yrow);
+    const int64_t room = (g.h.out - 1 - oh) * g.w.out;
+    if (g.w.stride == 1) pool_row<Signed, 1>(g, row, yrow, room);
+    else if (g.w.stride == 2) pool_row<Signed, 2>(g, row, yrow, room);
+    else pool_row<Signed, 0>(g, row, yrow, room);
   }
 }
 
@@ -123,7 +142,7 @@ class MaxPoolInt8Kernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
     auto k = std::make_unique<MaxPoolInt8Kernel>();
-    IGNIS_ASSIGN_OR_RETURN(k->reference_, make_reference_kernel("", "MaxPool", init));
+    IGNIS_ASSIGN_OR_RETURN(k->reference_, make_reference_kernel("", "MaxPool", init, init.input_dtypes[0]));
     k->ceil_mode_ = init.attrs.get_int("ceil_mode", 0) != 0 && init.opset >= 10;
     return std::unique_ptr<Kernel>(std::move(k));
   }
