@@ -361,14 +361,7 @@ class GlobalPoolKernel final : public Kernel {
         ys[p] = R == Reduce::Max ? r : r / count;
       }
     };
-    const int parts = parts_for(ctx.pool(), planes * size, planes);
-    if (parts == 1) {
-      run_planes(0, planes);
-    } else {
-      parallel_for(ctx.pool(), parts, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t part = begin; part < end; ++part) run_planes(planes * part / parts, planes * (part + 1) / parts);
-      });
-    }
+    split_planes(ctx.pool(), planes, planes * size, run_planes);
     return Status::ok();
   }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The 1-D / 2-D window geometry the x86 windowed pools (pool_avx2.cc for float32,
 // pool_int8_avx2.cc for uint8/int8) share: per spatial axis, which kernel taps of each output
-// land inside the input, and how a call splits its planes over threads. No ISA code: the
-// kernels include it with their own flags.
+// land inside the input, and how a call splits its planes over threads (also used by the global
+// pools and QLinearGlobalAveragePool). No ISA code: the kernels include it with their own flags.
 #pragma once
 
 #include <algorithm>
@@ -21,6 +21,20 @@ inline int parts_for(ThreadPool* pool, int64_t work, int64_t units) {
   const int64_t threads = pool ? pool->threads() : 1;
   return static_cast<int>(
       std::clamp<int64_t>(work / kWorkPerThread, 1, std::max<int64_t>(1, std::min(threads, units))));
+}
+
+// Calls run_planes(begin, end) over planes [0, planes), split into parts_for(pool, work, planes)
+// ranges run on the pool when there is more than one.
+template <class Fn>
+void split_planes(ThreadPool* pool, int64_t planes, int64_t work, const Fn& run_planes) {
+  const int parts = parts_for(pool, work, planes);
+  if (parts == 1) {
+    run_planes(int64_t{0}, planes);
+    return;
+  }
+  parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t part = begin; part < end; ++part) run_planes(planes * part / parts, planes * (part + 1) / parts);
+  });
 }
 
 inline int64_t floor_div(int64_t a, int64_t b) {

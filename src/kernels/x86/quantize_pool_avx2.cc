@@ -62,14 +62,7 @@ class QLinearGlobalAveragePoolKernel final : public Kernel {
       for (int64_t c = begin; c < end; ++c)
         ys[c] = static_cast<uint8_t>(qlinear_average_one(byte_sum(xs + c * size, size, flip) - offset, p));
     };
-    const int parts = pool_window::parts_for(ctx.pool(), planes * size, planes);
-    if (parts == 1) {
-      run_planes(0, planes);
-    } else {
-      parallel_for(ctx.pool(), parts, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t part = begin; part < end; ++part) run_planes(planes * part / parts, planes * (part + 1) / parts);
-      });
-    }
+    pool_window::split_planes(ctx.pool(), planes, planes * size, run_planes);
     return Status::ok();
   }
 
