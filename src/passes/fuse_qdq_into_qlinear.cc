@@ -8,6 +8,9 @@
 // and, at level All (onnxruntime's contrib op is no standard ONNX), fuse_qdq_into_qlinear_add:
 //   QuantizeLinear(Add(DQ(a_q), DQ(b_q)) [-> Relu], y_s, y_zp)   (a residual sum)
 //     =>  com.microsoft QLinearAdd(a_q, a_s, a_zp, b_q, b_s, b_zp, y_s, y_zp)
+// and fuse_qdq_into_qlinear_global_average_pool (level All, the same reason):
+//   QuantizeLinear(GlobalAveragePool(DQ(x_q)), y_s, y_zp)
+//     =>  com.microsoft QLinearGlobalAveragePool(x_q, x_s, x_zp, y_s, y_zp)
 // and fuse_qdq_gemm_into_matmul_integer (level All: an ai.ignis op):
 //   Gemm(DQ(a_q), DQ(w_q), bias)  =>  ai.ignis MatMulIntegerToFloat(a_q, w_q', a_s * w_s, a_zp, w_zp, bias)
 // This is what onnxruntime's quantize_static (QDQ format) and `ignis quantize --calibrate`
@@ -36,47 +39,11 @@
 #include "ir/rewrite.h"
 #include "passes/match.h"
 #include "passes/pass.h"
+#include "passes/qdq_params.h"
 
 namespace ignis::passes {
 
 namespace {
-
-// The constant scale and zero point of a QuantizeLinear / DequantizeLinear node.
-struct QParams {
-  const Tensor* scale = nullptr;
-  const Tensor* zero_point = nullptr;
-  std::string scale_name, zero_point_name;
-  int64_t axis = 1;
-  int64_t count() const { return scale->numel(); }
-};
-
-std::optional<QParams> constant_params(const ir::Graph& g, const ir::Node& n) {
-  if (n.inputs.size() < 3 || n.inputs[2].empty() || n.attrs.get_int("block_size", 0) != 0) return std::nullopt;
-  QParams p;
-  p.scale_name = n.inputs[1];
-  p.zero_point_name = n.inputs[2];
-  p.scale = ir::constant_value(g, p.scale_name);
-  p.zero_point = ir::constant_value(g, p.zero_point_name);
-  if (!p.scale || !p.zero_point || p.scale->dtype() != DType::F32 || p.scale->rank() > 1) return std::nullopt;
-  if (p.zero_point->dtype() != DType::U8 && p.zero_point->dtype() != DType::I8) return std::nullopt;
-  if (p.zero_point->numel() != p.scale->numel()) return std::nullopt;
-  p.axis = n.attrs.get_int("axis", 1);
-  return p;
-}
-
-int32_t zero_point_value(const QParams& p, int64_t i) {
-  const Tensor& z = *p.zero_point;
-  return z.dtype() == DType::U8 ? static_cast<int32_t>(z.data_as<uint8_t>()[i]) : static_cast<int32_t>(z.data_as<int8_t>()[i]);
-}
-
-// The DequantizeLinear producing `value` with constant per-tensor parameters, if any.
-std::optional<std::pair<int, QParams>> per_tensor_dq(const ir::Graph& g, const GraphIndex& index, const std::string& value) {
-  const int i = index.producer(value);
-  if (i < 0 || !is_onnx(g.nodes[i], "DequantizeLinear")) return std::nullopt;
-  auto p = constant_params(g, g.nodes[i]);
-  if (!p || p->count() != 1) return std::nullopt;
-  return std::make_pair(i, *p);
-}
 
 // The weights DequantizeLinear(w_q constant) producing `value`, with parameters per tensor or
 // one per entry of w_q's axis `axis`.
@@ -213,6 +180,34 @@ Result<int> fuse_qdq_into_qlinear_add(ir::Graph& g, const PassContext&) {
     fused.inputs = {g.nodes[a->first].inputs[0], a->second.scale_name, a->second.zero_point_name,
                     g.nodes[b->first].inputs[0], b->second.scale_name, b->second.zero_point_name,
                     q.inputs[1], q.inputs[2]};
+    fused.outputs = {q.outputs[0]};
+    if (g.opset("com.microsoft") == 0) g.opsets["com.microsoft"] = 1;
+    replace_nodes(g, std::move(tail->pattern), std::move(fused));
+    return true;
+  });
+}
+
+// Q(GlobalAveragePool(DQ(x))) => com.microsoft QLinearGlobalAveragePool(x, x_s, x_zp, y_s, y_zp):
+// the integer sum of each channel requantized once (kernels/ref/quantize_pool.cc), within one
+// step of y of the QDQ graph's float mean.
+Result<int> fuse_qdq_into_qlinear_global_average_pool(ir::Graph& g, const PassContext&) {
+  return rewrite_all(g, [&](const GraphIndex& index, int qi) -> Result<bool> {
+    auto tail = quantized_tail(g, index, qi);
+    if (!tail || !is_onnx(g.nodes[tail->op], "GlobalAveragePool")) return false;
+    const ir::Node& q = g.nodes[qi];
+    const ir::Node& pool = g.nodes[tail->op];
+    if (pool.inputs.size() != 1 || pool.outputs.size() != 1) return false;
+    const auto x = per_tensor_dq(g, index, pool.inputs[0]);
+    if (!x || !index.single_use(pool.inputs[0])) return false;
+    if (constant_params(g, q)->zero_point->dtype() != x->second.zero_point->dtype()) return false;
+    tail->pattern.push_back(tail->op);
+    tail->pattern.push_back(x->first);
+    ir::Node fused;
+    fused.name = pool.name;
+    fused.op_type = "QLinearGlobalAveragePool";
+    fused.domain = "com.microsoft";
+    fused.inputs = {g.nodes[x->first].inputs[0], x->second.scale_name, x->second.zero_point_name, q.inputs[1],
+                    q.inputs[2]};
     fused.outputs = {q.outputs[0]};
     if (g.opset("com.microsoft") == 0) g.opsets["com.microsoft"] = 1;
     replace_nodes(g, std::move(tail->pattern), std::move(fused));

@@ -17,7 +17,10 @@ const std::vector<Pass>& pipeline() {
         // Before fold_constants, which would fold the weights' DequantizeLinear into float
         // weights and so hide the quantized convolutions and matrix products.
         {"fuse_qdq_into_qlinear", Level::Extended, fuse_qdq_into_qlinear},
+        // The Q/DQ pairs around MaxPool, Reshape, Concat, ... which then run on the quantized bytes.
+        {"eliminate_qdq_around_data_movement", Level::Extended, eliminate_qdq_around_data_movement},
         {"fuse_qdq_into_qlinear_add", Level::All, fuse_qdq_into_qlinear_add},
+        {"fuse_qdq_into_qlinear_global_average_pool", Level::All, fuse_qdq_into_qlinear_global_average_pool},
         {"fuse_qdq_gemm_into_matmul_integer", Level::All, fuse_qdq_gemm_into_matmul_integer},
         // Before fold_constants, which then folds the arithmetic on the static shapes.
         {"fold_static_shapes", Level::Basic, fold_static_shapes},

@@ -4,8 +4,9 @@
 // quantization step of the QDQ graph's (the integer op rounds once, the QDQ graph rounds its
 // float sums too); fuse_qdq_into_qlinear_add: the residual sum Q(Add(DQ(a), DQ(b)) [-> Relu])
 // becomes com.microsoft QLinearAdd, again within one step; fuse_qdq_gemm_into_matmul_integer: a
-// Gemm with bias on quantized operands becomes ai.ignis MatMulIntegerToFloat; and the cases
-// they must leave alone.
+// Gemm with bias on quantized operands becomes ai.ignis MatMulIntegerToFloat;
+// fuse_qdq_into_qlinear_global_average_pool: Q(GlobalAveragePool(DQ(x))) becomes com.microsoft
+// QLinearGlobalAveragePool, within one step; and the cases they must leave alone.
 #include "passes/fuse_test_util.h"
 
 namespace ignis::fuse_test {
@@ -247,6 +248,53 @@ TEST(FuseQdqIntoQLinear, LeavesResidualAddsWithPerAxisScalesOrSharedSums) {
                       "com.microsoft"),
             0);
   EXPECT_EQ(count_ops(run_pass(passes::fuse_qdq_into_qlinear_add, qdq_add_graph({.sum_read_twice = true})), "QLinearAdd",
+                      "com.microsoft"),
+            0);
+}
+
+// y = DQ(Q(GlobalAveragePool(DQ(Q(x))))): x [1, 6, 7, 7] at 0.02 / x_zero_point, y at kYScale /
+// y_zero_point, both of type `t`.
+ir::Graph qdq_global_average_pool_graph(DType t, int x_zero_point, int y_zero_point, bool per_axis_x = false) {
+  GraphBuilder b(13);
+  b.input("x", {1, 6, 7, 7});
+  b.scalar("xs", 0.02f).scalar("ys", kYScale);
+  if (per_axis_x) b.weight("cs", {6}, 4, 0.01f, 0.03f);
+  b.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"});
+  if (per_axis_x) b.node("DequantizeLinear", {"xq", "cs", "cz"}, {"xd"});
+  else b.node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"});
+  b.node("GlobalAveragePool", {"xd"}, {"v"});
+  b.node("QuantizeLinear", {"v", "ys", "yz"}, {"yq"});
+  b.node("DequantizeLinear", {"yq", "ys", "yz"}, {"y"});
+  b.output("y");
+  ir::Graph g = b.graph();
+  g.initializers["xz"] = filled(t, Shape{}, x_zero_point);
+  g.initializers["yz"] = filled(t, Shape{}, y_zero_point);
+  if (per_axis_x) g.initializers["cz"] = filled(t, Shape{6}, x_zero_point);
+  return g;
+}
+
+TEST(FuseQdqIntoQLinear, RewritesGlobalAveragePool) {
+  for (DType t : {DType::U8, DType::I8}) {
+    const ir::Graph g = qdq_global_average_pool_graph(t, t == DType::U8 ? 120 : -3, t == DType::U8 ? 131 : 4);
+    int n = 0;
+    const ir::Graph f = run_pass(passes::fuse_qdq_into_qlinear_global_average_pool, g, &n);
+    EXPECT_EQ(n, 1);
+    const ir::Node* node = find_op(f, "QLinearGlobalAveragePool", "com.microsoft");
+    ASSERT_NE(node, nullptr);
+    EXPECT_EQ(node->inputs, (std::vector<std::string>{"xq", "xs", "xz", "ys", "yz"}));
+    EXPECT_EQ(f.opset("com.microsoft"), 1);
+    EXPECT_EQ(count_ops(f, "GlobalAveragePool"), 0);
+    // Within one step of y: the integer sum requantized once against the float mean.
+    EXPECT_LE(optimized_vs_plain(g, random_inputs(g, {{1, 6, 7, 7}}, 23), OptLevel::All), kYScale * 1.001);
+  }
+  // Mixed types, per-axis input scales.
+  EXPECT_EQ(count_ops(run_pass(passes::fuse_qdq_into_qlinear_global_average_pool,
+                               qdq_global_average_pool_graph(DType::U8, 128, 128, true)),
+                      "QLinearGlobalAveragePool", "com.microsoft"),
+            0);
+  ir::Graph mixed = qdq_global_average_pool_graph(DType::U8, 128, 128);
+  mixed.initializers["yz"] = filled(DType::I8, Shape{}, 0);
+  EXPECT_EQ(count_ops(run_pass(passes::fuse_qdq_into_qlinear_global_average_pool, mixed), "QLinearGlobalAveragePool",
                       "com.microsoft"),
             0);
 }

@@ -2,8 +2,8 @@
 // Schemas and shape inference for the linear quantization ops: QuantizeLinear,
 // DequantizeLinear (per-tensor and per-axis scales; the blocked form of opset 21 is refused),
 // DynamicQuantizeLinear, and the integer ops MatMulInteger, ConvInteger, QLinearMatMul and
-// QLinearConv; and com.microsoft MatMulNBits (4-bit block-quantized weights) and QLinearAdd
-// (the residual sum of two quantized tensors), onnxruntime's contrib ops.
+// QLinearConv; and com.microsoft MatMulNBits (4-bit block-quantized weights), QLinearAdd (the
+// residual sum of two quantized tensors) and QLinearGlobalAveragePool, onnxruntime's contrib ops.
 #include <initializer_list>
 #include <string_view>
 #include <vector>
@@ -239,6 +239,36 @@ Status infer_qlinear_add(InferContext& ctx) {
   return Status::ok();
 }
 
+// com.microsoft QLinearGlobalAveragePool(X, x_scale, x_zero_point?, y_scale, y_zero_point?),
+// onnxruntime's contrib op: Y = quantize(GlobalAveragePool(dequantize(X))), per-tensor scales and
+// zero points of X's type (uint8 or int8). channels_last = 1 reads X as [N, spatial..., C] and
+// writes [N, 1..., C]; else [N, C, spatial...] -> [N, C, 1...].
+Status infer_qlinear_global_average_pool(InferContext& ctx) {
+  // The zero points (2, 4) are optional, so fewer than 4 inputs may be present.
+  if (ctx.num_inputs() < 4 || ctx.num_inputs() > 5) return ctx.fail("expected 4 to 5 inputs, got ", ctx.num_inputs());
+  for (int i : {0, 1, 3})
+    if (!ctx.has_input(i)) return ctx.fail("input ", i, " is required");
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(0, kIntegerTypes));
+  const DType t = ctx.input_dtype(0);
+  for (int i : {1, 3}) IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(i, DTypeSet{DType::F32}));
+  for (int i : {2, 4})
+    if (ctx.has_input(i) && ctx.input_dtype(i) != t)
+      return ctx.fail("input ", i, " (zero point) must have input 0's dtype ", dtype_name(t), ", got ",
+                      dtype_name(ctx.input_dtype(i)));
+  for (int i : {1, 2, 3, 4}) IGNIS_RETURN_IF_ERROR(expect_scalar_or_vector(ctx, i, "scale or zero point", 0));
+  const int64_t channels_last = ctx.attrs().get_int("channels_last", 0);
+  if (channels_last != 0 && channels_last != 1)
+    return ctx.fail("attribute 'channels_last' must be 0 or 1, got ", channels_last);
+  const Shape& x = ctx.input_shape(0);
+  if (x.rank() < 3) return ctx.fail("input 0 (X) must have rank >= 3, got ", x.str());
+  std::vector<int64_t> y(static_cast<size_t>(x.rank()), 1);
+  y[0] = x[0];
+  if (channels_last) y.back() = x[x.rank() - 1];
+  else y[1] = x[1];
+  ctx.set_output(0, t, Shape(y));
+  return Status::ok();
+}
+
 // com.microsoft MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?) -> float32, onnxruntime's
 // contrib op: Y = A @ dequant(B)^T + bias, with B [N, n_blocks, block_size / 2] holding 4-bit
 // codes along K (low nibble first), scales [N * n_blocks], zero points packed two per byte
@@ -297,6 +327,7 @@ Status infer_matmul_nbits(InferContext& ctx) {
 void register_quantize_schemas(OpSchemaRegistry& r) {
   r.add({"com.microsoft", "MatMulNBits", 1, 1, infer_matmul_nbits});
   r.add({"com.microsoft", "QLinearAdd", 1, 1, infer_qlinear_add});
+  r.add({"com.microsoft", "QLinearGlobalAveragePool", 1, 1, infer_qlinear_global_average_pool});
   r.add({"", "MatMulInteger", 10, 10, infer_matmul_integer});
   r.add({"", "ConvInteger", 10, 10, infer_conv_integer});
   r.add({"ai.ignis", "MatMulIntegerToFloat", 1, 1, infer_matmul_integer_to_float});

@@ -25,21 +25,14 @@
 #include <mutex>
 
 #include "core/conv_geometry.h"
+#include "kernels/x86/pool_window.h"
 #include "kernels/x86/x86_internal.h"
 
 namespace ignis::kernels::x86 {
 
 namespace {
 
-// Window taps or elements below which a call stays on the calling thread; one more thread
-// per multiple of this.
-constexpr int64_t kWorkPerThread = int64_t{1} << 17;
-
-int parts_for(ThreadPool* pool, int64_t work, int64_t units) {
-  const int64_t threads = pool ? pool->threads() : 1;
-  return static_cast<int>(
-      std::clamp<int64_t>(work / kWorkPerThread, 1, std::max<int64_t>(1, std::min(threads, units))));
-}
+using namespace pool_window;
 
 enum class Reduce { Max, Average };
 
@@ -82,68 +75,9 @@ inline float hmax8(__m256 v) {
   return m;
 }
 
-int64_t floor_div(int64_t a, int64_t b) {
-  const int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
-
-// One spatial axis of the window: output o reads input o * s - pb + k * d, k < kernel.
-struct Axis {
-  int64_t in = 1, out = 1, kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0;
-};
-
-// Taps of output o: [lo, hi) land inside the input, `padded` inside the padded extent.
-struct Taps {
-  int64_t lo, hi, padded;
-};
-
-Taps axis_taps(const Axis& a, int64_t o) {
-  const int64_t start = o * a.stride - a.pad_begin;
-  auto range = [&](int64_t lo_coord, int64_t hi_coord, int64_t& lo, int64_t& hi) {
-    lo = std::clamp<int64_t>(ceil_div(lo_coord - start, a.dilation), 0, a.kernel);
-    hi = std::clamp<int64_t>(floor_div(hi_coord - 1 - start, a.dilation) + 1, lo, a.kernel);
-  };
-  int64_t lo, hi, plo, phi;
-  range(0, a.in, lo, hi);
-  range(-a.pad_begin, a.in + a.pad_end, plo, phi);
-  return {lo, hi, phi - plo};
-}
-
-bool every_window_has_input(const Axis& a) {
-  for (int64_t o = 0; o < a.out; ++o) {
-    const Taps t = axis_taps(a, o);
-    if (t.hi <= t.lo) return false;
-  }
-  return true;
-}
-
-struct Window2d {
-  Axis h, w;
-  int64_t row_len = 0;  // row buffer columns: input columns [-pad_begin, row_len - pad_begin)
-  bool include_pad = false;
-  bool supported = false;  // every window has an input tap
-};
-
-Window2d as_2d(const WindowGeometry& g) {
-  Window2d p;
-  auto axis = [&](int i) {
-    return Axis{g.in[i], g.out[i], g.kernel[i], g.stride[i], g.dilation[i], g.pad_begin[i], g.pad_end[i]};
-  };
-  if (g.rank == 1) p.w = axis(0);
-  else {
-    p.h = axis(0);
-    p.w = axis(1);
-  }
-  p.row_len = (p.w.out - 1) * p.w.stride + (p.w.kernel - 1) * p.w.dilation + 1;
-  return p;
-}
-
 // Row buffer floats beyond row_len: the stride-2 path loads 16 floats per 8 outputs, and the
 // last, partial vector of outputs reads up to 8 outputs' worth past the last window.
 constexpr int64_t kRowSlack = 32;
-
-int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 // Columns of output stride S (0 = any stride, read by gathering).
 template <int S>
@@ -427,14 +361,7 @@ class GlobalPoolKernel final : public Kernel {
         ys[p] = R == Reduce::Max ? r : r / count;
       }
     };
-    const int parts = parts_for(ctx.pool(), planes * size, planes);
-    if (parts == 1) {
-      run_planes(0, planes);
-    } else {
-      parallel_for(ctx.pool(), parts, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t part = begin; part < end; ++part) run_planes(planes * part / parts, planes * (part + 1) / parts);
-      });
-    }
+    split_planes(ctx.pool(), planes, planes * size, run_planes);
     return Status::ok();
   }
 

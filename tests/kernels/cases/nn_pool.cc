@@ -3,8 +3,8 @@
 // vectors) at strides 1, 2 and 3, padding, ceil_mode windows that run past the end padding,
 // count_include_pad, dilations, auto_pad, 1-D windows, planes enough to split over threads,
 // and shapes the fast kernels hand back to the reference (3-D windows); global pools over
-// plane sizes 1..40, odd planes, 1-D and 3-D inputs. NaN and infinity inputs are covered by
-// tests/kernels/x86/pool_test.cc.
+// plane sizes 1..40, odd planes, 1-D and 3-D inputs; MaxPool also over uint8 and int8. NaN
+// and infinity inputs are covered by tests/kernels/x86/pool_test.cc.
 #include "core/strings.h"
 #include "kernels/cases/cases.h"
 
@@ -121,6 +121,19 @@ std::vector<KernelCase> max_pool_cases() {
   KernelCase c = pool("MaxPool", old);
   c.opset = 8;
   cases.push_back(c);
+  // uint8 / int8 (MaxPool-12): the same windows, and rows wide enough for several 32-byte
+  // vectors of outputs. Integer outputs compare exactly.
+  std::vector<PoolSpec> int8_specs = window_specs(false);
+  int8_specs.push_back({.x = {1, 3, 5, 200}, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}});
+  int8_specs.push_back({.x = {1, 2, 4, 131}, .kernel = {2, 3}, .strides = {1, 1}, .dilations = {1, 2}});
+  for (DType t : {DType::U8, DType::I8}) {
+    for (const PoolSpec& s : int8_specs) {
+      KernelCase q = pool("MaxPool", s);
+      q.input_dtypes = {t};
+      q.label = str_cat(dtype_name(t), " ", q.label);
+      cases.push_back(std::move(q));
+    }
+  }
   return cases;
 }
 
