@@ -176,7 +176,7 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   for (int i = 0; i < count; ++i)
     if (candidate[i]) ++run_size[find(i)];
   auto lone_wide_stem = [&](int i) {
-    if (!plain[i] || run_size[find(i)] != 1 || ctx.precision != Precision::F32) return false;
+    if (!plain[i] || run_size[find(i)] != 1 || ctx.precision == Precision::Bf16) return false;
     const Tensor* w = conv_weights(g, facts, g.nodes[i]);
     return w->dim(1) * w->dim(2) * w->dim(3) >= kLoneStemMinTaps;
   };
