@@ -116,6 +116,10 @@ std::vector<KernelCase> conv_cases() {
   cases.push_back(conv({.x = {1, 128, 20}, .m = 64, .kernel = {3}, .pads = {1, 1}}));
   cases.push_back(conv({.x = {1, 64, 3, 3}, .m = 200, .kernel = {1, 1}}));
   cases.push_back(conv({.x = {1, 512, 15, 15}, .m = 96, .kernel = {1, 1}}));  // 225 rows, pointwise
+  // Images spread over the threads (even counts, or many): 8 images of a padded 3x3; 3 images
+  // split per image instead.
+  cases.push_back(conv({.x = {8, 40, 6, 6}, .m = 48, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}));
+  cases.push_back(conv({.x = {3, 64, 9, 9}, .m = 40, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}}));
   // Grouped, not depthwise.
   cases.push_back(conv({.x = {1, 8, 9, 9}, .m = 12, .kernel = {3, 3}, .group = 2, .pads = {1, 1, 1, 1}}));
   cases.push_back(conv({.x = {2, 12, 6, 7}, .m = 12, .kernel = {1, 1}, .group = 3}));
