@@ -262,6 +262,15 @@ Status parse_parameter(const TextMessage& e, const std::string& where, ModelConf
     c->pad_values[key.substr(std::string_view("ignis.pad_value.").size())] = v;
   } else if (key == "ignis.optimization") {
     IGNIS_ASSIGN_OR_RETURN(c->optimization, opt_level_from_name(value, "parameters.ignis.optimization"));
+  } else if (key == "ignis.precision") {
+    if (value == "f32") c->precision = Precision::F32;
+    else if (value == "bf16") c->precision = Precision::Bf16;
+    else return invalid_argument(str_cat("parameter 'ignis.precision' must be f32 or bf16, got '", value, "'"));
+  } else if (key == "ignis.tuning") {
+    if (value == "off") c->tuning = Tuning::Off;
+    else if (value == "cached") c->tuning = Tuning::Cached;
+    else if (value == "measure") c->tuning = Tuning::Measure;
+    else return invalid_argument(str_cat("parameter 'ignis.tuning' must be off, cached or measure, got '", value, "'"));
   } else if (warnings) {
     warnings->push_back(str_cat(where, "[", key, "]"));
   }

@@ -68,6 +68,10 @@ struct ModelConfig {
   // Session settings the config maps (parameters / optimization); unset = server default.
   std::optional<int> threads;
   std::optional<OptLevel> optimization;
+  // `ignis.precision` (f32 / bf16: SessionOptions::precision) and `ignis.tuning` (off / cached
+  // / measure: SessionOptions::tuning).
+  std::optional<Precision> precision;
+  std::optional<Tuning> tuning;
   // Scheduling beyond Triton's fields, also from `parameters`: requests queued plus running
   // (`ignis.max_inflight`, 0: unbounded) and the wait that lifts a request one priority level
   // (`ignis.priority_aging_microseconds`, 0: no aging).

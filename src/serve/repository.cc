@@ -154,6 +154,8 @@ std::optional<ServeError> ModelRepository::load_locked(const std::string& name) 
   if (config.threads) so.threads = *config.threads;
   else if (so.threads > 0) so.threads = std::max(1, so.threads / std::max(1, config.instance_count));
   if (config.optimization) so.optimization = *config.optimization;
+  if (config.precision) so.precision = *config.precision;
+  if (config.tuning) so.tuning = *config.tuning;
 
   // Load what is new or changed outside the lock; requests keep using the current versions.
   std::map<int64_t, std::shared_ptr<ModelVersion>> next;

@@ -88,7 +88,9 @@ TEST(ParseModelConfig, RejectsWhatItCannotServe) {
                         Case{"parameters { key: \"ignis.shape_buckets\" value { string_value: \"16,,32\" } }", "shape_buckets"},
                         Case{"parameters { key: \"ignis.shape_buckets\" value { string_value: \"0\" } }", "shape_buckets"},
                         Case{"parameters { key: \"ignis.pad_value.ids\" value { string_value: \"x\" } }", "pad_value"},
-                        Case{"parameters { key: \"ignis.max_inflight\" value { string_value: \"-1\" } }", "max_inflight"}}) {
+                        Case{"parameters { key: \"ignis.max_inflight\" value { string_value: \"-1\" } }", "max_inflight"},
+                        Case{"parameters { key: \"ignis.precision\" value { string_value: \"int3\" } }", "ignis.precision"},
+                        Case{"parameters { key: \"ignis.tuning\" value { string_value: \"always\" } }", "ignis.tuning"}}) {
     auto r = parse_model_config(c.text, nullptr);
     ASSERT_FALSE(r) << c.text;
     EXPECT_NE(r.error().message().find(c.message), std::string::npos) << c.text << ": " << r.error().message();
@@ -114,6 +116,23 @@ parameters { key: "ignis.priority_aging_microseconds" value { string_value: "200
   EXPECT_EQ(c->pad_values.at("input_ids"), -1.5);
   EXPECT_EQ(c->max_inflight, 100u);
   EXPECT_EQ(c->priority_aging_us, 2000u);
+}
+
+TEST(ParseModelConfig, ReadsSessionSettings) {
+  auto c = parse_model_config(R"(
+parameters { key: "ignis.precision" value { string_value: "bf16" } }
+parameters { key: "ignis.tuning" value { string_value: "measure" } }
+parameters { key: "ignis.optimization" value { string_value: "extended" } }
+)",
+                              nullptr);
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_EQ(c->precision, Precision::Bf16);
+  EXPECT_EQ(c->tuning, Tuning::Measure);
+  EXPECT_EQ(c->optimization, OptLevel::Extended);
+  auto plain = parse_model_config("max_batch_size: 4", nullptr);
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->precision);  // the server's default
+  EXPECT_FALSE(plain->tuning);
 }
 
 TEST(VersionPolicy, SelectsLatestAllAndSpecific) {

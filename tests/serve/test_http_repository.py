@@ -9,6 +9,7 @@ Expected outputs are exact: each version of the `add_const` model adds its own c
 
 import re
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -76,6 +77,12 @@ model_warmup [
 ]
 """
 
+BF16_CONFIG = """
+max_batch_size: 8
+parameters { key: "ignis.precision" value { string_value: "bf16" } }
+parameters { key: "ignis.tuning" value { string_value: "off" } }
+"""
+
 ADD_CONFIG = """
 name: "{name}"
 backend: "onnxruntime"
@@ -113,6 +120,8 @@ input [ { name: "input" data_type: TYPE_FP32 dims: [ 1, 8, 8 ]
     "wrong_platform": ("digits", 'platform: "tensorflow_savedmodel"\n', ["tensorflow_savedmodel"]),
     "batch_on_fixed_model": ("fixed", "max_batch_size: 8\n", ["max_batch_size", "'x'"]),
     "policy_selects_none": ("add1", "version_policy: { specific: { versions: [ 5 ] } }\n", ["version policy", "[1]"]),
+    "precision_unknown": ("digits", 'parameters { key: "ignis.precision" value { string_value: "int3" } }\n',
+                          ["ignis.precision", "int3"]),
 }
 
 
@@ -150,6 +159,7 @@ def repo(make_repo, models):
           config='default_model_filename: "net.onnx"\nmax_batch_size: 2\n')
     r.add("no_batching", models.cast(), config="max_batch_size: 0\n")
     r.add("explicit", models.add_const(1.0), version=1)
+    r.add("digits_bf16", models.digits, config=BF16_CONFIG)
     return r
 
 
@@ -235,6 +245,23 @@ def test_triton_config_infers(server, models, close):
             assert r.status == 200, (priority, r)
             got = np.array(r.json()["outputs"][0]["data"], np.float32).reshape(rows, 10)
             close(got, models.reference.run(models.digits, {"input": x})["logits"], "logits", rtol=1e-4, atol=1e-4)
+
+
+def test_session_settings_from_parameters(server, models, close):
+    # ignis.precision bf16: MatMul/Gemm in bfloat16 where the CPU has AVX512_BF16 (float32
+    # elsewhere), so the logits are the float model's within bfloat16 rounding.
+    x = (np.random.default_rng(5).random((4, 1, 8, 8)) * 16).astype(np.float32)
+    r = digits_infer(server, "digits_bf16", x)
+    assert r.status == 200, r
+    got = np.array(r.json()["outputs"][0]["data"], np.float32).reshape(4, 10)
+    want = models.reference.run(models.digits, {"input": x})["logits"]
+    close(got, want, "logits", rtol=3e-2, atol=3e-2 * float(np.abs(want).max()))
+    assert (got.argmax(1) == want.argmax(1)).all()
+    # Where bfloat16 runs, the answer is not the float32 one the same model gives elsewhere.
+    if "avx512_bf16" in Path("/proc/cpuinfo").read_text():
+        f32 = digits_infer(server, "digits_cfg", x)
+        assert f32.status == 200, f32
+        assert not np.array_equal(got, np.array(f32.json()["outputs"][0]["data"], np.float32).reshape(4, 10))
 
 
 def test_triton_config_limits(server):
