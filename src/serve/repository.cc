@@ -156,6 +156,10 @@ std::optional<ServeError> ModelRepository::load_locked(const std::string& name) 
   if (config.optimization) so.optimization = *config.optimization;
   if (config.precision) so.precision = *config.precision;
   if (config.tuning) so.tuning = *config.tuning;
+  // With dynamic batching the kernels are chosen for the largest batch the batcher forms:
+  // those that pay only over several images (Winograd F(2x2) on 7x7 maps) then exist for the
+  // batched runs, and single rows still take the paths chosen for one image at run time.
+  if (config.dynamic_batching && config.max_batch_size > 1 && so.plan_batch == 0) so.plan_batch = config.max_batch_size;
 
   // Load what is new or changed outside the lock; requests keep using the current versions.
   std::map<int64_t, std::shared_ptr<ModelVersion>> next;
