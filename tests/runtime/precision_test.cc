@@ -53,39 +53,52 @@ double f16(float v) { return static_cast<double>(half_to_float(float_to_half(v))
 
 bool f16_runs() { return kernels::isa_enabled(kernels::Isa::Avx2) && cpu_features().f16c; }
 
-TEST(Precision, Bf16RoundsMatMulAndGemmOperands) {
-  const std::vector<float> w = random_floats(kDepth * kCols, 1);
+double exact(float v) { return static_cast<double>(v); }
+
+// MatMul, and Gemm with W transposed ([N, K], transB = 1, as exporters write linear layers), of
+// x [kRows, kDepth] by a constant W [kDepth, kCols] at `precision`, checked against a double
+// loop over round_x(x) * round_w(W) (only the float32 summation differs). The largest
+// difference from the float32 session's result goes to `max_diff_from_f32`, per op.
+void check_rounded_products(Precision precision, double (*round_x)(float), double (*round_w)(float), uint32_t seed,
+                            double (&max_diff_from_f32)[2]) {
+  const std::vector<float> w = random_floats(kDepth * kCols, seed);
   Tensor x = Tensor::empty(DType::F32, {kRows, kDepth});
-  const std::vector<float> xv = random_floats(kRows * kDepth, 2);
+  const std::vector<float> xv = random_floats(kRows * kDepth, seed + 1);
   std::copy(xv.begin(), xv.end(), x.data_as<float>());
   for (bool gemm : {false, true}) {
     ModelBuilder b;
     b.input("x", DType::F32, {kRows, kDepth}).output("y", DType::F32);
-    // Gemm takes W transposed ([N, K], transB = 1), as exporters write linear layers.
     std::vector<float> wt(w.size());
     for (int64_t k = 0; k < kDepth; ++k)
       for (int64_t n = 0; n < kCols; ++n) wt[n * kDepth + k] = w[k * kCols + n];
     if (gemm) b.initializer_f32("W", {kCols, kDepth}, wt).node("Gemm", {"x", "W"}, {"y"}, "g", {{"transB", 1}});
     else b.initializer_f32("W", {kDepth, kCols}, w).node("MatMul", {"x", "W"}, {"y"});
     const Tensor f32 = run(b, Precision::F32, x);
-    const Tensor low = run(b, Precision::Bf16, x);
-    double max_diff_from_f32 = 0.0;
+    const Tensor low = run(b, precision, x);
+    double& max_diff = max_diff_from_f32[gemm ? 1 : 0];
+    max_diff = 0.0;
     for (int64_t i = 0; i < kRows; ++i)
       for (int64_t j = 0; j < kCols; ++j) {
         double want = 0.0, magnitude = 0.0;
         for (int64_t k = 0; k < kDepth; ++k) {
-          const double t = bf16_runs() ? bf16(xv[i * kDepth + k]) * bf16(w[k * kCols + j])
-                                       : static_cast<double>(xv[i * kDepth + k]) * w[k * kCols + j];
+          const double t = round_x(xv[i * kDepth + k]) * round_w(w[k * kCols + j]);
           want += t;
           magnitude += std::fabs(t);
         }
         const float got = low.data_as<float>()[i * kCols + j];
         ASSERT_NEAR(got, want, 1e-6 * (magnitude + 1.0)) << (gemm ? "Gemm" : "MatMul") << " at " << i << "," << j;
-        max_diff_from_f32 = std::max(max_diff_from_f32, std::fabs(static_cast<double>(got) - f32.data_as<float>()[i * kCols + j]));
+        max_diff = std::max(max_diff, std::fabs(static_cast<double>(got) - f32.data_as<float>()[i * kCols + j]));
       }
-    // bfloat16 is visibly coarser than float32 where it runs, and identical where it does not.
-    if (bf16_runs()) EXPECT_GT(max_diff_from_f32, 1e-4);
-    else EXPECT_EQ(max_diff_from_f32, 0.0);
+  }
+}
+
+TEST(Precision, Bf16RoundsMatMulAndGemmOperands) {
+  double max_diff_from_f32[2];
+  check_rounded_products(Precision::Bf16, bf16_runs() ? bf16 : exact, bf16_runs() ? bf16 : exact, 1, max_diff_from_f32);
+  // bfloat16 is visibly coarser than float32 where it runs, and identical where it does not.
+  for (double d : max_diff_from_f32) {
+    if (bf16_runs()) EXPECT_GT(d, 1e-4);
+    else EXPECT_EQ(d, 0.0);
   }
 }
 
@@ -118,36 +131,11 @@ namespace ignis {
 namespace {
 
 TEST(Precision, F16StoresMatMulAndGemmWeightsAsHalf) {
-  const std::vector<float> w = random_floats(kDepth * kCols, 5);
-  Tensor x = Tensor::empty(DType::F32, {kRows, kDepth});
-  const std::vector<float> xv = random_floats(kRows * kDepth, 6);
-  std::copy(xv.begin(), xv.end(), x.data_as<float>());
-  for (bool gemm : {false, true}) {
-    ModelBuilder b;
-    b.input("x", DType::F32, {kRows, kDepth}).output("y", DType::F32);
-    std::vector<float> wt(w.size());
-    for (int64_t k = 0; k < kDepth; ++k)
-      for (int64_t n = 0; n < kCols; ++n) wt[n * kDepth + k] = w[k * kCols + n];
-    if (gemm) b.initializer_f32("W", {kCols, kDepth}, wt).node("Gemm", {"x", "W"}, {"y"}, "g", {{"transB", 1}});
-    else b.initializer_f32("W", {kDepth, kCols}, w).node("MatMul", {"x", "W"}, {"y"});
-    const Tensor f32 = run(b, Precision::F32, x);
-    const Tensor half = run(b, Precision::F16, x);
-    double max_diff_from_f32 = 0.0;
-    for (int64_t i = 0; i < kRows; ++i)
-      for (int64_t j = 0; j < kCols; ++j) {
-        double want = 0.0, magnitude = 0.0;
-        for (int64_t k = 0; k < kDepth; ++k) {
-          const double wk = f16_runs() ? f16(w[k * kCols + j]) : static_cast<double>(w[k * kCols + j]);
-          const double t = static_cast<double>(xv[i * kDepth + k]) * wk;
-          want += t;
-          magnitude += std::fabs(t);
-        }
-        const float got = half.data_as<float>()[i * kCols + j];
-        ASSERT_NEAR(got, want, 1e-6 * (magnitude + 1.0)) << (gemm ? "Gemm" : "MatMul") << " at " << i << "," << j;
-        max_diff_from_f32 = std::max(max_diff_from_f32, std::fabs(static_cast<double>(got) - f32.data_as<float>()[i * kCols + j]));
-      }
-    if (f16_runs()) EXPECT_GT(max_diff_from_f32, 1e-5);
-    else EXPECT_EQ(max_diff_from_f32, 0.0);
+  double max_diff_from_f32[2];
+  check_rounded_products(Precision::F16, exact, f16_runs() ? f16 : exact, 5, max_diff_from_f32);
+  for (double d : max_diff_from_f32) {
+    if (f16_runs()) EXPECT_GT(d, 1e-5);
+    else EXPECT_EQ(d, 0.0);
   }
 }
 
