@@ -125,8 +125,8 @@ void BM_SgemmWeights(benchmark::State& state, const kernels::x86::GemmBackend& (
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   const Tensor a = random_tensor({m, k}, 1), b = random_tensor({k, n}, 2);
   AlignedFloats c(static_cast<size_t>(m * n));
-  const auto packed =
-      kernels::x86::PackedMatrix::pack(kernels::x86::PackedMatrix::Side::B, k, n, b.data_as<float>(), n, false, backend());
+  using kernels::x86::PackedMatrix;
+  const auto packed = PackedMatrix::pack(PackedMatrix::Side::B, k, n, b.data_as<float>(), n, false, backend());
   kernels::x86::GemmArgs g;
   g.m = m;
   g.n = n;
@@ -137,8 +137,8 @@ void BM_SgemmWeights(benchmark::State& state, const kernels::x86::GemmBackend& (
   g.ldc = n;
   AlignedFloats ws(kernels::x86::gemm_f32_workspace(g, 1));
   timed(state, 2.0 * static_cast<double>(m * n * k), [&] { kernels::x86::gemm_f32(g, nullptr, ws.get()); });
-  state.counters["WeightGB/s"] = benchmark::Counter(static_cast<double>(packed.bytes()) * static_cast<double>(state.iterations()) / 1e9,
-                                                    benchmark::Counter::kIsRate);
+  const double bytes = static_cast<double>(packed.bytes()) * static_cast<double>(state.iterations());
+  state.counters["WeightGB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsRate);
 }
 
 void sgemm_weights_args(benchmark::internal::Benchmark* b) {
@@ -150,11 +150,13 @@ void sgemm_weights_args(benchmark::internal::Benchmark* b) {
   }
   b->ArgNames({"m", "k", "n"})->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
-BENCHMARK_CAPTURE(BM_SgemmWeights, f32_avx512, kernels::x86::gemm_backend_avx512, Isa::Avx512)->Apply(sgemm_weights_args);
+BENCHMARK_CAPTURE(BM_SgemmWeights, f32_avx512, kernels::x86::gemm_backend_avx512, Isa::Avx512)
+    ->Apply(sgemm_weights_args);
 BENCHMARK_CAPTURE(BM_SgemmWeights, f16w_avx512, kernels::x86::gemm_backend_f16w_avx512, Isa::Avx512)
     ->Apply(sgemm_weights_args);
 BENCHMARK_CAPTURE(BM_SgemmWeights, f32_avx2, kernels::x86::gemm_backend_avx2, Isa::Avx2)->Apply(sgemm_weights_args);
-BENCHMARK_CAPTURE(BM_SgemmWeights, f16w_avx2, kernels::x86::gemm_backend_f16w_avx2, Isa::Avx2)->Apply(sgemm_weights_args);
+BENCHMARK_CAPTURE(BM_SgemmWeights, f16w_avx2, kernels::x86::gemm_backend_f16w_avx2, Isa::Avx2)
+    ->Apply(sgemm_weights_args);
 
 // ---- registered kernels on model shapes --------------------------------------------------
 

@@ -58,7 +58,8 @@ PackedMatrix PackedMatrix::pack(Side side, int64_t rows, int64_t cols, const flo
   for (int64_t p0 = 0; p0 < depth; p0 += backend.kc) {
     const int64_t kc = std::min(backend.kc, depth - p0);
     // Blocks start at multiples of kc * width elements (64-byte multiples for both element sizes).
-    float* dst = reinterpret_cast<float*>(reinterpret_cast<char*>(p.data_.get()) + static_cast<size_t>(p0 * width) * elem);
+    char* block = reinterpret_cast<char*>(p.data_.get()) + static_cast<size_t>(p0 * width) * elem;
+    float* dst = reinterpret_cast<float*>(block);
     if (side == Side::A) backend.pack_a(x, ld, trans, 0, rows, p0, kc, dst);
     else backend.pack_b(x, ld, trans, p0, kc, 0, cols, dst);
   }

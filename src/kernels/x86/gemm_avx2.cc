@@ -98,6 +98,12 @@ void depth_loop_4x24(int64_t kc, const float* a, const float* b, float* out) {
 }
 #undef IGNIS_GEMM_STEP
 
+// Float32 B panel rows for depth_loop_4x24_rows (gemm_tile_avx2.h).
+struct FloatRows {
+  using Elem = float;
+  static __m256 load(const float* b) { return _mm256_load_ps(b); }
+};
+
 // C[0:M, 0:24] (or the first `cols` columns when kTail) from an A panel (stride kMr per
 // depth step) and a B panel (stride kNr).
 template <int M, bool kTail>
@@ -105,31 +111,14 @@ void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b
                 const TileParams& tp, int64_t row0, int64_t col0, int cols) {
   __m256 acc[kMr][3];
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = acc[i][2] = _mm256_setzero_ps();
-  // Touch the C tile early so its lines arrive while the depth loop runs; a 96-byte tile row
-  // spans two or three cache lines.
-  for (int i = 0; i < M; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 12), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + kNr - 1), _MM_HINT_T0);
-  }
+  prefetch_tile_4x24<M>(c, ldc);
   if constexpr (M == kMr) {
     alignas(32) float out[kMr * kNr];
     depth_loop_4x24(kc, a, b, out);
     for (int i = 0; i < kMr; ++i)
       for (int v = 0; v < 3; ++v) acc[i][v] = _mm256_load_ps(out + i * kNr + 8 * v);
   } else {
-#pragma GCC unroll 4
-    for (int64_t p = 0; p < kc; ++p) {
-      const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8), b2 = _mm256_load_ps(b + 16);
-      for (int i = 0; i < M; ++i) {
-        const __m256 ai = _mm256_broadcast_ss(a + i);
-        acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
-        acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
-        acc[i][2] = _mm256_fmadd_ps(ai, b2, acc[i][2]);
-      }
-      a += kMr;
-      b += kNr;
-    }
+    depth_loop_4x24_rows<FloatRows, M>(kc, a, b, acc);
   }
   store_tile_4x24<M, kTail>(acc, c, ldc, tp, row0, col0, cols);
 }

@@ -18,6 +18,15 @@ constexpr int kMr = kGemmMr;
 constexpr int kNr = kGemmNr;
 constexpr int64_t kKc = 512;
 
+// Half B panel rows for depth_loop_4x24_rows (gemm_tile_avx2.h): 8 halves widened by
+// vcvtph2ps, the load folded in.
+struct HalfRows {
+  using Elem = uint16_t;
+  static __m256 load(const uint16_t* b) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b)));
+  }
+};
+
 // C[0:M, 0:24] (or the first `cols` columns when kTail) from a float32 A panel (stride kMr per
 // depth step) and a half B panel (stride kNr).
 template <int M, bool kTail>
@@ -25,22 +34,8 @@ void micro_tile(int64_t kc, const float* __restrict a, const uint16_t* __restric
                 const TileParams& tp, int64_t row0, int64_t col0, int cols) {
   __m256 acc[kMr][3];
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = acc[i][2] = _mm256_setzero_ps();
-  for (int i = 0; i < M; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 12), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + kNr - 1), _MM_HINT_T0);
-  }
-#pragma GCC unroll 4
-  for (int64_t p = 0; p < kc; ++p) {
-    __m256 bv[3];
-    for (int v = 0; v < 3; ++v) bv[v] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 8 * v)));
-    for (int i = 0; i < M; ++i) {
-      const __m256 ai = _mm256_broadcast_ss(a + i);
-      for (int v = 0; v < 3; ++v) acc[i][v] = _mm256_fmadd_ps(ai, bv[v], acc[i][v]);
-    }
-    a += kMr;
-    b += kNr;
-  }
+  prefetch_tile_4x24<M>(c, ldc);
+  depth_loop_4x24_rows<HalfRows, M>(kc, a, b, acc);
   store_tile_4x24<M, kTail>(acc, c, ldc, tp, row0, col0, cols);
 }
 

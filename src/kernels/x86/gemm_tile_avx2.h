@@ -44,6 +44,39 @@ inline void store8(__m256 acc, float* c, const TileParams& t, int64_t row, int64
   else _mm256_storeu_ps(c, v);
 }
 
+// Touches the M rows of a C tile (a 96-byte row spans two or three cache lines) so their lines
+// arrive while the depth loop runs.
+template <int M>
+[[gnu::always_inline]] inline void prefetch_tile_4x24(const float* c, int64_t ldc) {
+  for (int i = 0; i < M; ++i) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 12), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + kGemmNr - 1), _MM_HINT_T0);
+  }
+}
+
+// acc[i][v] += sum_p A[i, p] * B[p, 8v : 8v + 8] for the first M rows of a float32 A panel
+// (stride kGemmMr per depth step) and a B panel (stride kGemmNr) whose rows BRow loads:
+// BRow::Elem is the panel's element type, BRow::load(b) the 8 columns at b as floats (float32
+// panels in gemm_avx2.cc, half panels in gemm_f16w_avx2.cc).
+template <class BRow, int M>
+[[gnu::always_inline]] inline void depth_loop_4x24_rows(int64_t kc, const float* __restrict a,
+                                                        const typename BRow::Elem* __restrict b,
+                                                        __m256 (&acc)[kGemmMr][3]) {
+#pragma GCC unroll 4
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m256 b0 = BRow::load(b), b1 = BRow::load(b + 8), b2 = BRow::load(b + 16);
+    for (int i = 0; i < M; ++i) {
+      const __m256 ai = _mm256_broadcast_ss(a + i);
+      acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+      acc[i][2] = _mm256_fmadd_ps(ai, b2, acc[i][2]);
+    }
+    a += kGemmMr;
+    b += kGemmNr;
+  }
+}
+
 // Stores a finished tile of M rows (M <= 4; all 24 columns, or the first `cols` when kTail)
 // held in acc[i][0..2] (8 columns each).
 template <int M, bool kTail>

@@ -28,6 +28,8 @@ namespace {
 
 using nn_test::random_floats;
 
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
 double half_rounded(float v) { return static_cast<double>(half_to_float(float_to_half(v))); }
 
 // The backends this CPU runs, by ISA.
@@ -211,9 +213,9 @@ TEST(GemmF16w, ThreadSplit) {
 // round to nearest even, as float_to_half: ties go to the even half, past 65504 to infinity,
 // tiny values to subnormals (C = 1 x B reads them back).
 TEST(GemmF16w, PacksHalfTheBytesRoundedToNearestEven) {
-  const std::vector<float> values = {1.0f + 0x1p-11f,      1.0f + 3 * 0x1p-11f, -2.0f - 0x1p-10f, 65504.0f,
-                                     65519.0f,             65520.0f,            -1e6f,            1e-7f,
-                                     3e-5f,                0.1f,                -0.0f,            std::numeric_limits<float>::infinity()};
+  const std::vector<float> values = {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, -2.0f - 0x1p-10f, 65504.0f,
+                                     65519.0f,        65520.0f,            -1e6f,            1e-7f,
+                                     3e-5f,           0.1f,                -0.0f,            kInf};
   const int64_t n = static_cast<int64_t>(values.size());
   for (const GemmBackend* be : backends()) {
     SCOPED_TRACE(be->name);
@@ -242,7 +244,7 @@ TEST(GemmF16w, PacksHalfTheBytesRoundedToNearestEven) {
     }
     EXPECT_EQ(c[0], 1.0f);                        // tie between 1 and 1 + 2^-10: even
     EXPECT_EQ(c[1], 1.0f + 2 * 0x1p-10f);         // tie between 1 + 2^-10 and 1 + 2^-9: even
-    EXPECT_EQ(c[5], std::numeric_limits<float>::infinity());
+    EXPECT_EQ(c[5], kInf);
   }
 }
 
