@@ -3,10 +3,10 @@
 //   C = act(alpha * op(A) * op(B) + beta * C + bias_scale * bias)
 // Two implementations share this interface (GemmBackend): AVX2/FMA with a 4x24 register tile
 // (gemm_avx2.cc) and AVX-512 with an 8x32 tile (gemm_avx512.cc); variants of them take
-// bfloat16 operands (gemm_avx512bf16.cc) or IEEE half B panels (gemm_f16w_*.cc). Each ISA's tile code lives
-// in a file built with that ISA's flags; the thread split and the packed-weight container
-// live in gemm.cc (built without ISA flags, so only code that runs after the CPU check said
-// yes ever executes vector instructions).
+// bfloat16 operands (gemm_avx512bf16.cc) or IEEE half B panels (gemm_f16w_*.cc). Each ISA's
+// tile code lives in a file built with that ISA's flags; the thread split and the
+// packed-weight container live in gemm.cc (built without ISA flags, so only code that runs
+// after the CPU check said yes ever executes vector instructions).
 #pragma once
 
 #include <cstddef>
