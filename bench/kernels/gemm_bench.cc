@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// GFLOP/s of the GEMM-based kernels: the raw x86 sgemm, and the registered Conv and MatMul
-// kernels on ResNet-50 and BERT-base shapes, at 1 and 2 threads.
+// GFLOP/s of the GEMM-based kernels: the raw x86 sgemm (also few rows against float32 or half
+// weights), and the registered Conv and MatMul kernels on ResNet-50 and BERT-base shapes, at 1
+// and 2 threads.
 //
 //   build/bench/ignis_kernel_bench --benchmark_filter=Sgemm
 //
@@ -111,6 +112,51 @@ void sgemm_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"m", "n", "k", "prepacked", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
 }
 BENCHMARK(BM_Sgemm)->Apply(sgemm_args);
+
+// ---- few rows against prepacked weights, one thread: the memory-bound GEMV-like MatMuls of
+// batch-1 transformers, with the weights stored as float32 or as half (precision fp16).
+// WeightGB/s counts the packed weight bytes streamed per call.
+
+void BM_SgemmWeights(benchmark::State& state, const kernels::x86::GemmBackend& (*backend)(), Isa isa) {
+  if (!kernels::isa_available(isa)) {
+    state.SkipWithError("CPU lacks the backend's ISA");
+    return;
+  }
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const Tensor a = random_tensor({m, k}, 1), b = random_tensor({k, n}, 2);
+  AlignedFloats c(static_cast<size_t>(m * n));
+  using kernels::x86::PackedMatrix;
+  const auto packed = PackedMatrix::pack(PackedMatrix::Side::B, k, n, b.data_as<float>(), n, false, backend());
+  kernels::x86::GemmArgs g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.a = {.data = a.data_as<float>(), .ld = k};
+  g.b = {.packed = &packed};
+  g.c = c.get();
+  g.ldc = n;
+  AlignedFloats ws(kernels::x86::gemm_f32_workspace(g, 1));
+  timed(state, 2.0 * static_cast<double>(m * n * k), [&] { kernels::x86::gemm_f32(g, nullptr, ws.get()); });
+  const double bytes = static_cast<double>(packed.bytes()) * static_cast<double>(state.iterations());
+  state.counters["WeightGB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsRate);
+}
+
+void sgemm_weights_args(benchmark::internal::Benchmark* b) {
+  for (int64_t m : {1, 4}) {
+    b->Args({m, 768, 768});
+    b->Args({m, 768, 3072});
+    b->Args({m, 3072, 768});
+    b->Args({m, 3072, 3072});
+  }
+  b->ArgNames({"m", "k", "n"})->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+BENCHMARK_CAPTURE(BM_SgemmWeights, f32_avx512, kernels::x86::gemm_backend_avx512, Isa::Avx512)
+    ->Apply(sgemm_weights_args);
+BENCHMARK_CAPTURE(BM_SgemmWeights, f16w_avx512, kernels::x86::gemm_backend_f16w_avx512, Isa::Avx512)
+    ->Apply(sgemm_weights_args);
+BENCHMARK_CAPTURE(BM_SgemmWeights, f32_avx2, kernels::x86::gemm_backend_avx2, Isa::Avx2)->Apply(sgemm_weights_args);
+BENCHMARK_CAPTURE(BM_SgemmWeights, f16w_avx2, kernels::x86::gemm_backend_f16w_avx2, Isa::Avx2)
+    ->Apply(sgemm_weights_args);
 
 // ---- registered kernels on model shapes --------------------------------------------------
 

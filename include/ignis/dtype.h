@@ -47,8 +47,11 @@ enum class DType : int32_t {
 
 // The arithmetic a session's float32 GEMMs run in (SessionOptions::precision). Bf16 rounds
 // weights and activations to bfloat16 and sums the products in float32, on CPUs with
-// AVX512_BF16; elsewhere, and for every other op, float32.
-enum class Precision { F32, Bf16 };
+// AVX512_BF16; elsewhere, and for every other op, float32. F16 stores the constant weights of
+// MatMul, Gemm and FusedMatMul as IEEE half (rounded to nearest even when packed, half the
+// bytes to stream) and computes in float32, on CPUs with F16C; everything else (activations,
+// convolutions, other ops) runs as with F32.
+enum class Precision { F32, Bf16, F16 };
 
 // Bytes per element; 0 for Undefined, String and the containers (not stored as plain buffers).
 size_t dtype_size(DType t);

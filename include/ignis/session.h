@@ -61,7 +61,9 @@ struct SessionOptions {
   size_t max_cached_plans = 64;
   // Bf16: MatMul, Gemm and their fused forms with constant weights round both operands to
   // bfloat16 and sum in float32 (about 3 significant digits per product), where the CPU has
-  // AVX512_BF16; everything else stays float32. F32 (default): float32 throughout.
+  // AVX512_BF16; everything else stays float32. F16: the constant weights of MatMul, Gemm and
+  // FusedMatMul are stored as IEEE half (half the memory and bytes streamed) and all arithmetic
+  // stays float32, where the CPU has F16C. F32 (default): float32 throughout.
   Precision precision = Precision::F32;
   // The input shapes the session plans when it is created, so that kernels (and tuning) choose
   // algorithms and weight layouts for the shapes it will mostly run; other shapes still run

@@ -36,7 +36,7 @@ _TYPE_STRINGS = {
     16: "tensor(bfloat16)",
 }
 
-_SUPPORTED_PRECISIONS = ("fp32", "bf16")
+_SUPPORTED_PRECISIONS = ("fp32", "bf16", "fp16")
 
 
 class GraphOptimizationLevel(enum.IntEnum):
@@ -229,9 +229,11 @@ class SessionOptions:
     precision = _option(
         "precision",
         _precision,
-        "Numeric precision of the computation (ignis only): 'fp32' (default), or 'bf16': MatMul, "
+        "Numeric precision of the computation (ignis only): 'fp32' (default); 'bf16': MatMul, "
         "Gemm and Conv with constant weights round both operands to bfloat16 and sum in float32, on "
-        "CPUs with AVX512_BF16 (float32 elsewhere, for shallow convolutions, and for every other op).",
+        "CPUs with AVX512_BF16 (float32 elsewhere, for shallow convolutions, and for every other op); "
+        "or 'fp16': the constant weights of MatMul and Gemm are stored as float16 (half the bytes, "
+        "rounded to nearest even) and all arithmetic stays float32, on CPUs with F16C.",
     )
 
     pin_threads = _option(

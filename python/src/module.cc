@@ -339,9 +339,10 @@ SessionOptions make_options(int threads, int optimization, int log_level, bool p
   else if (tuning == "remeasure") o.tuning = Tuning::Remeasure;
   else raise_status(invalid_argument("tuning must be 'off', 'cached', 'measure' or 'remeasure', got '" + tuning + "'"));
   o.tuning_cache = tuning_cache;
-  if (precision != "fp32" && precision != "bf16")
-    raise_status(invalid_argument("precision must be 'fp32' or 'bf16', got '" + precision + "'"));
-  o.precision = precision == "bf16" ? Precision::Bf16 : Precision::F32;
+  if (precision == "fp32") o.precision = Precision::F32;
+  else if (precision == "bf16") o.precision = Precision::Bf16;
+  else if (precision == "fp16") o.precision = Precision::F16;
+  else raise_status(invalid_argument("precision must be 'fp32', 'bf16' or 'fp16', got '" + precision + "'"));
   o.threads = threads;
   o.pin_threads = pin_threads;
   o.memory_limit_bytes = memory_limit_bytes;

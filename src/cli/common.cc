@@ -257,7 +257,8 @@ void apply_session_cli(SessionOptions& so, const TuningCliOptions& tuning, const
 }
 
 Precision parse_precision(const std::string& precision) {
-  return precision == "bf16" ? Precision::Bf16 : Precision::F32;
+  if (precision == "bf16") return Precision::Bf16;
+  return precision == "fp16" ? Precision::F16 : Precision::F32;
 }
 
 OptLevel parse_level(const std::string& level) {

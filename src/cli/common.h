@@ -40,7 +40,7 @@ int fail(const Status& s);
 
 // "none" | "basic" | "extended" | "all" (the --level values; the CLI checks membership).
 OptLevel parse_level(const std::string& level);
-// "f32" | "bf16" (checked by the option parser).
+// "f32" | "bf16" | "fp16" (checked by the option parser).
 Precision parse_precision(const std::string& precision);
 
 // --tuning and --tuning-cache, shared by the commands that open a session.

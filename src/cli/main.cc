@@ -16,10 +16,12 @@ void add_input_options(CLI::App* cmd, ignis::cli::InputOptions& in) {
 
 void add_precision_option(CLI::App* cmd, std::string& precision) {
   cmd->add_option("--precision", precision,
-                  "f32 | bf16: bf16 runs MatMul, Gemm and Conv with constant weights in bfloat16 where the "
-                  "CPU has AVX512_BF16 (float32 elsewhere; shallow convolutions stay float32)")
+                  "f32 | bf16 | fp16: bf16 runs MatMul, Gemm and Conv with constant weights in bfloat16 where "
+                  "the CPU has AVX512_BF16 (float32 elsewhere; shallow convolutions stay float32); fp16 stores "
+                  "the constant weights of MatMul and Gemm as float16 (half the bytes) and computes in float32 "
+                  "where the CPU has F16C")
       ->default_val("f32")
-      ->check(CLI::IsMember({"f32", "bf16"}));
+      ->check(CLI::IsMember({"f32", "bf16", "fp16"}));
 }
 
 void add_tuning_options(CLI::App* cmd, ignis::cli::TuningCliOptions& t) {

@@ -218,7 +218,9 @@ Result<std::unique_ptr<Session::Impl>> make_impl(ir::Graph graph, const SessionO
   if (options.log_level >= LogLevel::Info)
     std::fprintf(stderr, "ignis: session: kernels %s; %d threads%s%s\n", kernels::kernel_selection_summary().c_str(),
                  threads, options.pin_threads ? ", workers pinned to cores" : "",
-                 options.precision == Precision::Bf16 ? "; bfloat16 GEMMs and convolutions where the CPU has AVX512_BF16" : "");
+                 options.precision == Precision::Bf16   ? "; bfloat16 GEMMs and convolutions where the CPU has AVX512_BF16"
+                 : options.precision == Precision::F16 ? "; MatMul and Gemm weights stored as float16 where the CPU has F16C"
+                                                       : "");
 
   if (options.tuning != Tuning::Off) {
     impl->tuning = std::make_unique<runtime::TuningOptions>();

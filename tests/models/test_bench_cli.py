@@ -134,3 +134,12 @@ def test_help_documents_inputs_and_generated_indices(ignis):
     r = subprocess.run([str(ignis), "bench", "--help"], capture_output=True, text=True, timeout=30)
     assert r.returncode == 0
     assert "--input" in r.stdout and "NAME.npy" in r.stdout and "Gather" in r.stdout
+
+
+def test_precision_fp16_is_accepted_and_bad_values_list_the_choices(ignis, embedding_model, tmp_path):
+    out = bench(ignis, embedding_model, "--dim", "batch=1", "--dim", "seq=3", "--precision", "fp16", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1])["precision"] == "fp16"
+    bad = bench(ignis, embedding_model, "--precision", "fp8")
+    assert bad.returncode != 0
+    assert "fp8" in bad.stderr and "f32" in bad.stderr and "bf16" in bad.stderr and "fp16" in bad.stderr, bad.stderr

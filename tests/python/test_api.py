@@ -5,6 +5,8 @@ import json
 import warnings
 
 import numpy as np
+import onnx
+import onnx.numpy_helper
 import pytest
 
 import ignis
@@ -250,3 +252,23 @@ def test_info_logging_reports_the_kernel_selection(capfd):
     assert "ignis: session: kernels " in err and "(cpu: " in err
     ignis.InferenceSession(mb.mlp())  # default: warnings only
     assert "ignis: session" not in capfd.readouterr().err
+
+
+def test_fp16_precision_stores_matmul_weights_as_half():
+    """precision='fp16': MatMul weights rounded to float16 (nearest even), float32 arithmetic.
+    On a CPU without F16C the session runs float32, which the rounded reference also bounds."""
+    model = mb.mlp(in_features=64, hidden=96, classes=8)
+    weights = {t.name: onnx.numpy_helper.to_array(t) for t in onnx.load_from_string(model).graph.initializer}
+    x = np.random.default_rng(5).standard_normal((3, 64)).astype(np.float32)
+    options = ignis.SessionOptions()
+    options.precision = "fp16"
+    assert options.precision == "fp16"
+    probs, hidden = ignis.InferenceSession(model, options).run(None, {"x": x})
+    _, hidden32 = ignis.InferenceSession(model).run(None, {"x": x})
+    w1 = weights["w1"].astype(np.float16).astype(np.float64)
+    want = np.maximum(x.astype(np.float64) @ w1 + weights["b1"], 0.0)
+    np.testing.assert_allclose(hidden, want, rtol=1e-5, atol=1e-5)
+    # float16 keeps 11 significant bits: the layer moves by about 2^-11 of its products' size.
+    scale = np.abs(x).astype(np.float64) @ np.abs(weights["w1"])
+    assert np.all(np.abs(hidden - hidden32) <= scale * 2.0**-11 + 1e-6)
+    assert probs.shape == (3, 8)

@@ -154,8 +154,10 @@ def test_unsupported_precision_names_the_supported_ones():
     assert options.precision == "fp32"
     options.precision = "BF16"
     assert options.precision == "bf16"
-    for other in ("fp16", "int8", 32):
-        with pytest.raises(ValueError, match="supported: 'fp32', 'bf16'"):
+    options.precision = "FP16"
+    assert options.precision == "fp16"
+    for other in ("fp8", "f16", "int8", 32):
+        with pytest.raises(ValueError, match="supported: 'fp32', 'bf16', 'fp16'"):
             options.precision = other
 
 

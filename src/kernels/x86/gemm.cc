@@ -28,6 +28,14 @@ const GemmBackend& gemm_backend_for(Precision precision) {
   return gemm_backend_default();
 }
 
+const GemmBackend& gemm_backend_for_b_weights(const GemmBackend& own, Precision precision) {
+  if (precision == Precision::F16 && cpu_features().f16c) {
+    if (&own == &gemm_backend_avx512()) return gemm_backend_f16w_avx512();
+    if (&own == &gemm_backend_avx2()) return gemm_backend_f16w_avx2();
+  }
+  return own.isa == Isa::Avx512 ? gemm_backend_for(precision) : own;
+}
+
 const GemmBackend& gemm_backend_of(const GemmArgs& g) {
   if (g.a.packed) return g.a.packed->backend();
   if (g.b.packed) return g.b.packed->backend();
@@ -44,11 +52,14 @@ PackedMatrix PackedMatrix::pack(Side side, int64_t rows, int64_t cols, const flo
   // A side: depth = cols, panels over rows; B side: depth = rows, panels over cols.
   const int64_t depth = side == Side::A ? cols : rows;
   const int64_t width = side == Side::A ? ceil_div(rows, backend.mr) * backend.mr : ceil_div(cols, backend.nr) * backend.nr;
-  const size_t bytes = static_cast<size_t>(std::max<int64_t>(depth * width, 1)) * sizeof(float);
-  p.data_ = std::shared_ptr<float>(static_cast<float*>(aligned_malloc(bytes)), [](float* f) { aligned_free(f); });
+  const size_t elem = side == Side::B ? static_cast<size_t>(backend.b_bytes) : sizeof(float);
+  p.bytes_ = static_cast<size_t>(std::max<int64_t>(depth * width, 1)) * elem;
+  p.data_ = std::shared_ptr<float>(static_cast<float*>(aligned_malloc(p.bytes_)), [](float* f) { aligned_free(f); });
   for (int64_t p0 = 0; p0 < depth; p0 += backend.kc) {
     const int64_t kc = std::min(backend.kc, depth - p0);
-    float* dst = p.data_.get() + p0 * width;
+    // Blocks start at multiples of kc * width elements (64-byte multiples for both element sizes).
+    char* block = reinterpret_cast<char*>(p.data_.get()) + static_cast<size_t>(p0 * width) * elem;
+    float* dst = reinterpret_cast<float*>(block);
     if (side == Side::A) backend.pack_a(x, ld, trans, 0, rows, p0, kc, dst);
     else backend.pack_b(x, ld, trans, p0, kc, 0, cols, dst);
   }

@@ -2,10 +2,11 @@
 // Single-precision GEMM for x86, the engine of the x86 MatMul, Gemm and Conv kernels:
 //   C = act(alpha * op(A) * op(B) + beta * C + bias_scale * bias)
 // Two implementations share this interface (GemmBackend): AVX2/FMA with a 4x24 register tile
-// (gemm_avx2.cc) and AVX-512 with an 8x32 tile (gemm_avx512.cc). Each ISA's tile code lives
-// in a file built with that ISA's flags; the thread split and the packed-weight container
-// live in gemm.cc (built without ISA flags, so only code that runs after the CPU check said
-// yes ever executes vector instructions).
+// (gemm_avx2.cc) and AVX-512 with an 8x32 tile (gemm_avx512.cc); variants of them take
+// bfloat16 operands (gemm_avx512bf16.cc) or IEEE half B panels (gemm_f16w_*.cc). Each ISA's
+// tile code lives in a file built with that ISA's flags; the thread split and the
+// packed-weight container live in gemm.cc (built without ISA flags, so only code that runs
+// after the CPU check said yes ever executes vector instructions).
 #pragma once
 
 #include <cstddef>
@@ -59,6 +60,9 @@ struct GemmBackend {
   Isa isa = Isa::Avx2;
   int mr = 0, nr = 0;
   int64_t kc = 0;
+  // Bytes per element of its packed B panels: 4 (float32), or 2 where B is stored as IEEE half
+  // (the element offsets of the layout below are then counted in halves).
+  int b_bytes = 4;
   // Rows [i0, i1) x columns [j0, j1) of C on the calling thread (i0 a multiple of mr, j0 of nr).
   void (*range)(const GemmArgs& args, int64_t i0, int64_t i1, int64_t j0, int64_t j1, float* workspace) = nullptr;
   // Floats of workspace one thread needs to run any part of `args`.
@@ -76,9 +80,22 @@ const GemmBackend& gemm_backend_avx512();
 // bfloat16 products summed in float32 (vdpbf16ps); for prepacked weights of sessions that run
 // in bfloat16. Requires AVX512_BF16; see gemm_avx512bf16.cc for what it does not take.
 const GemmBackend& gemm_backend_avx512bf16();
+// Float32 arithmetic on B panels stored as IEEE half (rounded to nearest even when packed,
+// widened by vcvtph2ps as the tile loads them), for the prepacked weights of MatMul and Gemm
+// in sessions of precision F16: the weights stream at half the bytes. Same tiles as
+// gemm_backend_avx512 / gemm_backend_avx2; the A side packs float32. Requires F16C (implied by
+// both ISAs here).
+const GemmBackend& gemm_backend_f16w_avx512();
+const GemmBackend& gemm_backend_f16w_avx2();
 // The backend for a kernel's prepacked weights at `precision`: bfloat16 where asked for and
 // the CPU has AVX512_BF16 (and IGNIS_KERNELS allows AVX-512), else gemm_backend_default().
+// Precision::F16 is for B-side MatMul/Gemm weights only (gemm_backend_for_b_weights), so
+// here it is gemm_backend_default(): convolutions run as in a float32 session.
 const GemmBackend& gemm_backend_for(Precision precision);
+// The backend for the prepacked B weights of a MatMul, Gemm or FusedMatMul kernel registered
+// on `own` at `precision`: the half-weight variant of `own` for F16 (AVX-512 or AVX2, as
+// `own`), gemm_backend_for(precision) for the AVX-512 backend otherwise, else `own`.
+const GemmBackend& gemm_backend_for_b_weights(const GemmBackend& own, Precision precision);
 // The widest backend this CPU runs and IGNIS_KERNELS allows (AVX-512, else AVX2).
 const GemmBackend& gemm_backend_default();
 
@@ -88,6 +105,7 @@ const GemmBackend& gemm_backend_default();
 // to whole panels (mr, nr, kc of the backend it was packed for):
 //   A: block p0 at p0 * rows_pad, panel of row i0 at + i0 * kc, element (i, p) at + p * mr + i
 //   B: block p0 at p0 * cols_pad, panel of col j0 at + j0 * kc, element (p, j) at + p * nr + j
+// (offsets in elements: floats, or halves for a backend with b_bytes == 2).
 // The ISA files only read a PackedMatrix through its accessors (one load each); it is built,
 // copied and destroyed (shared_ptr reference counting, inline) only in files without ISA
 // flags, so no ISA file emits those members for the linker to share (tools/check_isa_linkage.py).
@@ -104,11 +122,16 @@ class PackedMatrix {
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
   const float* data() const { return data_.get(); }
+  // The B panels of a backend with b_bytes == 2.
+  const uint16_t* halves() const { return reinterpret_cast<const uint16_t*>(data_.get()); }
+  // Bytes of packed storage (padding included).
+  size_t bytes() const { return bytes_; }
   const GemmBackend& backend() const { return *backend_; }
 
  private:
   Side side_ = Side::A;
   int64_t rows_ = 0, cols_ = 0;
+  size_t bytes_ = 0;
   const GemmBackend* backend_ = nullptr;
   std::shared_ptr<float> data_;
 };

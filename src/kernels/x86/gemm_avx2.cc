@@ -29,7 +29,7 @@
 #include <algorithm>
 
 #include "kernels/x86/activation_avx2.h"
-#include "kernels/x86/gemm_blocked.h"
+#include "kernels/x86/gemm_tile_avx2.h"
 #include "kernels/x86/simd_avx2.h"
 
 namespace ignis::kernels::x86 {
@@ -39,34 +39,6 @@ namespace {
 constexpr int kMr = kGemmMr;
 constexpr int kNr = kGemmNr;
 constexpr int64_t kKc = kGemmKc;
-
-// Finishes 8 columns of row `row` (columns col .. col + 7 of C, `mask` selecting the valid
-// ones when kTail) and stores them.
-template <bool kTail>
-inline void store8(__m256 acc, float* c, const TileParams& t, int64_t row, int64_t col, __m256i mask) {
-  __m256 v = _mm256_mul_ps(acc, _mm256_set1_ps(t.alpha));
-  if (t.read_c) {
-    const __m256 old = kTail ? _mm256_maskload_ps(c, mask) : _mm256_loadu_ps(c);
-    v = _mm256_fmadd_ps(old, _mm256_set1_ps(t.beta), v);
-  }
-  if (t.finish) {
-    const GemmEpilogue& e = t.e;
-    if (e.bias) {
-      const float* b = e.bias + row * e.bias_rs;
-      __m256 bv;
-      if (e.bias_cs == 0) bv = _mm256_broadcast_ss(b);
-      else bv = kTail ? _mm256_maskload_ps(b + col, mask) : _mm256_loadu_ps(b + col);
-      v = _mm256_fmadd_ps(bv, _mm256_set1_ps(e.bias_scale), v);
-    }
-    if (e.residual) {
-      const float* z = e.residual + row * e.residual_ld + col;
-      v = _mm256_add_ps(v, kTail ? _mm256_maskload_ps(z, mask) : _mm256_loadu_ps(z));
-    }
-    v = activate_avx2(v, e);
-  }
-  if (kTail) _mm256_maskstore_ps(c, mask, v);
-  else _mm256_storeu_ps(c, v);
-}
 
 // The depth loop of a full-height tile: out[i][v] = sum_p A[i, p] * B[p, 8v : 8v + 8] for the
 // four rows i and three vectors v, accumulated in ymm0-ymm11 and stored to `out` (row-major,
@@ -126,6 +98,12 @@ void depth_loop_4x24(int64_t kc, const float* a, const float* b, float* out) {
 }
 #undef IGNIS_GEMM_STEP
 
+// Float32 B panel rows for depth_loop_4x24_rows (gemm_tile_avx2.h).
+struct FloatRows {
+  using Elem = float;
+  static __m256 load(const float* b) { return _mm256_load_ps(b); }
+};
+
 // C[0:M, 0:24] (or the first `cols` columns when kTail) from an A panel (stride kMr per
 // depth step) and a B panel (stride kNr).
 template <int M, bool kTail>
@@ -133,46 +111,16 @@ void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b
                 const TileParams& tp, int64_t row0, int64_t col0, int cols) {
   __m256 acc[kMr][3];
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = acc[i][2] = _mm256_setzero_ps();
-  // Touch the C tile early so its lines arrive while the depth loop runs; a 96-byte tile row
-  // spans two or three cache lines.
-  for (int i = 0; i < M; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 12), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + kNr - 1), _MM_HINT_T0);
-  }
+  prefetch_tile_4x24<M>(c, ldc);
   if constexpr (M == kMr) {
     alignas(32) float out[kMr * kNr];
     depth_loop_4x24(kc, a, b, out);
     for (int i = 0; i < kMr; ++i)
       for (int v = 0; v < 3; ++v) acc[i][v] = _mm256_load_ps(out + i * kNr + 8 * v);
   } else {
-#pragma GCC unroll 4
-    for (int64_t p = 0; p < kc; ++p) {
-      const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8), b2 = _mm256_load_ps(b + 16);
-      for (int i = 0; i < M; ++i) {
-        const __m256 ai = _mm256_broadcast_ss(a + i);
-        acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
-        acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
-        acc[i][2] = _mm256_fmadd_ps(ai, b2, acc[i][2]);
-      }
-      a += kMr;
-      b += kNr;
-    }
+    depth_loop_4x24_rows<FloatRows, M>(kc, a, b, acc);
   }
-  const TileParams t = tp;
-  if (!kTail && !t.read_c && !t.finish && t.alpha == 1.0f) {  // the common first slice: plain stores
-    for (int i = 0; i < M; ++i)
-      for (int v = 0; v < 3; ++v) _mm256_storeu_ps(c + i * ldc + 8 * v, acc[i][v]);
-    return;
-  }
-  __m256i mask[3] = {};
-  if (kTail)
-    for (int v = 0; v < 3; ++v) mask[v] = lane_mask(std::clamp(cols - 8 * v, 0, 8));
-  for (int i = 0; i < M; ++i) {
-    float* ci = c + i * ldc;
-    for (int v = 0; v < 3; ++v)
-      if (!kTail || cols > 8 * v) store8<kTail>(acc[i][v], ci + 8 * v, t, row0 + i, col0 + 8 * v, mask[v]);
-  }
+  store_tile_4x24<M, kTail>(acc, c, ldc, tp, row0, col0, cols);
 }
 
 using TileFn = void (*)(int64_t, const float*, const float*, float*, int64_t, const TileParams&, int64_t, int64_t,

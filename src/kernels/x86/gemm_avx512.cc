@@ -34,45 +34,19 @@ constexpr int kMr = kTileRows512;
 constexpr int kNr = kTileCols512;
 constexpr int64_t kKc = 256;
 
-// C[0:M, 0:32] (or its first `cols` columns when kTail) from an A panel (stride kMr per
-// depth step) and a B panel (stride kNr); prefetches the pf_lines lines at pf into L2, one
-// every other depth step (the rest, if any, after the loop).
-template <int M, bool kTail>
-void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b, float* c, int64_t ldc,
-                const TileParams& tp, int64_t row0, int64_t col0, int cols, const char* pf, int64_t pf_lines) {
-  __m512 acc0[M], acc1[M];
-  for (int i = 0; i < M; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
-  // Touch the C tile early so its lines arrive while the depth loop runs.
-  for (int i = 0; i < M; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + kNr - 1), _MM_HINT_T0);
-  }
-#pragma GCC unroll 4
-  for (int64_t p = 0; p < kc; ++p) {
-    if ((p & 1) == 0 && pf_lines > 0) {
-      _mm_prefetch(pf, _MM_HINT_T1);
-      pf += 64;
-      --pf_lines;
-    }
-    const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
-    for (int i = 0; i < M; ++i) {
-      const __m512 ai = _mm512_set1_ps(a[i]);
-      acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
-      acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
-    }
-    a += kMr;
-    b += kNr;
-  }
-  for (; pf_lines > 0; --pf_lines, pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
-  store_tile<M, kTail>(acc0, acc1, c, ldc, tp, row0, col0, cols);
-}
+// Float32 B panel rows for micro_tile_8x32 (gemm_tile_avx512.h).
+struct FloatRows {
+  using Elem = float;
+  static __m512 lo(const float* b) { return _mm512_load_ps(b); }
+  static __m512 hi(const float* b) { return _mm512_load_ps(b + 16); }
+};
 
 using TileFn = void (*)(int64_t, const float*, const float*, float*, int64_t, const TileParams&, int64_t, int64_t,
                         int, const char*, int64_t);
 
 template <bool kTail, int... Ms>
 constexpr auto tiles_of(std::integer_sequence<int, Ms...>) {
-  return std::array<TileFn, sizeof...(Ms)>{micro_tile<Ms + 1, kTail>...};
+  return std::array<TileFn, sizeof...(Ms)>{micro_tile_8x32<FloatRows, Ms + 1, kTail>...};
 }
 constexpr std::array<TileFn, kMr> kTiles[2] = {tiles_of<false>(std::make_integer_sequence<int, kMr>()),
                                                tiles_of<true>(std::make_integer_sequence<int, kMr>())};

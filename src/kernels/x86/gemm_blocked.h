@@ -160,6 +160,17 @@ bool narrow_rows_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, in
 //   static void pack_a(...), pack_b(...)  with GemmBackend::pack_a / pack_b's signatures;
 //   static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp,
 //                            float* c, int64_t ldc, const TileParams& tp, int64_t row0, int64_t col0).
+// and optionally
+//   static constexpr bool kPairedPanels: both operands' panels hold bfloat16 pairs;
+//   static constexpr bool kHalfBPanels: B panels hold IEEE half (bp then points at halves), with
+//   static bool narrow_rows(const GemmArgs&, int64_t i0, int64_t i1, int64_t j0, int64_t j1),
+//     the row path for those panels (narrow_rows_range's contract).
+template <class T>
+constexpr int64_t b_elem_bytes() {
+  if constexpr (requires { T::kHalfBPanels; }) return 2;
+  else return static_cast<int64_t>(sizeof(float));
+}
+
 template <class T>
 size_t blocked_workspace(const GemmArgs& g) {
   const int64_t kc = std::min(g.k, T::kKc);
@@ -172,10 +183,12 @@ template <class T>
 void blocked_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1, float* workspace) {
   if (i0 >= i1 || j0 >= j1) return;
   if (g.k <= 0) return gemm_no_depth(g, i0, i1, j0, j1);
-  // The narrow paths read packed operands as float32 panels; tiles with paired bfloat16
-  // panels (T::kPairedPanels) always take the blocked loop.
-  constexpr bool kFloatPanels = !requires { T::kPairedPanels; };
-  if constexpr (kFloatPanels) {
+  // The narrow paths read packed operands as float32 panels and B in place as float32; tiles
+  // with paired bfloat16 panels (T::kPairedPanels) always take the blocked loop, and those
+  // with half B panels (T::kHalfBPanels, B always rounded to half) bring their own row path.
+  if constexpr (requires { T::kHalfBPanels; }) {
+    if (T::narrow_rows(g, i0, i1, j0, j1)) return;
+  } else if constexpr (!requires { T::kPairedPanels; }) {
     if (narrow_range<T::kMr, T::kKc>(g, i0, i1, j0, j1)) return;
     if (narrow_rows_range<T::kNr, T::kKc>(g, i0, i1, j0, j1)) return;
   }
@@ -192,7 +205,9 @@ void blocked_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_
     for (int64_t pc = 0; pc < g.k; pc += T::kKc) {
       const int64_t kc = std::min(T::kKc, g.k - pc);
       const float* bp = bbuf;
-      if (g.b.packed) bp = g.b.packed->data() + pc * b_cols_pad + jc * kc;
+      if (g.b.packed)
+        bp = reinterpret_cast<const float*>(reinterpret_cast<const char*>(g.b.packed->data()) +
+                                            (pc * b_cols_pad + jc * kc) * b_elem_bytes<T>());
       else if (g.b.pack_fn) g.b.pack_fn(g.b.pack_ctx, T::backend(), pc, kc, jc, nc, bbuf);
       else T::pack_b(g.b.data, g.b.ld, g.b.trans, pc, kc, jc, nc, bbuf);
       const TileParams tp{.alpha = g.alpha,
@@ -221,17 +236,18 @@ void blocked_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_
 // [pf, pf + 64 * pf_lines) are the lines that tile should prefetch. With kInTile the tile
 // issues them between its multiply-adds; otherwise they are issued here, before the tile (a
 // burst of prefetches that miss L2 stalls the core on its line fill buffers: 11% of a 3x3
-// convolution on a 7x7 image, whose few row tiles each prefetch 74 lines).
-template <int kMr, int kNr, bool kInTile, class Tile>
+// convolution on a 7x7 image, whose few row tiles each prefetch 74 lines). kBBytes is the size
+// of one B panel element (2 for half panels).
+template <int kMr, int kNr, bool kInTile, int64_t kBBytes = sizeof(float), class Tile>
 inline void for_each_tile(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, bool a_cold,
                           Tile&& tile) {
   const int64_t row_tiles = (mc + kMr - 1) / kMr;
-  const int64_t panel_lines = kc * kNr * static_cast<int64_t>(sizeof(float)) / 64;
+  const int64_t panel_lines = kc * kNr * kBBytes / 64;
   const int64_t lines_per_tile = (panel_lines + row_tiles - 1) / row_tiles;
   const int64_t a_panel_lines = kc * kMr * static_cast<int64_t>(sizeof(float)) / 64;
   for (int64_t jr = 0; jr < nc; jr += kNr) {
     const int cols = static_cast<int>(std::min<int64_t>(kNr, nc - jr));
-    const char* next = jr + kNr < nc ? reinterpret_cast<const char*>(bp + (jr + kNr) * kc) : nullptr;
+    const char* next = jr + kNr < nc ? reinterpret_cast<const char*>(bp) + (jr + kNr) * kc * kBBytes : nullptr;
     for (int64_t ir = 0, t = 0; ir < mc; ir += kMr, ++t) {
       const char* pf = nullptr;
       int64_t lines = 0;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // How an AVX-512 GEMM tile of up to 8 rows x 32 columns lands in C: alpha, beta, the epilogue
 // (bias, residual, activation) on the accumulators, then one store per row. Shared by the
-// float32 tiles (gemm_avx512.cc) and the bfloat16 tiles (gemm_avx512bf16.cc), whose
-// accumulators are float32 as well. For *_avx512*.cc files only; everything has internal
+// float32 tiles (gemm_avx512.cc), the bfloat16 tiles (gemm_avx512bf16.cc) and the half-weight
+// tiles (gemm_f16w_avx512.cc), whose accumulators are float32 as well; the depth loop with
+// float32 A (micro_tile_8x32) by the float32 and half-weight ones. For *_avx512*.cc files only; everything has internal
 // linkage (see gemm_blocked.h).
 #pragma once
 
@@ -142,6 +143,43 @@ template <int M, bool kTail>
     }
     store_partial_tile<kTail>(spilled, M, c, ldc, t, row0, col0, cols);
   }
+}
+
+
+// C[0:M, 0:32] (or its first `cols` columns when kTail) from a float32 A panel (stride 8 per
+// depth step) and a B panel (stride 32) whose rows BRow loads: BRow::Elem is the panel's
+// element type, BRow::lo / hi(b) give columns 0-15 / 16-31 of the row at b as floats (float32
+// panels in gemm_avx512.cc, half panels in gemm_f16w_avx512.cc). Prefetches the pf_lines
+// lines at pf into L2, one every other depth step (the rest, if any, after the loop).
+template <class BRow, int M, bool kTail>
+void micro_tile_8x32(int64_t kc, const float* __restrict a, const typename BRow::Elem* __restrict b, float* c,
+                     int64_t ldc, const TileParams& tp, int64_t row0, int64_t col0, int cols, const char* pf,
+                     int64_t pf_lines) {
+  __m512 acc0[M], acc1[M];
+  for (int i = 0; i < M; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  // Touch the C tile early so its lines arrive while the depth loop runs.
+  for (int i = 0; i < M; ++i) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + kTileCols512 - 1), _MM_HINT_T0);
+  }
+#pragma GCC unroll 4
+  for (int64_t p = 0; p < kc; ++p) {
+    if ((p & 1) == 0 && pf_lines > 0) {
+      _mm_prefetch(pf, _MM_HINT_T1);
+      pf += 64;
+      --pf_lines;
+    }
+    const __m512 b0 = BRow::lo(b), b1 = BRow::hi(b);
+    for (int i = 0; i < M; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
+      acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
+    }
+    a += kTileRows512;
+    b += kTileCols512;
+  }
+  for (; pf_lines > 0; --pf_lines, pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
+  store_tile<M, kTail>(acc0, acc1, c, ldc, tp, row0, col0, cols);
 }
 
 }  // namespace

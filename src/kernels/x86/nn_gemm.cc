@@ -8,6 +8,8 @@
 // separate pass over the output is needed. ai.ignis FusedMatMul, act(MatMul(A, B) + bias),
 // is the MatMul kernel with the bias and activation applied as each output tile is stored, and
 // its transA / transB become the GEMM's operand transposes (B packed transposed when constant).
+// In sessions of precision bf16 / fp16 constant B operands are packed for the bfloat16 or the
+// half-weight backend instead (weight_backend); products of two computed inputs stay float32.
 #include <algorithm>
 #include <vector>
 
@@ -22,10 +24,11 @@ namespace {
 
 constexpr DTypeSet kF32{DType::F32};
 
-// The backend that packs (and so runs against) constant weights: the kernel's own, or the
-// bfloat16 one when the session asks for bfloat16 and the kernel's is the AVX-512 backend.
+// The backend that packs (and so runs against) constant weights: the kernel's own, the
+// bfloat16 one when the session asks for bfloat16 and the kernel's is the AVX-512 backend, or
+// the half-weight variant of its own when the session asks for float16.
 const GemmBackend& weight_backend(const GemmBackend& own, Precision precision) {
-  return own.isa == Isa::Avx512 ? gemm_backend_for(precision) : own;
+  return gemm_backend_for_b_weights(own, precision);
 }
 
 // Runs `count` independent GEMMs that share one shape: spread over the pool when there are
