@@ -265,7 +265,8 @@ Status parse_parameter(const TextMessage& e, const std::string& where, ModelConf
   } else if (key == "ignis.precision") {
     if (value == "f32") c->precision = Precision::F32;
     else if (value == "bf16") c->precision = Precision::Bf16;
-    else return invalid_argument(str_cat("parameter 'ignis.precision' must be f32 or bf16, got '", value, "'"));
+    else if (value == "fp16") c->precision = Precision::F16;
+    else return invalid_argument(str_cat("parameter 'ignis.precision' must be f32, bf16 or fp16, got '", value, "'"));
   } else if (key == "ignis.tuning") {
     if (value == "off") c->tuning = Tuning::Off;
     else if (value == "cached") c->tuning = Tuning::Cached;

@@ -68,7 +68,7 @@ struct ModelConfig {
   // Session settings the config maps (parameters / optimization); unset = server default.
   std::optional<int> threads;
   std::optional<OptLevel> optimization;
-  // `ignis.precision` (f32 / bf16: SessionOptions::precision) and `ignis.tuning` (off / cached
+  // `ignis.precision` (f32 / bf16 / fp16: SessionOptions::precision) and `ignis.tuning` (off / cached
   // / measure: SessionOptions::tuning).
   std::optional<Precision> precision;
   std::optional<Tuning> tuning;

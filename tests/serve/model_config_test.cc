@@ -129,6 +129,9 @@ parameters { key: "ignis.optimization" value { string_value: "extended" } }
   EXPECT_EQ(c->precision, Precision::Bf16);
   EXPECT_EQ(c->tuning, Tuning::Measure);
   EXPECT_EQ(c->optimization, OptLevel::Extended);
+  auto half = parse_model_config("parameters { key: \"ignis.precision\" value { string_value: \"fp16\" } }", nullptr);
+  ASSERT_TRUE(half) << half.error().message();
+  EXPECT_EQ(half->precision, Precision::F16);
   auto plain = parse_model_config("max_batch_size: 4", nullptr);
   ASSERT_TRUE(plain);
   EXPECT_FALSE(plain->precision);  // the server's default
