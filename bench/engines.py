@@ -42,9 +42,16 @@ def input_args(folder):
     return args
 
 
+# Every engine keeps warming up for this long before it is timed: on an idle machine the CPU's
+# clock ramps up over the first fraction of a second, and a fast engine started in a fresh
+# process would otherwise time the ramp (mobilenet_v2 in ignis: 2.8 ms after 3 warm-up runs,
+# 1.7 ms after 300), while a peer whose Python import kept the CPU busy would not.
+WARMUP_SECONDS = 1.0
+
+
 def run_ignis(binary, model, folder, threads, runs, level="all", profile=None, precision="f32"):
     cmd = [binary, "bench", model, "--json", "--threads", str(threads), "--runs", str(runs), "--level", level,
-           "--precision", precision]
+           "--precision", precision, "--warmup-seconds", str(WARMUP_SECONDS)]
     if profile:
         cmd += ["--profile", profile]
     out = subprocess.run(cmd + input_args(folder), check=True, capture_output=True, text=True).stdout
@@ -53,7 +60,7 @@ def run_ignis(binary, model, folder, threads, runs, level="all", profile=None, p
 
 def run_peer(engine, model, folder, threads, runs, precision="default"):
     cmd = [sys.executable, os.path.join(HERE, "peer_runner.py"), "--engine", engine, "--model", model,
-           "--inputs", folder, "--threads", str(threads), "--runs", str(runs)]
+           "--inputs", folder, "--threads", str(threads), "--runs", str(runs), "--warmup-seconds", str(WARMUP_SECONDS)]
     if precision != "default":
         cmd += ["--precision", precision]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout

@@ -64,6 +64,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--warmup-seconds", type=float, default=0.0, help="and keep warming up for at least this long")
     ap.add_argument("--precision", choices=["default", "f32"], default="default",
                     help="openvino only: its default inference precision, or f32 (INFERENCE_PRECISION_HINT)")
     args = ap.parse_args()
@@ -75,8 +76,10 @@ def main():
     else:
         run = make_openvino(args.model, args.threads, args.precision)
     create_ms = (time.perf_counter() - t0) * 1e3
-    for _ in range(args.warmup):
+    start, done = time.perf_counter(), 0
+    while done < args.warmup or time.perf_counter() - start < args.warmup_seconds:
         run(feeds)
+        done += 1
     lat = []
     for _ in range(args.runs):
         t = time.perf_counter()

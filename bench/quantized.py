@@ -35,6 +35,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+from engines import WARMUP_SECONDS  # noqa: E402
 from recurrent import cpu_model  # noqa: E402
 
 
@@ -62,14 +63,15 @@ def make_inputs(folder, name, batch, seq):
 
 def run_ignis(binary, model, inputs, threads, runs, precision):
     cmd = [binary, "bench", model, "--json", "--threads", str(threads), "--runs", str(runs), "--inputs", inputs,
-           "--precision", precision]
+           "--precision", precision, "--warmup-seconds", str(WARMUP_SECONDS)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])["latency_ms"]["p50"]
 
 
 def run_peer(engine, model, inputs, threads, runs, precision="default"):
     cmd = [sys.executable, os.path.join(HERE, "peer_runner.py"), "--engine", engine, "--model", model,
-           "--inputs", inputs, "--threads", str(threads), "--runs", str(runs), "--precision", precision]
+           "--inputs", inputs, "--threads", str(threads), "--runs", str(runs), "--precision", precision,
+           "--warmup-seconds", str(WARMUP_SECONDS)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])["latency_ms"]["p50"]
 

@@ -103,7 +103,9 @@ int run_bench(const BenchOptions& opts) {
   int64_t batch = 1;
   if (!inputs->empty() && inputs->front().second.rank() > 0) batch = inputs->front().second.dim(0);
 
-  for (int i = 0; i < opts.warmup; ++i) {
+  const auto t_warm = Clock::now();
+  for (int i = 0; i < opts.warmup || std::chrono::duration<double>(Clock::now() - t_warm).count() < opts.warmup_seconds;
+       ++i) {
     auto r = session->run(*inputs);
     if (!r) return fail(r.error());
   }

@@ -34,6 +34,7 @@ struct BenchOptions {
   int runs = 0;          // > 0: exactly this many timed runs
   double seconds = 3.0;  // otherwise: run for this long
   int warmup = 3;
+  double warmup_seconds = 0;  // and at least this long (the CPU's clock ramps up under load)
   bool json = false;
   std::string profile;   // Chrome trace output path
   std::string level = "all";  // graph optimization level of the session

@@ -77,6 +77,11 @@ int main(int argc, char** argv) {
   auto* runs = c_bench->add_option("--runs,-n", bench.runs, "number of timed runs");
   c_bench->add_option("--seconds,-s", bench.seconds, "time budget for timed runs")->default_val(3.0)->excludes(runs);
   c_bench->add_option("--warmup", bench.warmup, "untimed runs first")->default_val(3);
+  c_bench->add_option("--warmup-seconds", bench.warmup_seconds,
+                      "keep the untimed runs going for at least this long (a short run on an idle machine "
+                      "otherwise times the CPU's clock ramping up)")
+      ->default_val(0.0)
+      ->check(CLI::Range(0.0, 3600.0));
   c_bench->add_flag("--json", bench.json, "print one JSON object");
   c_bench->add_option("--profile", bench.profile, "write a Chrome/Perfetto trace of per-op times to this file");
   c_bench->add_option("--level", bench.level, "graph optimization level: none | basic | extended | all")
@@ -131,7 +136,7 @@ int main(int argc, char** argv) {
       ->excludes(per_tensor);
   c_quant->add_option("--min-elements", quantize.min_elements,
                       "leave weights with fewer elements in float32 (default 1024; 0 with --calibrate)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 3600.0));
   c_quant->add_option("--exclude", quantize.exclude, "dynamic/int4/--calibrate: NODE,... node names to keep in float32")
       ->delimiter(',');
   c_quant->add_option("--calibrate", quantize.calibrate,
@@ -145,7 +150,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 100.0));
   c_quant->add_option("--samples", quantize.samples, "--calibrate: use at most N samples (0: all)")
       ->default_val(0)
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 3600.0));
   c_quant->add_option("--max-drop", quantize.max_drop,
                       "--calibrate: largest accuracy loss allowed on the calibration samples (0.01 = 1 point); "
                       "the nodes that cost the most when quantized alone stay float32 until it holds");
@@ -168,7 +173,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"element", "channel"}));
   c_prune->add_option("--min-elements", prune.min_elements, "leave weights with fewer elements untouched")
       ->default_val(1024)
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 3600.0));
   c_prune->add_flag("--report", prune.report, "print every weight changed or skipped");
 
   ServeCliOptions serve;
@@ -185,17 +190,17 @@ int main(int argc, char** argv) {
   c_serve->add_option("--threads,-t", serve.threads,
                       "thread budget for I/O and inference together (0 = physical cores); see docs/serve.md")
       ->default_val(0)
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 3600.0));
   c_serve->add_option("--io-threads", serve.io_threads, "HTTP I/O threads, taken from the budget")
       ->default_val(1)
       ->check(CLI::Range(1, 64));
   c_serve->add_option("--exit-timeout", serve.exit_timeout, "seconds to finish accepted requests after SIGTERM")
       ->default_val(30)
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 3600.0));
   c_serve->add_option("--repository-poll", serve.repository_poll,
                       "seconds between scans of the repository for changed models (0: no polling)")
       ->default_val(0)
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 3600.0));
   c_serve->add_option("--log-format", serve.log_format, "text | json")
       ->default_val("text")
       ->check(CLI::IsMember({"text", "json"}));
@@ -218,16 +223,16 @@ int main(int argc, char** argv) {
                       "memory for cached responses of the models whose config enables response_cache "
                       "(0: no cache)")
       ->default_val(128)
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 3600.0));
   c_serve->add_option("--response-cache-ttl", serve.response_cache_ttl,
                       "seconds a cached response stays valid (0: until evicted or its model version is unloaded)")
       ->default_val(0)
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 3600.0));
   c_serve->add_option("--memory-limit-mb", serve.memory_limit_mb,
                       "memory one inference may use for activations and outputs; a request needing more gets "
                       "an error (0 = the machine's physical memory)")
       ->default_val(0)
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 3600.0));
 
   try {
     app.parse(argc, argv);
