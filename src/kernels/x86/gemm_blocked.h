@@ -132,10 +132,12 @@ void narrow_rows_panel(const GemmArgs& g, int64_t i0, int rows, int64_t jr, int 
   }
 }
 
-// The row path for rows [i0, i1) when it applies (B prepacked, A a plain matrix, at most
-// kNarrowMaxRows rows); false when the blocked loop must run instead.
-template <int kNr, int64_t kKc>
-bool narrow_rows_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+// The row path's dispatch: when it applies (B prepacked, A a plain matrix, at most
+// kNarrowMaxRows rows), calls panel.template operator()<kM>(rows, jr, cols, cols_pad) for each
+// kNr-column panel of [j0, j1), kM the row count (its template for 1..4 rows), and returns
+// true; false when the blocked loop must run instead.
+template <int kNr, class Panel>
+bool for_each_narrow_rows_panel(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1, Panel&& panel) {
   const int64_t m = i1 - i0;
   if (!g.b.packed || !g.a.data || g.a.packed || g.a.pack_fn || m > kNarrowMaxRows || g.k <= 0) return false;
   const int64_t cols_pad = round_up(g.b.packed->cols(), kNr);
@@ -143,13 +145,21 @@ bool narrow_rows_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, in
     const int cols = static_cast<int>(std::min<int64_t>(kNr, j1 - jr));
     const int rows = static_cast<int>(m);
     switch (m) {
-      case 1: narrow_rows_panel<kNr, kKc, 1>(g, i0, rows, jr, cols, cols_pad); break;
-      case 2: narrow_rows_panel<kNr, kKc, 2>(g, i0, rows, jr, cols, cols_pad); break;
-      case 3: narrow_rows_panel<kNr, kKc, 3>(g, i0, rows, jr, cols, cols_pad); break;
-      default: narrow_rows_panel<kNr, kKc, 4>(g, i0, rows, jr, cols, cols_pad); break;
+      case 1: panel.template operator()<1>(rows, jr, cols, cols_pad); break;
+      case 2: panel.template operator()<2>(rows, jr, cols, cols_pad); break;
+      case 3: panel.template operator()<3>(rows, jr, cols, cols_pad); break;
+      default: panel.template operator()<4>(rows, jr, cols, cols_pad); break;
     }
   }
   return true;
+}
+
+// The row path for rows [i0, i1) on float32 panels (for_each_narrow_rows_panel's contract).
+template <int kNr, int64_t kKc>
+bool narrow_rows_range(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  return for_each_narrow_rows_panel<kNr>(g, i0, i1, j0, j1, [&]<int kM>(int rows, int64_t jr, int cols, int64_t cols_pad) {
+    narrow_rows_panel<kNr, kKc, kM>(g, i0, rows, jr, cols, cols_pad);
+  });
 }
 
 // T, the ISA file's tile set, provides:

@@ -170,24 +170,12 @@ void narrow_rows_panel_f16w(const GemmArgs& g, int64_t i0, int rows, int64_t jr,
   }
 }
 
-// The row path on half panels (narrow_rows_range's contract: B prepacked, A a plain matrix,
-// at most kNarrowMaxRows rows); false when the blocked loop must run instead.
+// The row path on half panels (for_each_narrow_rows_panel's contract).
 template <class Vec, int kNr, int64_t kKc>
 bool narrow_rows_f16w(const GemmArgs& g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-  const int64_t m = i1 - i0;
-  if (!g.b.packed || !g.a.data || g.a.packed || g.a.pack_fn || m > kNarrowMaxRows || g.k <= 0) return false;
-  const int64_t cols_pad = round_up(g.b.packed->cols(), kNr);
-  for (int64_t jr = j0; jr < j1; jr += kNr) {
-    const int cols = static_cast<int>(std::min<int64_t>(kNr, j1 - jr));
-    const int rows = static_cast<int>(m);
-    switch (m) {
-      case 1: narrow_rows_panel_f16w<Vec, kNr, kKc, 1>(g, i0, rows, jr, cols, cols_pad); break;
-      case 2: narrow_rows_panel_f16w<Vec, kNr, kKc, 2>(g, i0, rows, jr, cols, cols_pad); break;
-      case 3: narrow_rows_panel_f16w<Vec, kNr, kKc, 3>(g, i0, rows, jr, cols, cols_pad); break;
-      default: narrow_rows_panel_f16w<Vec, kNr, kKc, 4>(g, i0, rows, jr, cols, cols_pad); break;
-    }
-  }
-  return true;
+  return for_each_narrow_rows_panel<kNr>(g, i0, i1, j0, j1, [&]<int kM>(int rows, int64_t jr, int cols, int64_t cols_pad) {
+    narrow_rows_panel_f16w<Vec, kNr, kKc, kM>(g, i0, rows, jr, cols, cols_pad);
+  });
 }
 
 }  // namespace
