@@ -181,18 +181,6 @@ Result<bool> try_cast(ir::Graph& g, const GraphFacts& facts, const GraphIndex& i
   return true;
 }
 
-// An op applied to each element on its own, with attributes and other inputs (Clip's scalar
-// bounds) that do not depend on the layout: it commutes with any Transpose.
-bool elementwise_unary(const ir::Node& n) {
-  static const std::unordered_set<std::string> kOps = {
-      "Relu",  "LeakyRelu", "Sigmoid", "Tanh",     "Elu",  "Selu",  "Celu", "HardSigmoid", "HardSwish",
-      "Softplus", "Softsign", "Abs",   "Neg",      "Exp",  "Log",   "Sqrt", "Reciprocal",  "Floor",
-      "Ceil",  "Round",     "Erf",     "Sign",     "Gelu", "Mish",  "ThresholdedRelu"};
-  if (!n.domain.empty() || n.outputs.size() != 1 || n.inputs.empty()) return false;
-  if (n.op_type == "Clip") return n.inputs.size() <= 3;
-  return n.inputs.size() == 1 && kOps.count(n.op_type) > 0;
-}
-
 // Transpose(U(Transpose(x0, p1)), p2) for an elementwise U whose output only the outer
 // Transpose reads, when p1 then p2 is the identity: U(x0), under the outer Transpose's output
 // name (tf2onnx leaves such NCHW -> NHWC -> NCHW pairs around activations). The inner

@@ -8,6 +8,9 @@
 // and, at level All (onnxruntime's contrib op is no standard ONNX), fuse_qdq_into_qlinear_add:
 //   QuantizeLinear(Add(DQ(a_q), DQ(b_q)) [-> Relu], y_s, y_zp)   (a residual sum)
 //     =>  com.microsoft QLinearAdd(a_q, a_s, a_zp, b_q, b_s, b_zp, y_s, y_zp)
+// and fuse_qdq_into_qlinear_mul likewise (a squeeze-excitation gate times its feature map):
+//   QuantizeLinear(Mul(DQ(a_q), DQ(b_q)) [-> Relu], y_s, y_zp)
+//     =>  com.microsoft QLinearMul(a_q, a_s, a_zp, b_q, b_s, b_zp, y_s, y_zp)
 // and fuse_qdq_into_qlinear_global_average_pool (level All, the same reason):
 //   QuantizeLinear(GlobalAveragePool(DQ(x_q)), y_s, y_zp)
 //     =>  com.microsoft QLinearGlobalAveragePool(x_q, x_s, x_zp, y_s, y_zp)
@@ -159,23 +162,26 @@ std::optional<QuantizedTail> quantized_tail(const ir::Graph& g, const GraphIndex
 
 }  // namespace
 
-// Q(Add(DQ(a), DQ(b)) [-> Relu]) => com.microsoft QLinearAdd(a, .., b, .., y_s, y_zp).
-Result<int> fuse_qdq_into_qlinear_add(ir::Graph& g, const PassContext&) {
+namespace {
+
+// Q(op(DQ(a), DQ(b)) [-> Relu]) => com.microsoft `fused_op`(a, .., b, .., y_s, y_zp) for the
+// float op `op` (Add or Mul).
+Result<int> fuse_qdq_binary(ir::Graph& g, std::string_view op, std::string_view fused_op) {
   return rewrite_all(g, [&](const GraphIndex& index, int qi) -> Result<bool> {
     auto tail = quantized_tail(g, index, qi);
-    if (!tail || !is_onnx(g.nodes[tail->op], "Add")) return false;
+    if (!tail || !is_onnx(g.nodes[tail->op], op)) return false;
     const ir::Node& q = g.nodes[qi];
-    const ir::Node& add = g.nodes[tail->op];
-    if (add.inputs.size() != 2 || add.outputs.size() != 1) return false;
-    const auto a = per_tensor_dq(g, index, add.inputs[0]);
-    const auto b = per_tensor_dq(g, index, add.inputs[1]);
+    const ir::Node& node = g.nodes[tail->op];
+    if (node.inputs.size() != 2 || node.outputs.size() != 1) return false;
+    const auto a = per_tensor_dq(g, index, node.inputs[0]);
+    const auto b = per_tensor_dq(g, index, node.inputs[1]);
     if (!a || !b) return false;
     const DType t = a->second.zero_point->dtype();
     if (b->second.zero_point->dtype() != t || constant_params(g, q)->zero_point->dtype() != t) return false;
     tail->pattern.push_back(tail->op);
     ir::Node fused;
-    fused.name = add.name;
-    fused.op_type = "QLinearAdd";
+    fused.name = node.name;
+    fused.op_type = std::string(fused_op);
     fused.domain = "com.microsoft";
     fused.inputs = {g.nodes[a->first].inputs[0], a->second.scale_name, a->second.zero_point_name,
                     g.nodes[b->first].inputs[0], b->second.scale_name, b->second.zero_point_name,
@@ -186,6 +192,15 @@ Result<int> fuse_qdq_into_qlinear_add(ir::Graph& g, const PassContext&) {
     return true;
   });
 }
+
+}  // namespace
+
+// Q(Add(DQ(a), DQ(b)) [-> Relu]) => com.microsoft QLinearAdd(a, .., b, .., y_s, y_zp).
+Result<int> fuse_qdq_into_qlinear_add(ir::Graph& g, const PassContext&) { return fuse_qdq_binary(g, "Add", "QLinearAdd"); }
+
+// Q(Mul(DQ(a), DQ(b)) [-> Relu]) => com.microsoft QLinearMul(a, .., b, .., y_s, y_zp): a
+// squeeze-excitation gate applied to its feature map.
+Result<int> fuse_qdq_into_qlinear_mul(ir::Graph& g, const PassContext&) { return fuse_qdq_binary(g, "Mul", "QLinearMul"); }
 
 // Q(GlobalAveragePool(DQ(x))) => com.microsoft QLinearGlobalAveragePool(x, x_s, x_zp, y_s, y_zp):
 // the integer sum of each channel requantized once (kernels/ref/quantize_pool.cc), within one
@@ -198,10 +213,12 @@ Result<int> fuse_qdq_into_qlinear_global_average_pool(ir::Graph& g, const PassCo
     const ir::Node& pool = g.nodes[tail->op];
     if (pool.inputs.size() != 1 || pool.outputs.size() != 1) return false;
     const auto x = per_tensor_dq(g, index, pool.inputs[0]);
-    if (!x || !index.single_use(pool.inputs[0])) return false;
+    if (!x) return false;
     if (constant_params(g, q)->zero_point->dtype() != x->second.zero_point->dtype()) return false;
     tail->pattern.push_back(tail->op);
-    tail->pattern.push_back(x->first);
+    // The DequantizeLinear goes too unless others read it (a squeeze-excitation's Mul reads the
+    // map the pool averages).
+    if (index.single_use(pool.inputs[0])) tail->pattern.push_back(x->first);
     ir::Node fused;
     fused.name = pool.name;
     fused.op_type = "QLinearGlobalAveragePool";

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <unordered_set>
 
 #include "ir/rewrite.h"
 
@@ -216,6 +218,16 @@ Result<int> rewrite_all(ir::Graph& g, const std::function<Result<bool>(const Gra
     count += changed ? 1 : 0;
   }
   return count;
+}
+
+bool elementwise_unary(const ir::Node& n) {
+  static const std::unordered_set<std::string> kOps = {
+      "Relu",  "LeakyRelu", "Sigmoid", "Tanh",     "Elu",  "Selu",  "Celu", "HardSigmoid", "HardSwish",
+      "Softplus", "Softsign", "Abs",   "Neg",      "Exp",  "Log",   "Sqrt", "Reciprocal",  "Floor",
+      "Ceil",  "Round",     "Erf",     "Sign",     "Gelu", "Mish",  "ThresholdedRelu"};
+  if (!n.domain.empty() || n.outputs.size() != 1 || n.inputs.empty()) return false;
+  if (n.op_type == "Clip") return n.inputs.size() <= 3;
+  return n.inputs.size() == 1 && kOps.count(n.op_type) > 0;
 }
 
 }  // namespace ignis::passes

@@ -64,6 +64,11 @@ void set_ints(ir::Node& n, const std::string& name, std::vector<int64_t> v);
 // |a - b| <= tol * max(1, |b|).
 bool nearly(double a, double b, double tol = 1e-6);
 
+// An op applied to each element on its own, with attributes and other inputs (Clip's scalar
+// bounds) that do not depend on the layout or the shape: it commutes with any Transpose, and
+// is a function of each element's value alone.
+bool elementwise_unary(const ir::Node& n);
+
 // For a two-input node that reads `v`, the other input ("" when `v` is not an input).
 std::string other_input(const ir::Node& n, const std::string& v);
 

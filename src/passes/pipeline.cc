@@ -19,7 +19,10 @@ const std::vector<Pass>& pipeline() {
         {"fuse_qdq_into_qlinear", Level::Extended, fuse_qdq_into_qlinear},
         // The Q/DQ pairs around MaxPool, Reshape, Concat, ... which then run on the quantized bytes.
         {"eliminate_qdq_around_data_movement", Level::Extended, eliminate_qdq_around_data_movement},
+        // Before the Add / Mul fusions, which would otherwise take a quantized SiLU's Mul.
+        {"fuse_qdq_into_lookup_table", Level::All, fuse_qdq_into_lookup_table},
         {"fuse_qdq_into_qlinear_add", Level::All, fuse_qdq_into_qlinear_add},
+        {"fuse_qdq_into_qlinear_mul", Level::All, fuse_qdq_into_qlinear_mul},
         {"fuse_qdq_into_qlinear_global_average_pool", Level::All, fuse_qdq_into_qlinear_global_average_pool},
         {"fuse_qdq_gemm_into_matmul_integer", Level::All, fuse_qdq_gemm_into_matmul_integer},
         // Before fold_constants, which then folds the arithmetic on the static shapes.

@@ -3,10 +3,13 @@
 // quantize_static writes it) becomes QLinearConv / QLinearMatMul, with results within one
 // quantization step of the QDQ graph's (the integer op rounds once, the QDQ graph rounds its
 // float sums too); fuse_qdq_into_qlinear_add: the residual sum Q(Add(DQ(a), DQ(b)) [-> Relu])
-// becomes com.microsoft QLinearAdd, again within one step; fuse_qdq_gemm_into_matmul_integer: a
+// becomes com.microsoft QLinearAdd, again within one step, and fuse_qdq_into_qlinear_mul the
+// product (a squeeze-excitation gate) QLinearMul; fuse_qdq_gemm_into_matmul_integer: a
 // Gemm with bias on quantized operands becomes ai.ignis MatMulIntegerToFloat;
 // fuse_qdq_into_qlinear_global_average_pool: Q(GlobalAveragePool(DQ(x))) becomes com.microsoft
 // QLinearGlobalAveragePool, within one step; and the cases they must leave alone.
+#include <tuple>
+
 #include "passes/fuse_test_util.h"
 
 namespace ignis::fuse_test {
@@ -182,6 +185,7 @@ struct AddPattern {
   bool per_axis_b = false;  // b's scale per channel: no QLinearAdd form
   bool sum_read_twice = false;
   std::vector<int64_t> b_shape = {1, 4, 5, 6};
+  std::string op = "Add";  // or Mul
 };
 
 ir::Graph qdq_add_graph(const AddPattern& p) {
@@ -193,7 +197,7 @@ ir::Graph qdq_add_graph(const AddPattern& p) {
   b.node("DequantizeLinear", {"aq", "as", "az"}, {"ad"});
   b.node("QuantizeLinear", {"b", "bs", "bz"}, {"bq"});
   b.node("DequantizeLinear", {"bq", "bs", "bz"}, {"bd"});
-  b.node("Add", {"ad", "bd"}, {p.relu ? "pre" : "v"});
+  b.node(p.op, {"ad", "bd"}, {p.relu ? "pre" : "v"});
   if (p.relu) b.node("Relu", {"pre"}, {"v"});
   b.node("QuantizeLinear", {"v", "ys", "yz"}, {"yq"});
   b.node("DequantizeLinear", {"yq", "ys", "yz"}, {"y"});
@@ -207,24 +211,33 @@ ir::Graph qdq_add_graph(const AddPattern& p) {
   return g;
 }
 
-TEST(FuseQdqIntoQLinear, RewritesResidualAdds) {
-  for (DType t : {DType::U8, DType::I8}) {
-    for (const auto& b_shape : {std::vector<int64_t>{1, 4, 5, 6}, std::vector<int64_t>{4, 1, 1}}) {
-      const int y_zp = t == DType::U8 ? 128 : 0;
-      const AddPattern p{.t = t, .y_zero_point = y_zp, .b_shape = b_shape};
-      const ir::Graph g = qdq_add_graph(p);
-      int n = 0;
-      const ir::Graph f = run_pass(passes::fuse_qdq_into_qlinear_add, g, &n);
-      EXPECT_EQ(n, 1);
-      const ir::Node* node = find_op(f, "QLinearAdd", "com.microsoft");
-      ASSERT_NE(node, nullptr);
-      EXPECT_EQ(node->inputs, (std::vector<std::string>{"aq", "as", "az", "bq", "bs", "bz", "ys", "yz"}));
-      EXPECT_EQ(f.opset("com.microsoft"), 1);
-      EXPECT_EQ(count_ops(f, "Add"), 0);
-      EXPECT_LE(optimized_vs_plain(g, random_inputs(g, {{1, 4, 5, 6}, b_shape}, 21), OptLevel::All),
-                kYScale * 1.001);
+TEST(FuseQdqIntoQLinear, RewritesResidualAddsAndProducts) {
+  // Add: a residual sum, with a broadcast operand. Mul: a squeeze-excitation gate [1, 4, 1, 1]
+  // times its map, and two maps of one shape.
+  const auto add_pass = passes::fuse_qdq_into_qlinear_add, mul_pass = passes::fuse_qdq_into_qlinear_mul;
+  for (const auto& [op, pass, broadcast] : {std::tuple{"Add", add_pass, std::vector<int64_t>{4, 1, 1}},
+                                           std::tuple{"Mul", mul_pass, std::vector<int64_t>{1, 4, 1, 1}}}) {
+    for (DType t : {DType::U8, DType::I8}) {
+      for (const auto& b_shape : {std::vector<int64_t>{1, 4, 5, 6}, broadcast}) {
+        const int y_zp = t == DType::U8 ? 128 : 0;
+        const AddPattern p{.t = t, .y_zero_point = y_zp, .b_shape = b_shape, .op = op};
+        const ir::Graph g = qdq_add_graph(p);
+        int n = 0;
+        const ir::Graph f = run_pass(pass, g, &n);
+        EXPECT_EQ(n, 1);
+        const ir::Node* node = find_op(f, std::string("QLinear") + op, "com.microsoft");
+        ASSERT_NE(node, nullptr);
+        EXPECT_EQ(node->inputs, (std::vector<std::string>{"aq", "as", "az", "bq", "bs", "bz", "ys", "yz"}));
+        EXPECT_EQ(f.opset("com.microsoft"), 1);
+        EXPECT_EQ(count_ops(f, op), 0);
+        EXPECT_LE(optimized_vs_plain(g, random_inputs(g, {{1, 4, 5, 6}, b_shape}, 21), OptLevel::All),
+                  kYScale * 1.001);
+      }
     }
   }
+  // Each fusion takes its own op only.
+  EXPECT_EQ(count_ops(run_pass(passes::fuse_qdq_into_qlinear_add, qdq_add_graph({.op = "Mul"})), "Mul"), 1);
+  EXPECT_EQ(count_ops(run_pass(passes::fuse_qdq_into_qlinear_mul, qdq_add_graph({})), "Add"), 1);
 }
 
 TEST(FuseQdqIntoQLinear, FoldsReluIntoResidualAddOnlyWhenTheZeroPointClampsIt) {
@@ -250,11 +263,15 @@ TEST(FuseQdqIntoQLinear, LeavesResidualAddsWithPerAxisScalesOrSharedSums) {
   EXPECT_EQ(count_ops(run_pass(passes::fuse_qdq_into_qlinear_add, qdq_add_graph({.sum_read_twice = true})), "QLinearAdd",
                       "com.microsoft"),
             0);
+  EXPECT_EQ(count_ops(run_pass(passes::fuse_qdq_into_qlinear_mul, qdq_add_graph({.per_axis_b = true, .op = "Mul"})),
+                      "QLinearMul", "com.microsoft"),
+            0);
 }
 
 // y = DQ(Q(GlobalAveragePool(DQ(Q(x))))): x [1, 6, 7, 7] at 0.02 / x_zero_point, y at kYScale /
 // y_zero_point, both of type `t`.
-ir::Graph qdq_global_average_pool_graph(DType t, int x_zero_point, int y_zero_point, bool per_axis_x = false) {
+ir::Graph qdq_global_average_pool_graph(DType t, int x_zero_point, int y_zero_point, bool per_axis_x = false,
+                                        bool map_read_twice = false) {
   GraphBuilder b(13);
   b.input("x", {1, 6, 7, 7});
   b.scalar("xs", 0.02f).scalar("ys", kYScale);
@@ -266,6 +283,7 @@ ir::Graph qdq_global_average_pool_graph(DType t, int x_zero_point, int y_zero_po
   b.node("QuantizeLinear", {"v", "ys", "yz"}, {"yq"});
   b.node("DequantizeLinear", {"yq", "ys", "yz"}, {"y"});
   b.output("y");
+  if (map_read_twice) b.node("Neg", {"xd"}, {"z"}).output("z");
   ir::Graph g = b.graph();
   g.initializers["xz"] = filled(t, Shape{}, x_zero_point);
   g.initializers["yz"] = filled(t, Shape{}, y_zero_point);
@@ -286,6 +304,15 @@ TEST(FuseQdqIntoQLinear, RewritesGlobalAveragePool) {
     EXPECT_EQ(count_ops(f, "GlobalAveragePool"), 0);
     // Within one step of y: the integer sum requantized once against the float mean.
     EXPECT_LE(optimized_vs_plain(g, random_inputs(g, {{1, 6, 7, 7}}, 23), OptLevel::All), kYScale * 1.001);
+  }
+  // The map the pool reads is also read elsewhere (a squeeze-excitation's Mul): the pool is
+  // fused and the DequantizeLinear stays for the other reader.
+  {
+    const ir::Graph g = qdq_global_average_pool_graph(DType::U8, 120, 131, false, true);
+    const ir::Graph f = run_pass(passes::fuse_qdq_into_qlinear_global_average_pool, g);
+    EXPECT_EQ(count_ops(f, "QLinearGlobalAveragePool", "com.microsoft"), 1);
+    EXPECT_EQ(count_ops(f, "DequantizeLinear"), 2);
+    EXPECT_LE(optimized_vs_plain(g, random_inputs(g, {{1, 6, 7, 7}}, 25), OptLevel::All), kYScale * 1.001);
   }
   // Mixed types, per-axis input scales.
   EXPECT_EQ(count_ops(run_pass(passes::fuse_qdq_into_qlinear_global_average_pool,

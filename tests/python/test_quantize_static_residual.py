@@ -53,13 +53,15 @@ def _residual_model(path):
     onnx.save(model, str(path))
 
 
-def _quantize(src, dst):
+def quantize_qdq(src, dst, shape=SHAPE):
+    """onnxruntime's quantize_static on input x: QDQ, uint8 activations, int8 weights per channel,
+    calibrated on 8 normal inputs of `shape` from a fixed seed."""
     q = pytest.importorskip("onnxruntime.quantization")
 
     class Reader(q.CalibrationDataReader):
         def __init__(self):
             rng = np.random.default_rng(1)
-            self.feeds = iter([{"x": rng.standard_normal(SHAPE).astype(np.float32)} for _ in range(8)])
+            self.feeds = iter([{"x": rng.standard_normal(shape).astype(np.float32)} for _ in range(8)])
 
         def get_next(self):
             return next(self.feeds, None)
@@ -80,13 +82,21 @@ def _output_scale(model):
 def test_residual_adds_run_as_qlinear_add_and_match_onnxruntime(tmp_path, ort):
     _residual_model(tmp_path / "float.onnx")
     model = tmp_path / "qdq.onnx"
-    _quantize(tmp_path / "float.onnx", model)
+    quantize_qdq(tmp_path / "float.onnx", model)
 
     ignis.optimize(model, tmp_path / "optimized.onnx", level="all")
     ops = [(n.domain, n.op_type) for n in onnx.load(str(tmp_path / "optimized.onnx")).graph.node]
     assert ops.count(("com.microsoft", "QLinearAdd")) == 2, ops
     assert ("", "Add") not in ops and ops.count(("", "QLinearConv")) == 5, ops
 
+    within_steps_of_onnxruntime(ort, model, SHAPE, 2, 0.05)
+
+
+def within_steps_of_onnxruntime(ort, model, shape, max_steps, max_fraction):
+    """ignis on the QDQ file against onnxruntime on it, with the QDQ pairs run in float32 (its
+    optimizations off) and with its int8 kernels, on 4 normal inputs: at most `max_steps` steps
+    of the output's scale apart, and more than half a step on at most `max_fraction` of the
+    values."""
     step = _output_scale(model)
     unfused = ort.SessionOptions()
     unfused.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
@@ -95,37 +105,35 @@ def test_residual_adds_run_as_qlinear_add_and_match_onnxruntime(tmp_path, ort):
     session = ignis.InferenceSession(str(model))
     rng = np.random.default_rng(2)
     for _ in range(4):
-        feeds = {"x": rng.standard_normal(SHAPE).astype(np.float32)}
+        feeds = {"x": rng.standard_normal(shape).astype(np.float32)}
         (got,) = session.run(None, feeds)
         for reference in (ort_float, ort_int8):
             (want,) = reference.run(None, feeds)
             steps = np.abs(got - want) / step
-            assert steps.max() <= 2.01, steps.max()
-            assert np.mean(steps > 0.5) <= 0.05, np.mean(steps > 0.5)
+            assert steps.max() <= max_steps + 0.01, steps.max()
+            assert np.mean(steps > 0.5) <= max_fraction, np.mean(steps > 0.5)
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
-@pytest.mark.parametrize("b_shape", [[2, 3, 40], [3, 1]])
-def test_qlinear_add_matches_onnxruntime(tmp_path, ort, dtype, b_shape):
-    """The op alone (ignis's reference kernel where B broadcasts, the x86 one otherwise) against
-    onnxruntime's contrib kernel. Both scale each input by its scale over C's, but onnxruntime
-    arranges the float32 sum differently (zero points folded into one constant), so values
-    near a rounding boundary may land one step apart: a few percent of them on random bytes."""
+def binary_op_matches_onnxruntime(tmp_path, ort, op, dtype, a_shape, b_shape):
+    """com.microsoft `op` (QLinearAdd, QLinearMul) alone on random bytes in ignis against
+    onnxruntime's contrib kernel: at most one step apart, on at most 5% of the values (both do
+    float32 arithmetic, arranged differently, so values near a rounding boundary may land one
+    step apart); and saturation is exercised where B has enough values to reach it."""
     info = np.iinfo(dtype)
     rng = np.random.default_rng(3)
-    a = rng.integers(info.min, info.max + 1, [2, 3, 40]).astype(dtype)
+    a = rng.integers(info.min, info.max + 1, a_shape).astype(dtype)
     b = rng.integers(info.min, info.max + 1, b_shape).astype(dtype)
     tensor_type = TensorProto.UINT8 if dtype == np.uint8 else TensorProto.INT8
     inits = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("as", 0.013), ("bs", 0.021), ("cs", 0.03))]
     inits += [numpy_helper.from_array(np.array(v, dtype), n) for n, v in (("az", 7), ("bz", -5 if dtype == np.int8 else 130), ("cz", 3))]
-    node = helper.make_node("QLinearAdd", ["a", "as", "az", "b", "bs", "bz", "cs", "cz"], ["c"], domain="com.microsoft")
-    graph = helper.make_graph([node], "qlinear_add",
+    node = helper.make_node(op, ["a", "as", "az", "b", "bs", "bz", "cs", "cz"], ["c"], domain="com.microsoft")
+    graph = helper.make_graph([node], op,
                               [helper.make_tensor_value_info("a", tensor_type, a.shape),
                                helper.make_tensor_value_info("b", tensor_type, b.shape)],
                               [helper.make_tensor_value_info("c", tensor_type, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
     model.ir_version = 8
-    path = tmp_path / "qlinear_add.onnx"
+    path = tmp_path / (op + ".onnx")
     onnx.save(model, str(path))
     feeds = {"a": a, "b": b}
     (want,) = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
@@ -133,5 +141,13 @@ def test_qlinear_add_matches_onnxruntime(tmp_path, ort, dtype, b_shape):
     assert got.dtype == want.dtype and got.shape == want.shape
     diff = np.abs(got.astype(np.int32) - want.astype(np.int32))
     assert diff.max() <= 1 and np.mean(diff > 0) <= 0.05, (diff.max(), np.mean(diff > 0))
-    saturated = np.mean(got == info.max) + np.mean(got == info.min)
-    assert 0 < saturated < 0.75  # saturation is exercised, but not everywhere
+    if b.size >= 24:  # with a few values of B the results may all stay in range
+        saturated = np.mean(got == info.max) + np.mean(got == info.min)
+        assert 0 < saturated < 0.9  # saturation is exercised, but not everywhere
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("b_shape", [[2, 3, 40], [3, 1]])
+def test_qlinear_add_matches_onnxruntime(tmp_path, ort, dtype, b_shape):
+    """The op alone: ignis's reference kernel where B broadcasts, the x86 one otherwise."""
+    binary_op_matches_onnxruntime(tmp_path, ort, "QLinearAdd", dtype, [2, 3, 40], b_shape)

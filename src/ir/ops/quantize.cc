@@ -2,8 +2,9 @@
 // Schemas and shape inference for the linear quantization ops: QuantizeLinear,
 // DequantizeLinear (per-tensor and per-axis scales; the blocked form of opset 21 is refused),
 // DynamicQuantizeLinear, and the integer ops MatMulInteger, ConvInteger, QLinearMatMul and
-// QLinearConv; and com.microsoft MatMulNBits (4-bit block-quantized weights), QLinearAdd (the
-// residual sum of two quantized tensors) and QLinearGlobalAveragePool, onnxruntime's contrib ops.
+// QLinearConv; com.microsoft MatMulNBits (4-bit block-quantized weights), QLinearAdd (the
+// residual sum of two quantized tensors), QLinearMul and QLinearGlobalAveragePool, onnxruntime's
+// contrib ops; and ai.ignis QLinearLookup (a function of a quantized value as a 256-entry table).
 #include <initializer_list>
 #include <string_view>
 #include <vector>
@@ -214,10 +215,11 @@ Status infer_qlinear_conv(InferContext& ctx) {
   return infer_like_float_op(ctx, "Conv", {0, 3}, out);
 }
 
-// com.microsoft QLinearAdd(A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale, C_zp?), onnxruntime's
-// contrib op: C = quantize(dequantize(A) + dequantize(B)), A and B broadcast as Add does. A, B,
-// C and the zero points share one type (uint8 or int8); scales and zero points are per tensor.
-Status infer_qlinear_add(InferContext& ctx) {
+// com.microsoft QLinearAdd / QLinearMul(A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale, C_zp?),
+// onnxruntime's contrib ops: C = quantize(dequantize(A) + (or *) dequantize(B)), A and B
+// broadcast as Add does. A, B, C and the zero points share one type (uint8 or int8); scales and
+// zero points are per tensor.
+Status infer_qlinear_binary(InferContext& ctx) {
   // The zero points (2, 5, 7) are optional, so fewer than 7 inputs may be present.
   if (ctx.num_inputs() < 7 || ctx.num_inputs() > 8) return ctx.fail("expected 7 to 8 inputs, got ", ctx.num_inputs());
   for (int i : {0, 1, 3, 4, 6})
@@ -266,6 +268,19 @@ Status infer_qlinear_global_average_pool(InferContext& ctx) {
   if (channels_last) y.back() = x[x.rank() - 1];
   else y[1] = x[1];
   ctx.set_output(0, t, Shape(y));
+  return Status::ok();
+}
+
+// ai.ignis QLinearLookup(X, table): Y[i] = table[X[i] - min(X's type)], a function of the
+// quantized value given as its 256 results (fuse_qdq_into_lookup_table). X is uint8 or int8;
+// the table is 1-D of 256 uint8 or int8 values, whose type Y takes.
+Status infer_qlinear_lookup(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(2, 2));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(0, kIntegerTypes));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(1, kIntegerTypes));
+  if (!(ctx.input_shape(1) == Shape{256}))
+    return ctx.fail("input 1 (table) must have shape [256], got ", ctx.input_shape(1).str());
+  ctx.set_output(0, ctx.input_dtype(1), ctx.input_shape(0));
   return Status::ok();
 }
 
@@ -326,7 +341,9 @@ Status infer_matmul_nbits(InferContext& ctx) {
 
 void register_quantize_schemas(OpSchemaRegistry& r) {
   r.add({"com.microsoft", "MatMulNBits", 1, 1, infer_matmul_nbits});
-  r.add({"com.microsoft", "QLinearAdd", 1, 1, infer_qlinear_add});
+  r.add({"com.microsoft", "QLinearAdd", 1, 1, infer_qlinear_binary});
+  r.add({"com.microsoft", "QLinearMul", 1, 1, infer_qlinear_binary});
+  r.add({"ai.ignis", "QLinearLookup", 1, 1, infer_qlinear_lookup});
   r.add({"com.microsoft", "QLinearGlobalAveragePool", 1, 1, infer_qlinear_global_average_pool});
   r.add({"", "MatMulInteger", 10, 10, infer_matmul_integer});
   r.add({"", "ConvInteger", 10, 10, infer_conv_integer});

@@ -200,13 +200,15 @@ Status dynamic_quantize_linear_kernel(KernelContext& ctx) {
 
 void register_quantize_integer(KernelRegistry& r);  // quantize_integer.cc
 void register_quantize_nbits(KernelRegistry& r);    // quantize_nbits.cc
-void register_quantize_add(KernelRegistry& r);      // quantize_add.cc
+void register_quantize_binary(KernelRegistry& r);   // quantize_binary.cc (QLinearAdd, QLinearMul)
+void register_quantize_lookup(KernelRegistry& r);   // quantize_lookup.cc
 void register_quantize_pool(KernelRegistry& r);     // quantize_pool.cc
 
 void register_quantize(KernelRegistry& r) {
   register_quantize_integer(r);
   register_quantize_nbits(r);
-  register_quantize_add(r);
+  register_quantize_binary(r);
+  register_quantize_lookup(r);
   register_quantize_pool(r);
   KernelDef q;
   q.op_type = "QuantizeLinear";

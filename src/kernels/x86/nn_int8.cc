@@ -250,6 +250,8 @@ void register_nn_int8(KernelRegistry& r) {
          .id = "x86/dequantizelinear_avx2", .factory = create_dequantize_linear_avx2});
   r.add({.domain = "com.microsoft", .op_type = "QLinearAdd", .since_opset = 1, .types = q, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/qlinearadd_avx2", .factory = create_qlinear_add_avx2});
+  r.add({.domain = "com.microsoft", .op_type = "QLinearMul", .since_opset = 1, .types = q, .isa = Isa::Avx2,
+         .priority = 10, .id = "x86/qlinearmul_avx2", .factory = create_qlinear_mul_avx2});
   r.add({.domain = "com.microsoft", .op_type = "QLinearGlobalAveragePool", .since_opset = 1, .types = q,
          .isa = Isa::Avx2, .priority = 10, .id = "x86/qlinearglobalaveragepool_avx2",
          .factory = create_qlinear_global_average_pool_avx2});

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // AVX2 kernels of the quantization ops (quantize_avx2.cc, quantize_linear_avx2.cc,
-// quantize_add_avx2.cc, quantize_pool_avx2.cc), registered by nn_int8.cc and chosen only on
-// CPUs with AVX2.
+// quantize_add_avx2.cc, quantize_mul_avx2.cc, quantize_pool_avx2.cc), registered by
+// nn_int8.cc and chosen only on CPUs with AVX2.
 #pragma once
 
 #include <memory>
@@ -22,6 +22,10 @@ Result<std::unique_ptr<Kernel>> create_dequantize_linear_avx2(const KernelInit& 
 // com.microsoft QLinearAdd (uint8 / int8) of two inputs of one shape; broadcasting runs the
 // reference kernel it holds.
 Result<std::unique_ptr<Kernel>> create_qlinear_add_avx2(const KernelInit& init);
+
+// com.microsoft QLinearMul (uint8 / int8) of two inputs of one shape, or one broadcast over
+// leading runs of the other (a per-channel gate); other broadcasts run the reference kernel.
+Result<std::unique_ptr<Kernel>> create_qlinear_mul_avx2(const KernelInit& init);
 
 // com.microsoft QLinearGlobalAveragePool (uint8 / int8), channels first; channels last runs the
 // reference kernel it holds.

@@ -13,6 +13,7 @@ namespace ignis::kernels::x86 {
 void register_all(KernelRegistry& r) {
   register_nn_gemm(r);
   register_nn_int8(r);
+  register_quantize_lookup(r);
   register_nn_qlinear_conv(r);
   register_nn_matmul_nbits(r);
   register_nn_conv(r);

@@ -105,6 +105,8 @@ std::vector<KernelCase> quantize_linear_cases();           // quantize.cc
 std::vector<KernelCase> dequantize_linear_cases();         // quantize.cc
 std::vector<KernelCase> matmul_nbits_cases();              // quantize_nbits.cc (com.microsoft)
 std::vector<KernelCase> qlinear_add_cases();               // quantize_add.cc (com.microsoft)
+std::vector<KernelCase> qlinear_mul_cases();               // quantize_add.cc (com.microsoft)
+std::vector<KernelCase> qlinear_lookup_cases();            // quantize_add.cc (ai.ignis)
 std::vector<KernelCase> qlinear_global_average_pool_cases();  // quantize_pool.cc (com.microsoft)
 std::vector<KernelCase> gelu_cases();                      // elementwise.cc (ONNX Gelu-20)
 std::vector<KernelCase> transpose_cases();                 // tensor.cc
@@ -193,6 +195,8 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"", "DequantizeLinear", dequantize_linear_cases},
       {"com.microsoft", "MatMulNBits", matmul_nbits_cases},
       {"com.microsoft", "QLinearAdd", qlinear_add_cases},
+      {"com.microsoft", "QLinearMul", qlinear_mul_cases},
+      {"ai.ignis", "QLinearLookup", qlinear_lookup_cases},
       {"com.microsoft", "QLinearGlobalAveragePool", qlinear_global_average_pool_cases},
       {"", "Gelu", gelu_cases},
       {"ai.ignis", "Gelu", ignis_gelu_cases},
