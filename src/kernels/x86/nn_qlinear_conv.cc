@@ -193,7 +193,10 @@ class QLinearConvKernel final : public Kernel {
     const int64_t phases = g.sh * g.sw;
     const int64_t columns = phased ? g.oh * pw : positions;  // of B, per image
 
-    const int64_t chunk_cols = int8_panels_per_chunk(kdim) * kInt8PanelCols;
+    // At most the columns there are: a shallow K (a squeeze-excitation's 1x1 convolutions on one
+    // position) would otherwise size scratch, and fill its column offsets, for an L2's worth.
+    const int64_t chunk_cols = std::min(int8_panels_per_chunk(kdim), (columns + kInt8PanelCols - 1) / kInt8PanelCols) *
+                               kInt8PanelCols;
     const int64_t chunks = (columns + chunk_cols - 1) / chunk_cols;
     const int64_t items = batch * chunks;
     ThreadPool* pool = ctx.pool();
