@@ -8,6 +8,7 @@
 
 #include "kernels/kernel.h"
 #include "kernels/qlinear_add.h"
+#include "kernels/qlinear_mul.h"
 
 namespace ignis::kernels::x86 {
 
@@ -35,5 +36,13 @@ Result<std::unique_ptr<Kernel>> create_qlinear_global_average_pool_avx2(const Ke
 // (quantize_add_avx512.cc); returns where it stopped.
 int64_t qlinear_add_range_avx512(const uint8_t* a, const uint8_t* b, uint8_t* c, int64_t begin, int64_t end,
                                  const QLinearAddParams& p);
+
+// QLinearMul of c[begin, end) from a and b of one shape, and of c[0, n) from `full` and one
+// value of the other operand (centered: its zero point taken off), 16 lanes at a time while 16
+// remain (quantize_mul_avx512.cc); each returns where it stopped.
+int64_t qlinear_mul_range_avx512(const uint8_t* a, const uint8_t* b, uint8_t* c, int64_t begin, int64_t end,
+                                 const QLinearMulParams& p);
+int64_t qlinear_mul_run_avx512(const uint8_t* full, int32_t full_zero_point, int32_t one_centered, uint8_t* c,
+                               int64_t n, const QLinearMulParams& p);
 
 }  // namespace ignis::kernels::x86

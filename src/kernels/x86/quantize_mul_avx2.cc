@@ -2,12 +2,12 @@
 // AVX2 com.microsoft QLinearMul (uint8 / int8): the squeeze-excitation gate of a quantized
 // EfficientNet-style network (x [N, C, H, W] times a gate [N, C, 1, 1]), which
 // fuse_qdq_into_qlinear_mul makes of DequantizeLinear, DequantizeLinear, Mul, QuantizeLinear.
-// Two forms run here, 8 lanes at a time, split over the threads: A and B of one shape, and one
-// operand whose shape is a prefix of C's followed by ones (a scalar is the empty prefix), each
-// of whose values then multiplies a contiguous run of the other. Other broadcasts run the
-// reference kernel. Each lane does the reference's arithmetic (kernels/qlinear_mul.h): the
-// exact integer product, its float32 times the ratio, round half to even, the zero point added
-// in float, saturation.
+// Two forms run here, split over the threads: A and B of one shape, and one operand whose shape
+// is a prefix of C's followed by ones (a scalar is the empty prefix), each of whose values then
+// multiplies a contiguous run of the other; other broadcasts run the reference kernel. 8 lanes
+// at a time, 16 on CPUs with AVX-512 (quantize_mul_avx512.cc). Each lane does the reference's
+// arithmetic (kernels/qlinear_mul.h): the exact integer product, its float32 times the ratio,
+// round half to even, the zero point added in float, saturation.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -43,9 +43,10 @@ void store_products(__m256i products, const QLinearMulParams& p, uint8_t* c) {
 }
 
 // c[i] for i in [begin, end) from a[i] and b[i].
-void mul_same(const uint8_t* a, const uint8_t* b, uint8_t* c, int64_t begin, int64_t end, const QLinearMulParams& p) {
+void mul_same(const uint8_t* a, const uint8_t* b, uint8_t* c, int64_t begin, int64_t end, const QLinearMulParams& p,
+              bool avx512) {
   const __m256i za = _mm256_set1_epi32(p.a_zero_point), zb = _mm256_set1_epi32(p.b_zero_point);
-  int64_t i = begin;
+  int64_t i = avx512 ? qlinear_mul_range_avx512(a, b, c, begin, end, p) : begin;
   for (; i + 8 <= end; i += 8) {
     const __m256i ca = _mm256_sub_epi32(widen(a + i, p.is_signed), za);
     const __m256i cb = _mm256_sub_epi32(widen(b + i, p.is_signed), zb);
@@ -57,11 +58,12 @@ void mul_same(const uint8_t* a, const uint8_t* b, uint8_t* c, int64_t begin, int
 
 // c[i] for i in [0, n) from full[i] and one value `one` of the other operand (A's when
 // !full_is_a).
-void mul_run(const uint8_t* full, int32_t one, bool full_is_a, uint8_t* c, int64_t n, const QLinearMulParams& p) {
+void mul_run(const uint8_t* full, int32_t one, bool full_is_a, uint8_t* c, int64_t n, const QLinearMulParams& p,
+             bool avx512) {
   const int32_t full_zp = full_is_a ? p.a_zero_point : p.b_zero_point;
   const int32_t one_zp = full_is_a ? p.b_zero_point : p.a_zero_point;
   const __m256i zf = _mm256_set1_epi32(full_zp), s = _mm256_set1_epi32(one - one_zp);
-  int64_t i = 0;
+  int64_t i = avx512 ? qlinear_mul_run_avx512(full, full_zp, one - one_zp, c, n, p) : 0;
   for (; i + 8 <= n; i += 8)
     store_products(_mm256_mullo_epi32(_mm256_sub_epi32(widen(full + i, p.is_signed), zf), s), p, c + i);
   for (; i < n; ++i) {
@@ -100,13 +102,14 @@ class QLinearMulKernel final : public Kernel {
     auto* pc = static_cast<uint8_t*>(c.data());
     const int64_t n = c.numel();
     if (n == 0) return Status::ok();
+    const bool avx512 = isa_enabled(Isa::Avx512);
     if (a.shape() == b.shape()) {
       // A part per ~8 Ki elements, each a whole number of vectors.
       const int parts = parallel_parts(ctx.pool(), n * 8, n / 8 + 1);
       parallel_for(ctx.pool(), parts, 1, [&](int64_t begin, int64_t end) {
         for (int64_t part = begin; part < end; ++part) {
           const int64_t lo = n * part / parts / 8 * 8, hi = part + 1 == parts ? n : n * (part + 1) / parts / 8 * 8;
-          mul_same(pa, pb, pc, lo, hi, p);
+          mul_same(pa, pb, pc, lo, hi, p, avx512);
         }
       });
       return Status::ok();
@@ -123,7 +126,7 @@ class QLinearMulKernel final : public Kernel {
     parallel_for(ctx.pool(), parts, 1, [&](int64_t begin, int64_t end) {
       for (int64_t part = begin; part < end; ++part)
         for (int64_t r = runs * part / parts; r < runs * (part + 1) / parts; ++r)
-          mul_run(full + r * run, value(ps[r], p.is_signed), a_full, pc + r * run, run, p);
+          mul_run(full + r * run, value(ps[r], p.is_signed), a_full, pc + r * run, run, p, avx512);
     });
     return Status::ok();
   }
