@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Statically quantized CNNs: ignis vs onnxruntime, float32 vs int8, on the zoo's CNNs.
 
-    python3 bench/quantized_cnn.py [--models resnet50 mobilenet_v2] [--threads 2] [--rounds 3]
+    python3 bench/quantized_cnn.py [--models resnet50 mobilenet_v2 efficientnet_b0] [--threads 2] [--rounds 3]
                                    [--runs 30] [--json OUT.json]
 
 For each model (built by tools/make_zoo.py into models/) two files run in both engines:
@@ -71,7 +71,7 @@ def make_inputs(folder, name):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_common_args(ap, ["resnet50", "mobilenet_v2"])
+    add_common_args(ap, ["resnet50", "mobilenet_v2", "efficientnet_b0"])
     args = ap.parse_args()
     results = {"cpu": cpu_model(), "threads": args.threads, "rounds": args.rounds, "models": {}}
     print(f"CPU: {results['cpu']}, {args.threads} threads, batch 1, medians of {args.rounds} rounds of p50 latency")

@@ -3,10 +3,11 @@
 
     IGNIS_BIN=build/ignis python3 -m pytest -q tests/models/test_quantized_cnn.py
 
-The zoo's resnet50 and mobilenet_v2 (built by `/usr/bin/python3 tools/make_zoo.py --out
-models/`; skipped when missing) are quantized with onnxruntime's quantize_static: QDQ format,
+The zoo's resnet50, mobilenet_v2 and efficientnet_b0 (built by `/usr/bin/python3
+tools/make_zoo.py --out models/`; skipped when missing) are quantized with onnxruntime's quantize_static: QDQ format,
 uint8 activations, int8 weights per channel, calibrated (min/max) on four random inputs from a
-fixed seed. ignis runs them as QLinearConv / QLinearMatMul (fuse_qdq_into_qlinear) with an
+fixed seed. ignis runs them as QLinearConv / QLinearMatMul (fuse_qdq_into_qlinear), and
+efficientnet_b0's SiLUs and gates as QLinearLookup / QLinearMul, with an
 exact integer sum requantized once; onnxruntime runs its own int8 kernels, requantizing in
 float32. Each layer may therefore round a value one step differently, and those steps
 propagate, so the logits cannot match exactly. The tolerance is onnxruntime's own spread: the
@@ -79,7 +80,7 @@ def _run_ignis(exe, model, name, x, work):
     return np.load(path)
 
 
-@pytest.mark.parametrize("name", ["resnet50", "mobilenet_v2"])
+@pytest.mark.parametrize("name", ["resnet50", "mobilenet_v2", "efficientnet_b0"])
 def test_qdq_model_matches_onnxruntime(name, tmp_path):
     onnx = pytest.importorskip("onnx")
     src = MODELS_DIR / f"{name}.onnx"
