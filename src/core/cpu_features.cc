@@ -19,6 +19,7 @@ std::string CpuFeatures::summary() const {
   add(avx512f, "avx512f");
   add(avx512bw, "avx512bw");
   add(avx512vnni, "avx512vnni");
+  add(avx512vbmi, "avx512vbmi");
   add(avx512bf16, "avx512bf16");
   add(avx_vnni, "avxvnni");
   return s.empty() ? "baseline" : s;
@@ -57,6 +58,7 @@ const CpuFeatures& cpu_features() {
     f.avx512f = __builtin_cpu_supports("avx512f");
     f.avx512bw = __builtin_cpu_supports("avx512bw");
     f.avx512vnni = __builtin_cpu_supports("avx512vnni");
+    f.avx512vbmi = __builtin_cpu_supports("avx512vbmi");
     f.avx512bf16 = __builtin_cpu_supports("avx512bf16");
     unsigned eax, ebx, ecx, edx;
     auto cpuid = [&](unsigned leaf) {

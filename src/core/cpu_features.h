@@ -13,6 +13,7 @@ struct CpuFeatures {
   bool avx512f = false;
   bool avx512bw = false;
   bool avx512vnni = false;
+  bool avx512vbmi = false;
   bool avx512bf16 = false;
   bool avx_vnni = false;
 
