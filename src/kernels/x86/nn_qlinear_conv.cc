@@ -12,17 +12,17 @@
 // epilogue writes Y's rows (output channels) in NCHW.
 // Threads take whole chunks (images x chunks), or share a chunk by output-channel blocks when
 // there are fewer chunks than threads. Depthwise convolutions (one input and one output channel
-// per group) run the direct kernel, planes split over the threads (on AVX-512 VBMI the one with
+// per group) run a direct kernel, planes split over the threads: on AVX-512 VBMI the one with
 // output positions in the lanes where its geometry and int8 weights allow, else channels in
-// the lanes or one plane at a time). Other grouped convolutions,
-// 3-D ones, strides whose phases exceed 64 and float16 scales go to the reference.
+// the lanes or one plane at a time. Other grouped convolutions, 3-D ones, strides whose phases
+// exceed 64 and float16 scales go to the reference.
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "core/aligned_alloc.h"
-#include "core/cpu_features.h"
 #include "core/conv_geometry.h"
+#include "core/cpu_features.h"
 #include "kernels/x86/conv_int8.h"
 #include "kernels/x86/gemm_int8.h"
 #include "kernels/x86/x86_internal.h"
