@@ -16,7 +16,9 @@
 // 3x3 and 5x5 kernels with strides 1 or 2 and no dilation go by groups of four output rows
 // and 16 columns: each input row the group reads is loaded and permuted once and serves every
 // output row whose taps read it (3x3: 6 vpermb per 4 blocks with unit strides, 9 with
-// strides 2, against 12), and the bytes go straight to y. Other geometries take blocks one by
+// strides 2, against 12), and the bytes go straight to y. Where two planes' outputs fit the 16
+// lanes (7x7 outputs), two channels go together, their padded planes side by side in each
+// row and their weights, offsets and multipliers per lane. Other geometries take blocks one by
 // one: with unit strides flat over the plane (output f = oy * W + ox, W the padded width, reads
 // padded position f + ky * DH * W + kx * DW, so blocks run across rows; the W - OW extra
 // outputs of each row are computed into a buffer and dropped when the valid ones are copied
@@ -171,15 +173,16 @@ struct Requant {
     return _mm512_cmpneq_epi32_mask(a, b);
   }
 
-  // The same in float64 (m_d: m as double), as the reference computes it.
-  __m128i exact(__m512i acc, __m512d m_d) const {
+  // The same in float64 (m_lo, m_hi: m of lanes 0-7 and 8-15 as double), as the reference
+  // computes it.
+  __m128i exact(__m512i acc, __m512d m_lo, __m512d m_hi) const {
     constexpr __mmask8 all = 0xFF;
     // Eight values, from the low or high half of acc, as bytes in the low half. max(NaN, lo)
     // is lo: NaN saturates low, as in the reference.
     const auto eight = [&](int half) {
       const __m256i a =
           half == 0 ? _mm512_maskz_extracti64x4_epi64(all, acc, 0) : _mm512_maskz_extracti64x4_epi64(all, acc, 1);
-      __m512d v = _mm512_add_pd(rounded(_mm512_mul_pd(_mm512_maskz_cvtepi32_pd(all, a), m_d)), zp_d);
+      __m512d v = _mm512_add_pd(rounded(_mm512_mul_pd(_mm512_maskz_cvtepi32_pd(all, a), half == 0 ? m_lo : m_hi)), zp_d);
       v = _mm512_maskz_roundscale_pd(all, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       return _mm256_maskz_cvtepi32_epi8(
           all, _mm512_maskz_cvtpd_epi32(all, _mm512_maskz_min_pd(all, _mm512_maskz_max_pd(all, v, lo_d), hi_d)));
@@ -187,6 +190,18 @@ struct Requant {
     return _mm_unpacklo_epi64(eight(0), eight(1));
   }
 };
+
+// kInFlight blocks' bytes (multipliers m per lane, m_lo and m_hi for lanes 0-7 and 8-15 as
+// double), one branch for the rare lanes the estimate cannot vouch for.
+inline void requantize_blocks(const Requant& rq, const __m512i* acc, __m512 m, __m512d m_lo, __m512d m_hi,
+                              bool estimate, __m128i* bytes) {
+  __mmask16 unsure[kInFlight], any = 0;
+  for (int i = 0; i < kInFlight; ++i) any |= unsure[i] = estimate ? rq.estimate(acc[i], m, bytes[i]) : kAll16;
+  if (any) [[unlikely]] {
+    for (int i = 0; i < kInFlight; ++i)
+      if (unsure[i]) bytes[i] = rq.exact(acc[i], m_lo, m_hi);
+  }
+}
 
 // kInFlight blocks' sums, the blocks' first taps at src[i].
 template <int kQuads>
@@ -205,8 +220,9 @@ inline void sum_blocks(const Taps& t, const uint8_t* const* src, __m512i* acc) {
 
 // The sums of kInFlight output rows by 16 columns, the first row's first tap at src: each
 // input row the rows' taps read is loaded and permuted once.
-template <int kQuads, int kRows, int kStride>
-inline void sum_rows(const Taps& t, const uint8_t* src, int64_t width, __m512i* acc) {
+template <int kQuads, int kRows, int kStride, class Weights>
+inline void sum_rows(const Taps& t, const uint8_t* src, int64_t width, __m512i offset, Weights weights,
+                     __m512i* acc) {
   constexpr int kInRows = (kInFlight - 1) * kStride + kRows;
   __m512i v[kInRows][kQuads];
 #pragma GCC unroll 16
@@ -217,12 +233,11 @@ inline void sum_rows(const Taps& t, const uint8_t* src, int64_t width, __m512i* 
   }
 #pragma GCC unroll 4
   for (int i = 0; i < kInFlight; ++i) {
-    acc[i] = t.offset;
+    acc[i] = offset;
 #pragma GCC unroll 8
     for (int ky = 0; ky < kRows; ++ky)
 #pragma GCC unroll 2
-      for (int q = 0; q < kQuads; ++q)
-        acc[i] = _mm512_dpbusd_epi32(acc[i], v[i * kStride + ky][q], _mm512_set1_epi32(t.quads[ky * kQuads + q]));
+      for (int q = 0; q < kQuads; ++q) acc[i] = _mm512_dpbusd_epi32(acc[i], v[i * kStride + ky][q], weights(ky, q));
   }
 }
 
@@ -235,21 +250,15 @@ void walk(const ConvGeometry2d& g, const PermutePlane& f, const Taps& t, const R
   const __m512 m = _mm512_set1_ps(multiplier);
   const __m512d m_d = _mm512_set1_pd(multiplier);
   __m128i bytes[kInFlight];
-  // The kInFlight blocks' bytes, one branch for the rare lanes the estimate cannot vouch for.
-  const auto requantize = [&](const __m512i* acc) {
-    __mmask16 unsure[kInFlight], any = 0;
-    for (int i = 0; i < kInFlight; ++i) any |= unsure[i] = estimate ? rq.estimate(acc[i], m, bytes[i]) : kAll16;
-    if (any) [[unlikely]] {
-      for (int i = 0; i < kInFlight; ++i)
-        if (unsure[i]) bytes[i] = rq.exact(acc[i], m_d);
-    }
-  };
+  const auto requantize = [&](const __m512i* acc) { requantize_blocks(rq, acc, m, m_d, m_d, estimate, bytes); };
   __m512i acc[kInFlight];
   if constexpr (kStride > 0) {
     for (int64_t oy0 = 0; oy0 < g.oh; oy0 += kInFlight) {
       const int64_t rows = std::min<int64_t>(kInFlight, g.oh - oy0);
       for (int64_t cx = 0; cx < g.ow; cx += kLanes) {
-        sum_rows<kQuads, kRows, kStride>(t, plane + oy0 * kStride * f.width + cx * kStride, f.width, acc);
+        sum_rows<kQuads, kRows, kStride>(t, plane + oy0 * kStride * f.width + cx * kStride, f.width, t.offset,
+                                         [&](int ky, int q) { return _mm512_set1_epi32(t.quads[ky * kQuads + q]); },
+                                         acc);
         requantize(acc);
         const int64_t valid = std::min(kLanes, g.ow - cx);
         const auto keep = static_cast<__mmask16>((1u << valid) - 1);
@@ -302,41 +311,142 @@ void walk(const ConvGeometry2d& g, const PermutePlane& f, const Taps& t, const R
   }
 }
 
+// Channel c's weights as row quads of four int8 bytes (to `quads`, zero past KW; int8 by the
+// caller's guarantee), its offset bias - x_zp * sum_t w_t, and whether the float32 estimate
+// may requantize its sums: where none can reach 2^30 scaled (so none overflows int32 as float;
+// NaN and infinite multipliers fail the test).
+template <int kQuads>
+int32_t prepare_channel(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int32_t x_zp, int64_t c,
+                        int32_t* quads, bool& estimate) {
+  __m128i sum = _mm_setzero_si128(), abs_sum = _mm_setzero_si128();
+  for (int64_t ky = 0; ky < g.kh; ++ky)
+    for (int q = 0; q < kQuads; ++q) {
+      const int64_t n = std::min<int64_t>(4, g.kw - 4 * q);
+      const __m128i w =
+          _mm_maskz_loadu_epi32(static_cast<__mmask8>((1u << n) - 1), p.w + (c * g.kh + ky) * g.kw + 4 * q);
+      sum = _mm_add_epi32(sum, w);
+      abs_sum = _mm_add_epi32(abs_sum, _mm_abs_epi32(w));
+      quads[ky * kQuads + q] = _mm_cvtsi128_si32(_mm_maskz_cvtepi32_epi8(0xF, w));
+    }
+  const auto total = [](__m128i v) {
+    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4E));
+    return _mm_cvtsi128_si32(_mm_add_epi32(v, _mm_shuffle_epi32(v, 0xB1)));
+  };
+  // Wrapping like the reference's int32 sum.
+  const uint32_t bias = p.bias ? static_cast<uint32_t>(p.bias[c]) : 0;
+  const auto offset = static_cast<int32_t>(bias - static_cast<uint32_t>(x_zp) * static_cast<uint32_t>(total(sum)));
+  const double acc_bound = std::abs(static_cast<double>(offset)) + 255.0 * total(abs_sum);
+  estimate = acc_bound * std::abs(static_cast<double>(p.multiplier[c])) < 0x1p30;
+  return offset;
+}
+
+// Two planes side by side in each padded row, for outputs at most 8 wide: channel k's padded
+// row at column k * width, its outputs in lanes [k * lanes, k * lanes + OW).
+struct PairPlane {
+  int64_t width;  // per channel: the padded width rounded up to a multiple of the stride
+  int64_t pitch;  // 2 * width
+  int64_t lanes;  // width / stride
+};
+
+PairPlane pair_plane(const ConvGeometry2d& g, const PermutePlane& f) {
+  PairPlane pp;
+  pp.width = (f.width + g.sw - 1) / g.sw * g.sw;
+  pp.pitch = 2 * pp.width;
+  pp.lanes = pp.width / g.sw;
+  return pp;
+}
+
+// Whether the row-group walk may take pairs of planes: both channels' outputs fit the 16 lanes.
+bool pairs_fit(const ConvGeometry2d& g, const PermutePlane& f) {
+  const PairPlane pp = pair_plane(g, f);
+  return pp.width <= 64 && pp.lanes + g.ow <= kLanes;
+}
+
+int64_t pair_bytes(const ConvGeometry2d& g, const PermutePlane& f) {
+  return (f.rows * pair_plane(g, f).pitch + kSlack + 63 + 63) / 64 * 64;
+}
+
+// Planes a and b padded side by side (as pad_plane, rows stored with masks of their width).
+void pad_pair(const ConvGeometry2d& g, const PermutePlane& f, const PairPlane& pp, const uint8_t* a,
+              const uint8_t* b, __m512i fill, __m512i flip, uint8_t* plane) {
+  const int64_t n = std::clamp<int64_t>(pp.width - g.pw, 0, g.iw);
+  const __mmask64 k = input_columns(0, g.pw, n), row = first_bytes(pp.width);
+  const __m512i flipped_fill = _mm512_xor_si512(fill, flip);
+  for (int64_t py = 0; py < f.rows; ++py) {
+    const int64_t iy = py - g.ph;
+    const bool inside = iy >= 0 && iy < g.ih;
+    const uint8_t* in[2] = {a + iy * g.iw - g.pw, b + iy * g.iw - g.pw};
+    for (int ch = 0; ch < 2; ++ch) {
+      const __m512i v = inside ? _mm512_xor_si512(_mm512_mask_loadu_epi8(flipped_fill, k, in[ch]), flip) : fill;
+      _mm512_mask_storeu_epi8(plane + py * pp.pitch + ch * pp.width, row, v);
+    }
+  }
+  for (int64_t i = f.rows * pp.pitch; i < f.rows * pp.pitch + kSlack; i += 64) _mm512_storeu_si512(plane + i, fill);
+}
+
 template <int kQuads, int kRows, int kStride>
-void run_channels(const ConvGeometry2d& g, const PermutePlane& f, Taps& t, const DepthwiseInt8Channels& p,
-                  int64_t c_begin, int64_t c_end, uint8_t* scratch) {
+void run_pairs(const ConvGeometry2d& g, const PermutePlane& f, const Taps& t, const DepthwiseInt8Channels& p,
+               int64_t c_begin, int64_t c_end, uint8_t* scratch) {
   const int32_t x_zp = p.x_zero_point + (p.x_signed ? 128 : 0);
   const __m512i fill = _mm512_set1_epi8(static_cast<char>(x_zp));
   const __m512i flip = _mm512_set1_epi8(p.x_signed ? static_cast<char>(0x80) : 0);
   const Requant rq(p.y_zero_point, p.q_min, p.q_max, p.y_signed);
-  const int64_t taps = g.kh * g.kw, in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
+  const PairPlane pp = pair_plane(g, f);
+  const int64_t in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
+  const auto second = static_cast<__mmask16>(~((1u << pp.lanes) - 1));
+  const auto keep_a = static_cast<__mmask16>((1u << g.ow) - 1), keep_b = static_cast<__mmask16>(keep_a << pp.lanes);
+  for (int64_t c = c_begin; c < c_end; c += 2) {
+    // An odd last channel pairs with itself.
+    const int64_t ca = c, cb = std::min(c + 1, c_end - 1);
+    pad_pair(g, f, pp, p.x + ca * in_plane, p.x + cb * in_plane, fill, flip, scratch);
+    int32_t qa[kRows * kQuads], qb[kRows * kQuads];
+    bool est_a, est_b;
+    const int32_t off_a = prepare_channel<kQuads>(g, p, x_zp, ca, qa, est_a);
+    const int32_t off_b = prepare_channel<kQuads>(g, p, x_zp, cb, qb, est_b);
+    __m512i w[kRows * kQuads];
+    for (int i = 0; i < kRows * kQuads; ++i)
+      w[i] = _mm512_mask_blend_epi32(second, _mm512_set1_epi32(qa[i]), _mm512_set1_epi32(qb[i]));
+    const __m512i offset = _mm512_mask_blend_epi32(second, _mm512_set1_epi32(off_a), _mm512_set1_epi32(off_b));
+    const float ma = p.multiplier[ca], mb = p.multiplier[cb];
+    const __m512 m = _mm512_mask_blend_ps(second, _mm512_set1_ps(ma), _mm512_set1_ps(mb));
+    const __m512d m_lo = _mm512_mask_blend_pd(static_cast<__mmask8>(second), _mm512_set1_pd(ma), _mm512_set1_pd(mb));
+    const __m512d m_hi = _mm512_mask_blend_pd(static_cast<__mmask8>(second >> 8), _mm512_set1_pd(ma), _mm512_set1_pd(mb));
+    uint8_t* ya = p.y + ca * out_plane;
+    uint8_t* yb = p.y + cb * out_plane - pp.lanes;  // lane pp.lanes is its column 0
+    __m512i acc[kInFlight];
+    __m128i bytes[kInFlight];
+    for (int64_t oy0 = 0; oy0 < g.oh; oy0 += kInFlight) {
+      sum_rows<kQuads, kRows, kStride>(t, scratch + oy0 * kStride * pp.pitch, pp.pitch, offset,
+                                       [&](int ky, int q) { return w[ky * kQuads + q]; }, acc);
+      requantize_blocks(rq, acc, m, m_lo, m_hi, est_a && est_b, bytes);
+      for (int64_t i = 0; i < std::min<int64_t>(kInFlight, g.oh - oy0); ++i) {
+        _mm_mask_storeu_epi8(ya + (oy0 + i) * g.ow, keep_a, bytes[i]);
+        _mm_mask_storeu_epi8(yb + (oy0 + i) * g.ow, keep_b, bytes[i]);
+      }
+    }
+  }
+}
+
+template <int kQuads, int kRows, int kStride>
+void run_channels(const ConvGeometry2d& g, const PermutePlane& f, Taps& t, const DepthwiseInt8Channels& p,
+                  int64_t c_begin, int64_t c_end, uint8_t* scratch) {
+  if constexpr (kStride > 0) {
+    if (pairs_fit(g, f)) {
+      run_pairs<kQuads, kRows, kStride>(g, f, t, p, c_begin, c_end, scratch);
+      return;
+    }
+  }
+  const int32_t x_zp = p.x_zero_point + (p.x_signed ? 128 : 0);
+  const __m512i fill = _mm512_set1_epi8(static_cast<char>(x_zp));
+  const __m512i flip = _mm512_set1_epi8(p.x_signed ? static_cast<char>(0x80) : 0);
+  const Requant rq(p.y_zero_point, p.q_min, p.q_max, p.y_signed);
+  const int64_t in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
   uint8_t* plane = scratch;
   uint8_t* out = scratch + plane_alloc(f);
   for (int64_t c = c_begin; c < c_end; ++c) {
     pad_plane(g, f, p.x + c * in_plane, fill, flip, plane);
-    // Each row quad's weights as four bytes (int8 by the caller's guarantee), zero past KW.
-    __m128i sum = _mm_setzero_si128(), abs_sum = _mm_setzero_si128();
-    for (int64_t ky = 0; ky < g.kh; ++ky)
-      for (int q = 0; q < kQuads; ++q) {
-        const int64_t n = std::min<int64_t>(4, g.kw - 4 * q);
-        const __m128i w = _mm_maskz_loadu_epi32(static_cast<__mmask8>((1u << n) - 1), p.w + c * taps + ky * g.kw + 4 * q);
-        sum = _mm_add_epi32(sum, w);
-        abs_sum = _mm_add_epi32(abs_sum, _mm_abs_epi32(w));
-        t.quads[ky * kQuads + q] = _mm_cvtsi128_si32(_mm_maskz_cvtepi32_epi8(0xF, w));
-      }
-    const auto total = [](__m128i v) {
-      v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4E));
-      return _mm_cvtsi128_si32(_mm_add_epi32(v, _mm_shuffle_epi32(v, 0xB1)));
-    };
-    const auto w_sum = static_cast<uint32_t>(total(sum));
-    // Wrapping like the reference's int32 sum.
-    const uint32_t bias = p.bias ? static_cast<uint32_t>(p.bias[c]) : 0;
-    const auto offset = static_cast<int32_t>(bias - static_cast<uint32_t>(x_zp) * w_sum);
-    t.offset = _mm512_set1_epi32(offset);
-    // The float32 estimate where no sum can reach 2^30 scaled (so none overflows int32 as
-    // float; NaN and infinite multipliers fail the test).
-    const double acc_bound = std::abs(static_cast<double>(offset)) + 255.0 * total(abs_sum);
-    const bool estimate = acc_bound * std::abs(static_cast<double>(p.multiplier[c])) < 0x1p30;
+    bool estimate;
+    t.offset = _mm512_set1_epi32(prepare_channel<kQuads>(g, p, x_zp, c, t.quads, estimate));
     walk<kQuads, kRows, kStride>(g, f, t, rq, p.multiplier[c], estimate, plane, out, p.y + c * out_plane);
   }
 }
@@ -350,7 +460,7 @@ bool conv_int8_depthwise_vbmi_supported(const ConvGeometry2d& g) {
 
 size_t conv_int8_depthwise_vbmi_scratch(const ConvGeometry2d& g) {
   const PermutePlane f = permute_plane(g);
-  return static_cast<size_t>(plane_alloc(f) + out_bytes(f));
+  return static_cast<size_t>(std::max(plane_alloc(f) + out_bytes(f), pair_bytes(g, f)));
 }
 
 void conv_int8_depthwise_vbmi(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64_t c_begin,

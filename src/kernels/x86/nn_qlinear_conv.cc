@@ -345,9 +345,12 @@ class QLinearConvKernel final : public Kernel {
     ThreadPool* pool = ctx.pool();
     const bool avx512 = &int8_gemm_backend_default() == &int8_gemm_backend_vnni();
     const bool lanes = avx512 && channels >= kMinLaneChannels && in_plane <= kMaxLanePlane;
-    const bool vbmi = avx512 && cpu_features().avx512vbmi &&
-                      (!lanes || out_plane >= kMinVbmiPlane || taps > 9) &&
-                      conv_int8_depthwise_vbmi_supported(g) && (depthwise_w_.empty() ? fit_int8(wc) : depthwise_w_int8_);
+    // Output positions in the lanes (VBMI) where the geometry and int8 weights allow: faster than
+    // both others on every MobileNet v2 and EfficientNet layer (Zen 4, one thread, against the
+    // faster of the two: 112x112 2.1x, 56x56 2.3x, 28x28 2.0x, 14x14 1.4x, 7x7 1.1-1.3x; strides
+    // 2 and 5x5 kernels 1.2-2.6x).
+    const bool vbmi = avx512 && cpu_features().avx512vbmi && conv_int8_depthwise_vbmi_supported(g) &&
+                      (depthwise_w_.empty() ? fit_int8(wc) : depthwise_w_int8_);
     if (vbmi) {
       run_depthwise_channels(ctx, g, q, wc, 1, conv_int8_depthwise_vbmi_scratch(g), conv_int8_depthwise_vbmi);
       return;
@@ -390,12 +393,6 @@ class QLinearConvKernel final : public Kernel {
   // 112x112 the padded block of int32 lanes (830 KB) outgrows the caches and the per-plane walk
   // wins (1.3x at stride 2).
   static constexpr int64_t kMinLaneChannels = 8, kMaxLanePlane = 56 * 56;
-  // The VBMI kernel (output positions in the lanes) beats both others from 14x14 outputs up
-  // and with 5x5 kernels (Zen 4, one thread, MobileNet v2's and EfficientNet's layers, against
-  // the faster of the two: 112x112 2.1x, 56x56 2.3x, 28x28 2.0x, 14x14 1.4x, strides 2 1.9 to
-  // 2.6x; 5x5 1.7x at 14x14, 1.25x at 7x7 outputs); on 7x7 outputs of smaller kernels its
-  // per-plane setup outweighs the arithmetic and channels in the lanes are 1.3x faster.
-  static constexpr int64_t kMinVbmiPlane = 14 * 14;
 
   using ChannelsKernel = void (*)(const ConvGeometry2d&, const DepthwiseInt8Channels&, int64_t, int64_t, uint8_t*);
 
