@@ -340,19 +340,24 @@ int32_t prepare_channel(const ConvGeometry2d& g, const DepthwiseInt8Channels& p,
   return offset;
 }
 
-// Two planes side by side in each padded row, for outputs at most 8 wide: channel k's padded
-// row at column k * width, its outputs in lanes [k * lanes, k * lanes + OW).
+// Two planes side by side in each padded row, for outputs at most 8 wide: the first
+// channel's padded row at column 0, the second's at `shift`, overlapping where both hold
+// padding; their outputs in lanes [0, OW) and [lanes, lanes + OW).
 struct PairPlane {
-  int64_t width;  // per channel: the padded width rounded up to a multiple of the stride
-  int64_t pitch;  // 2 * width
-  int64_t lanes;  // width / stride
+  int64_t width;  // per channel: the padded width
+  int64_t shift;  // a multiple of the stride, past the first channel's input columns, and
+                  // with the second's left padding reaching the first's width
+  int64_t pitch;  // shift + width
+  int64_t lanes;  // shift / stride
 };
 
 PairPlane pair_plane(const ConvGeometry2d& g, const PermutePlane& f) {
   PairPlane pp;
-  pp.width = (f.width + g.sw - 1) / g.sw * g.sw;
-  pp.pitch = 2 * pp.width;
-  pp.lanes = pp.width / g.sw;
+  pp.width = f.width;
+  const int64_t n = std::clamp<int64_t>(f.width - g.pw, 0, g.iw);
+  pp.shift = (std::max(g.pw + n, f.width - g.pw) + g.sw - 1) / g.sw * g.sw;
+  pp.pitch = pp.shift + pp.width;
+  pp.lanes = pp.shift / g.sw;
   return pp;
 }
 
@@ -366,7 +371,8 @@ int64_t pair_bytes(const ConvGeometry2d& g, const PermutePlane& f) {
   return (f.rows * pair_plane(g, f).pitch + kSlack + 63 + 63) / 64 * 64;
 }
 
-// Planes a and b padded side by side (as pad_plane, rows stored with masks of their width).
+// Planes a and b padded side by side (as pad_plane; rows stored with masks of their width,
+// b's after a's: where they overlap both are padding).
 void pad_pair(const ConvGeometry2d& g, const PermutePlane& f, const PairPlane& pp, const uint8_t* a,
               const uint8_t* b, __m512i fill, __m512i flip, uint8_t* plane) {
   const int64_t n = std::clamp<int64_t>(pp.width - g.pw, 0, g.iw);
@@ -374,12 +380,16 @@ void pad_pair(const ConvGeometry2d& g, const PermutePlane& f, const PairPlane& p
   const __m512i flipped_fill = _mm512_xor_si512(fill, flip);
   for (int64_t py = 0; py < f.rows; ++py) {
     const int64_t iy = py - g.ph;
-    const bool inside = iy >= 0 && iy < g.ih;
-    const uint8_t* in[2] = {a + iy * g.iw - g.pw, b + iy * g.iw - g.pw};
-    for (int ch = 0; ch < 2; ++ch) {
-      const __m512i v = inside ? _mm512_xor_si512(_mm512_mask_loadu_epi8(flipped_fill, k, in[ch]), flip) : fill;
-      _mm512_mask_storeu_epi8(plane + py * pp.pitch + ch * pp.width, row, v);
+    uint8_t* dst = plane + py * pp.pitch;
+    if (iy < 0 || iy >= g.ih) {
+      _mm512_mask_storeu_epi8(dst, row, fill);
+      _mm512_mask_storeu_epi8(dst + pp.shift, row, fill);
+      continue;
     }
+    const int64_t at = iy * g.iw - g.pw;
+    _mm512_mask_storeu_epi8(dst, row, _mm512_xor_si512(_mm512_mask_loadu_epi8(flipped_fill, k, a + at), flip));
+    _mm512_mask_storeu_epi8(dst + pp.shift, row,
+                            _mm512_xor_si512(_mm512_mask_loadu_epi8(flipped_fill, k, b + at), flip));
   }
   for (int64_t i = f.rows * pp.pitch; i < f.rows * pp.pitch + kSlack; i += 64) _mm512_storeu_si512(plane + i, fill);
 }
