@@ -3,8 +3,8 @@
 on a plain x86-64 CPU.
 
 The x86 kernels are built per ISA (CMakeLists.txt: *_avx2.cc with -mavx2 -mfma -mf16c,
-*_avx512.cc and *_avx512vnni.cc with AVX-512 flags on top); everything else is built without
-ISA flags and must run anywhere. An inline function, template instantiation or implicit
+*_avx512.cc, *_avx512vnni.cc, *_avx512bf16.cc and *_avx512vbmi.cc with AVX-512 flags on top);
+everything else is built without ISA flags and must run anywhere. An inline function, template instantiation or implicit
 member function with external linkage is emitted as a weak (COMDAT) definition in every
 object that uses it, and the linker keeps one of them for the whole program. If it keeps the
 one from an AVX-512 object, plain code (or AVX2 code) calls AVX-512 instructions and dies

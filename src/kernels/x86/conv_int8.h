@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pieces of the x86 QLinearConv (nn_qlinear_conv.cc) that run vector code: the phase
 // planes the int8 GEMM's B operand is read from, and the direct depthwise convolution (conv_int8_avx2.cc,
-// conv_int8_depthwise_avx512vnni.cc).
+// conv_int8_depthwise_avx512vnni.cc, conv_int8_depthwise_permute_avx512vbmi.cc).
 #pragma once
 
 #include <cstddef>
@@ -43,7 +43,6 @@ void conv_int8_depthwise_avx2(const ConvGeometry2d& g, const DepthwiseInt8Plane&
 // int8_gemm_backend_default() is the VNNI one.
 size_t conv_int8_depthwise_avx512_scratch(const ConvGeometry2d& g);
 void conv_int8_depthwise_avx512(const ConvGeometry2d& g, const DepthwiseInt8Plane& p, uint8_t* scratch);
-
 // Every channel of one image at once, for the kernel with 16 channels in the vector lanes
 // (conv_int8_depthwise_lanes_avx512vnni.cc): the same arithmetic as DepthwiseInt8Plane, with
 // the per-channel values as arrays.
@@ -64,5 +63,17 @@ size_t conv_int8_depthwise_lanes_scratch(const ConvGeometry2d& g);
 // (non-negative) and kh * kw <= 64, on AVX-512 BW + VNNI.
 void conv_int8_depthwise_lanes_avx512(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64_t c_begin,
                                       int64_t c_end, uint8_t* scratch);
+
+// Channels [c_begin, c_end) one plane at a time with 16 output positions in the vector lanes
+// (conv_int8_depthwise_permute_avx512vbmi.cc), on AVX-512 VBMI + VNNI + BW, for weights w_t
+// (zero points subtracted) that all fit int8 and geometries conv_int8_depthwise_vbmi_supported
+// accepts (KW <= 8 and 15 * SW + (KW - 1) * DW < 64: a kernel row's taps of 16 outputs lie in
+// one 64-byte load). All three are built with those ISA flags: call them only where the CPU
+// has them.
+bool conv_int8_depthwise_vbmi_supported(const ConvGeometry2d& g);
+// Scratch bytes one call needs (one padded plane and its outputs).
+size_t conv_int8_depthwise_vbmi_scratch(const ConvGeometry2d& g);
+void conv_int8_depthwise_vbmi(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64_t c_begin, int64_t c_end,
+                              uint8_t* scratch);
 
 }  // namespace ignis::kernels::x86

@@ -4,7 +4,8 @@
 // depths not a multiple of 4), with no, one-value and per-row / per-column zero points,
 // batched A; DynamicQuantizeLinear on sizes around the 8-lane width and split over threads;
 // QLinearConv and QLinearMatMul over the same type pairings (1x1, 3x3 with strides 1, 2 and
-// 3, pads, dilations, 7x7, 1-D, depthwise (planes and channel blocks) and grouped convolutions, odd channel counts, chunks of
+// 3, pads, dilations, 7x7, 1-D, depthwise (planes, channel blocks, and output positions in
+// lanes with weights less zero points in int8) and grouped convolutions, odd channel counts, chunks of
 // output positions, per-tensor and per-channel weight scales, with and without bias);
 // QuantizeLinear and DequantizeLinear per tensor and per axis around the vector width.
 // Integer outputs must match the reference exactly: the requantization rounds in float64 like
@@ -178,39 +179,61 @@ std::vector<KernelCase> qlinear_conv_cases() {
       // Depthwise on a plane larger than 56x56: one plane at a time again.
       conv_spec({1, 9, 60, 61}, {9, 1, 3, 3}, 9, {2, 2}, {1, 1, 1, 1}),
   };
+  // Depthwise with weights whose values less their zero points fit int8, which the kernel
+  // with output positions in the lanes (AVX-512 VBMI) takes: 3x3 and 5x5, strides 1 and 2,
+  // dilation 2, asymmetric pads, odd plane sizes, 14x14 and larger outputs, batch 2.
+  const std::vector<ConvSpec> int8_weight_specs = {
+      conv_spec({2, 6, 13, 17}, {6, 1, 3, 3}, 6, {}, {0, 1, 2, 1}),
+      conv_spec({1, 5, 7, 7}, {5, 1, 3, 3}, 5, {}, {1, 1, 1, 1}),
+      conv_spec({2, 4, 29, 31}, {4, 1, 3, 3}, 4, {2, 2}, {1, 0, 2, 1}),
+      conv_spec({1, 3, 112, 20}, {3, 1, 3, 3}, 3, {2, 2}, {1, 1, 1, 1}),
+      conv_spec({1, 24, 16, 14}, {24, 1, 3, 3}, 24, {}, {1, 1, 1, 1}),
+      conv_spec({1, 3, 19, 23}, {3, 1, 3, 3}, 3, {}, {2, 2, 2, 2}, {2, 2}),
+      conv_spec({2, 20, 15, 15}, {20, 1, 5, 5}, 20, {}, {2, 2, 2, 2}),
+      conv_spec({1, 5, 33, 29}, {5, 1, 5, 5}, 5, {2, 2}, {2, 1, 1, 2}),
+      conv_spec({1, 4, 21, 40}, {4, 1, 5, 5}, 4, {2, 2}, {4, 4, 4, 4}, {2, 2}),
+  };
   std::vector<KernelCase> cases;
   int index = 0;
-  for (DType tx : {DType::U8, DType::I8}) {
-    for (DType tw : {DType::I8, DType::U8}) {
-      for (const ConvSpec& s : specs) {
-        const int64_t m = s.w[0];
-        const bool per_channel = index % 2 == 0, bias = index % 3 != 1;
-        const DType ty = index % 4 < 2 ? DType::U8 : DType::I8;
-        ++index;
-        KernelCase c;
-        c.op_type = "QLinearConv";
-        c.opset = 10;
-        c.inputs = {s.x, Shape{}, Shape{}, s.w, per_channel ? Shape{m} : Shape{}, per_channel ? Shape{m} : Shape{},
-                    Shape{}, Shape{}};
-        c.input_dtypes = {tx, DType::F32, tx, tw, DType::F32, tw, DType::F32, ty};
-        if (s.group > 1) c.attrs.set("group", int_attr(s.group));
-        if (!s.strides.empty()) c.attrs.set("strides", ints_attr(s.strides));
-        if (!s.pads.empty()) c.attrs.set("pads", ints_attr(s.pads));
-        if (!s.dilations.empty()) c.attrs.set("dilations", ints_attr(s.dilations));
-        const int64_t depth = s.w.numel() / m;
-        add_qlinear_ranges(c, depth);
-        if (bias) {
-          c.inputs.push_back(Shape{m});
-          c.input_dtypes.push_back(DType::I32);
-          c.input_ranges.push_back({-50000.0, 50000.0});
+  const auto add = [&](const std::vector<ConvSpec>& list, bool narrow_weights) {
+    for (DType tx : {DType::U8, DType::I8}) {
+      for (DType tw : {DType::I8, DType::U8}) {
+        for (const ConvSpec& s : list) {
+          const int64_t m = s.w[0];
+          const bool per_channel = index % 2 == 0, bias = index % 3 != 1;
+          const DType ty = index % 4 < 2 ? DType::U8 : DType::I8;
+          ++index;
+          KernelCase c;
+          c.op_type = "QLinearConv";
+          c.opset = 10;
+          c.inputs = {s.x, Shape{}, Shape{}, s.w, per_channel ? Shape{m} : Shape{}, per_channel ? Shape{m} : Shape{},
+                      Shape{}, Shape{}};
+          c.input_dtypes = {tx, DType::F32, tx, tw, DType::F32, tw, DType::F32, ty};
+          if (s.group > 1) c.attrs.set("group", int_attr(s.group));
+          if (!s.strides.empty()) c.attrs.set("strides", ints_attr(s.strides));
+          if (!s.pads.empty()) c.attrs.set("pads", ints_attr(s.pads));
+          if (!s.dilations.empty()) c.attrs.set("dilations", ints_attr(s.dilations));
+          const int64_t depth = s.w.numel() / m;
+          add_qlinear_ranges(c, depth);
+          if (bias) {
+            c.inputs.push_back(Shape{m});
+            c.input_dtypes.push_back(DType::I32);
+            c.input_ranges.push_back({-50000.0, 50000.0});
+          }
+          c.weight_inputs = {3, 5};
+          c.label = str_cat("x ", type_label(tx), s.x.str(), " w ", type_label(tw), s.w.str(), " y ", type_label(ty),
+                            " group ", s.group, per_channel ? " per-channel" : " per-tensor", bias ? " bias" : "");
+          if (narrow_weights) {
+            c.input_ranges[3] = middle(tw, 100);
+            c.label += " w - w_zp in int8";
+          }
+          cases.push_back(std::move(c));
         }
-        c.weight_inputs = {3, 5};
-        c.label = str_cat("x ", type_label(tx), s.x.str(), " w ", type_label(tw), s.w.str(), " y ", type_label(ty),
-                          " group ", s.group, per_channel ? " per-channel" : " per-tensor", bias ? " bias" : "");
-        cases.push_back(std::move(c));
       }
     }
-  }
+  };
+  add(specs, false);
+  add(int8_weight_specs, true);
   return cases;
 }
 
