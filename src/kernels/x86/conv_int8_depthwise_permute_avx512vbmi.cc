@@ -117,7 +117,8 @@ void pad_plane(const ConvGeometry2d& g, const PermutePlane& f, const uint8_t* x,
       const uint8_t* in = x + (py - g.ph) * g.iw - g.pw;
       for (int64_t i = 0; i < f.width; i += 64) {
         const __mmask64 k = i < 64 * kKept ? kept[i / 64] : input_columns(i, g.pw, n);
-        _mm512_storeu_si512(plane + py * f.width + i, _mm512_xor_si512(_mm512_mask_loadu_epi8(flipped_fill, k, in + i), flip));
+        _mm512_storeu_si512(plane + py * f.width + i,
+                            _mm512_xor_si512(_mm512_mask_loadu_epi8(flipped_fill, k, in + i), flip));
       }
     }
   }
@@ -182,7 +183,8 @@ struct Requant {
     const auto eight = [&](int half) {
       const __m256i a =
           half == 0 ? _mm512_maskz_extracti64x4_epi64(all, acc, 0) : _mm512_maskz_extracti64x4_epi64(all, acc, 1);
-      __m512d v = _mm512_add_pd(rounded(_mm512_mul_pd(_mm512_maskz_cvtepi32_pd(all, a), half == 0 ? m_lo : m_hi)), zp_d);
+      const __m512d m = half == 0 ? m_lo : m_hi;
+      __m512d v = _mm512_add_pd(rounded(_mm512_mul_pd(_mm512_maskz_cvtepi32_pd(all, a), m)), zp_d);
       v = _mm512_maskz_roundscale_pd(all, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       return _mm256_maskz_cvtepi32_epi8(
           all, _mm512_maskz_cvtpd_epi32(all, _mm512_maskz_min_pd(all, _mm512_maskz_max_pd(all, v, lo_d), hi_d)));
@@ -277,7 +279,8 @@ void walk(const ConvGeometry2d& g, const PermutePlane& f, const Taps& t, const R
       for (int i = 0; i < kInFlight; ++i) src[i] = plane + (b + i) * kLanes;
       sum_blocks<kQuads>(t, src, acc);
       requantize(acc);
-      for (int i = 0; i < kInFlight; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (b + i) * kLanes), bytes[i]);
+      for (int i = 0; i < kInFlight; ++i)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (b + i) * kLanes), bytes[i]);
     }
     const __m512i none = _mm512_setzero_si512();
     for (int64_t oy = 0; oy < g.oh; ++oy) copy_bytes(out + oy * f.width, y + oy * g.ow, g.ow, none);
@@ -340,7 +343,7 @@ int32_t prepare_channel(const ConvGeometry2d& g, const DepthwiseInt8Channels& p,
   return offset;
 }
 
-// Two planes side by side in each padded row, for outputs at most 8 wide: the first
+// Two planes side by side in each padded row, for narrow outputs (7 wide at 3x3 and 5x5): the first
 // channel's padded row at column 0, the second's at `shift`, overlapping where both hold
 // padding; their outputs in lanes [0, OW) and [lanes, lanes + OW).
 struct PairPlane {
@@ -419,8 +422,9 @@ void run_pairs(const ConvGeometry2d& g, const PermutePlane& f, const Taps& t, co
     const __m512i offset = _mm512_mask_blend_epi32(second, _mm512_set1_epi32(off_a), _mm512_set1_epi32(off_b));
     const float ma = p.multiplier[ca], mb = p.multiplier[cb];
     const __m512 m = _mm512_mask_blend_ps(second, _mm512_set1_ps(ma), _mm512_set1_ps(mb));
-    const __m512d m_lo = _mm512_mask_blend_pd(static_cast<__mmask8>(second), _mm512_set1_pd(ma), _mm512_set1_pd(mb));
-    const __m512d m_hi = _mm512_mask_blend_pd(static_cast<__mmask8>(second >> 8), _mm512_set1_pd(ma), _mm512_set1_pd(mb));
+    const __m512d ma_d = _mm512_set1_pd(ma), mb_d = _mm512_set1_pd(mb);
+    const __m512d m_lo = _mm512_mask_blend_pd(static_cast<__mmask8>(second), ma_d, mb_d);
+    const __m512d m_hi = _mm512_mask_blend_pd(static_cast<__mmask8>(second >> 8), ma_d, mb_d);
     uint8_t* ya = p.y + ca * out_plane;
     uint8_t* yb = p.y + cb * out_plane - pp.lanes;  // lane pp.lanes is its column 0
     __m512i acc[kInFlight];

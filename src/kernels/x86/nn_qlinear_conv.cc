@@ -350,8 +350,8 @@ class QLinearConvKernel final : public Kernel {
     const bool lanes = avx512 && channels >= kMinLaneChannels && in_plane <= kMaxLanePlane;
     // Output positions in the lanes (VBMI) where the geometry and int8 weights allow: faster than
     // both others on every MobileNet v2 and EfficientNet layer (Zen 4, one thread, against the
-    // faster of the two: 112x112 2.1x, 56x56 2.3x, 28x28 2.0x, 14x14 1.4x, 7x7 1.1-1.3x; strides
-    // 2 and 5x5 kernels 1.2-2.6x).
+    // faster of the two: 112x112 2.4x, 56x56 1.9x, 28x28 2.0x, 14x14 1.6x, 7x7 1.2x; strides 2
+    // and 5x5 kernels 1.06-2.9x).
     const bool vbmi = avx512 && cpu_features().avx512vbmi && conv_int8_depthwise_vbmi_supported(g) &&
                       (depthwise_w_.empty() ? fit_int8(wc) : depthwise_w_int8_);
     if (vbmi) {

@@ -45,9 +45,10 @@ struct Case {
     return g;
   }
   std::string label() const {
-    return str_cat(n, "x", c, "x", ih, "x", iw, " k", k, " s", s, " d", d, " pads ", pads[0], ",", pads[1], ",", pads[2],
-                   ",", pads[3], x_signed ? " x s8" : " x u8", y_signed ? " y s8" : " y u8", w_signed ? " w s8" : " w u8",
-                   per_channel ? " per-channel" : " per-tensor", bias ? " bias" : "", " x_zp ", x_zp);
+    return str_cat(n, "x", c, "x", ih, "x", iw, " k", k, " s", s, " d", d, " pads ", pads[0], ",", pads[1], ",",
+                   pads[2], ",", pads[3], x_signed ? " x s8" : " x u8", y_signed ? " y s8" : " y u8",
+                   w_signed ? " w s8" : " w u8", per_channel ? " per-channel" : " per-tensor", bias ? " bias" : "",
+                   " x_zp ", x_zp);
   }
 };
 
@@ -108,7 +109,8 @@ Inputs make_inputs(const Case& c, uint32_t seed) {
   for (int32_t& v : x) v = c.x_signed ? pick(-128, 127) : pick(0, 255);
   for (int32_t& z : wzp) z = c.w_signed ? pick(-20, 20) : pick(100, 150);
   for (int64_t ch = 0; ch < c.c; ++ch)
-    for (int64_t t = 0; t < taps; ++t) w[static_cast<size_t>(ch * taps + t)] = wzp[static_cast<size_t>(c.per_channel ? ch : 0)] + pick(-100, 100);
+    for (int64_t t = 0; t < taps; ++t)
+      w[static_cast<size_t>(ch * taps + t)] = wzp[static_cast<size_t>(c.per_channel ? ch : 0)] + pick(-100, 100);
   for (int32_t& b : bias) b = pick(-30000, 30000);
   std::vector<float> w_scale(static_cast<size_t>(wzps));
   for (float& s : w_scale) s = 0.002f + 0.006f * static_cast<float>(pick(0, 1000)) / 1000.0f;
