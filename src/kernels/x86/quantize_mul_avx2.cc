@@ -76,6 +76,7 @@ void mul_run(const uint8_t* full, int32_t one, bool full_is_a, uint8_t* c, int64
 // of c's followed by ones (rank-aligned from the right as broadcasting aligns), else 0.
 int64_t run_length(const Shape& small, const Shape& c) {
   if (small.rank() > c.rank()) return 0;
+  if (small.numel() == 1) return c.numel();  // a scalar, of any rank up to c's
   const int64_t lead = c.rank() - small.rank();
   // small's dims, aligned with c's last small.rank() dims: a prefix equal to c's, then ones.
   int64_t k = 0;
