@@ -21,7 +21,6 @@
 #include <limits>
 #include <optional>
 #include <string>
-#include <unordered_set>
 
 #include "core/broadcast.h"
 #include "ir/rewrite.h"

@@ -147,7 +147,6 @@ Result<std::optional<Tensor>> evaluate_table(const ir::Graph& g, const PassConte
   for (int i = 0; i < 256; ++i) xb[i] = static_cast<uint8_t>(f.root_type == DType::I8 ? i ^ 0x80 : i);
   std::map<std::string, Tensor> values;
   values.emplace(f.root, std::move(x));
-  std::vector<int> order(f.nodes.begin(), f.nodes.end());
   const auto run = [&](const ir::Node& n) -> Result<std::optional<Tensor>> {
     std::vector<const Tensor*> inputs;
     for (const std::string& in : n.inputs) {
@@ -164,7 +163,7 @@ Result<std::optional<Tensor>> evaluate_table(const ir::Graph& g, const PassConte
     if (out.size() != 1 || out[0].numel() != 256) return std::optional<Tensor>();
     return std::optional<Tensor>(std::move(out[0]));
   };
-  for (int i : order) {
+  for (int i : f.nodes) {  // ascending: the graph's topological order
     IGNIS_ASSIGN_OR_RETURN(std::optional<Tensor> out, run(g.nodes[i]));
     if (!out) return std::optional<Tensor>();
     values.insert_or_assign(g.nodes[i].outputs[0], std::move(*out));
