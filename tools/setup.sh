@@ -41,6 +41,11 @@ fi
 if ! "$PY" -c "import onnx, sys; sys.exit(tuple(int(p) for p in onnx.__version__.split('.')[:2]) < (1, 19))" 2>/dev/null; then
   "$PY" -m pip install -q "onnx>=1.19"
 fi
+# onnxruntime's MatMulNBitsQuantizer imports onnx_ir (tests/python/test_dequantize_blocked.py
+# runs its QDQ int4 output).
+if ! "$PY" -c "import onnx_ir" 2>/dev/null; then
+  "$PY" -m pip install -q onnx-ir
+fi
 # scikit-learn pipelines converted by skl2onnx, for the ai.onnx.ml parity tests.
 if ! "$PY" -c "import sklearn, skl2onnx" 2>/dev/null; then
   "$PY" -m pip install -q scikit-learn skl2onnx

@@ -6,7 +6,8 @@
 //   build/bench/ignis_kernel_bench --benchmark_filter=MatMulNBits
 //
 // Variants: f32 (MatMul), int4_level4 (accuracy_level 4: A rounded to int8 per block, integer
-// dot products), int4_level0 (float path: panels dequantized into the float GEMM).
+// dot products), int4_level0 (A kept in float32: codes converted to float in registers for M <= 4,
+// panels dequantized into the float GEMM beyond).
 #include <benchmark/benchmark.h>
 
 #include <random>

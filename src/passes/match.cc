@@ -64,6 +64,13 @@ std::optional<std::vector<int64_t>> constant_ints(const ir::Graph& g, const ir::
   return v;
 }
 
+void set_int(ir::Node& n, const std::string& name, int64_t v) {
+  Attribute a;
+  a.kind = Attribute::Kind::Int;
+  a.i = v;
+  n.attrs.set(name, std::move(a));
+}
+
 void set_ints(ir::Node& n, const std::string& name, std::vector<int64_t> v) {
   Attribute a;
   a.kind = Attribute::Kind::Ints;

@@ -59,6 +59,8 @@ std::optional<std::vector<int64_t>> constant_ints(const ir::Graph& g, const ir::
 // Whether every value of float32 tensor `t` is finite (a weight whose products with zeros
 // are zeros).
 bool all_finite_f32(const Tensor& t);
+// Sets (or replaces) an int attribute.
+void set_int(ir::Node& n, const std::string& name, int64_t v);
 // Sets (or replaces) an ints attribute.
 void set_ints(ir::Node& n, const std::string& name, std::vector<int64_t> v);
 // |a - b| <= tol * max(1, |b|).

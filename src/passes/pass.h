@@ -71,6 +71,7 @@ Result<int> fuse_qdq_into_qlinear(ir::Graph& g, const PassContext& ctx);
 Result<int> eliminate_qdq_around_data_movement(ir::Graph& g, const PassContext& ctx);
 // Level All: these emit ai.ignis ops (docs/ops_ai_ignis.md), or onnxruntime's com.microsoft ones.
 Result<int> fuse_qdq_into_lookup_table(ir::Graph& g, const PassContext& ctx);
+Result<int> fuse_blocked_dq_into_matmul_nbits(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_qdq_into_qlinear_add(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_qdq_into_qlinear_mul(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_qdq_into_qlinear_global_average_pool(ir::Graph& g, const PassContext& ctx);

@@ -17,6 +17,8 @@ const std::vector<Pass>& pipeline() {
         // Before fold_constants, which would fold the weights' DequantizeLinear into float
         // weights and so hide the quantized convolutions and matrix products.
         {"fuse_qdq_into_qlinear", Level::Extended, fuse_qdq_into_qlinear},
+        // Before fold_constants too, which would expand 4-bit weights into float32.
+        {"fuse_blocked_dq_into_matmul_nbits", Level::All, fuse_blocked_dq_into_matmul_nbits},
         // The Q/DQ pairs around MaxPool, Reshape, Concat, ... which then run on the quantized bytes.
         {"eliminate_qdq_around_data_movement", Level::Extended, eliminate_qdq_around_data_movement},
         // Before the Add / Mul fusions, which would otherwise take a quantized SiLU's Mul.

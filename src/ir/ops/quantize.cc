@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Schemas and shape inference for the linear quantization ops: QuantizeLinear,
-// DequantizeLinear (per-tensor and per-axis scales; the blocked form of opset 21 is refused),
+// DequantizeLinear (per-tensor, per-axis and, from opset 21, blocked scales),
 // DynamicQuantizeLinear, and the integer ops MatMulInteger, ConvInteger, QLinearMatMul and
 // QLinearConv; com.microsoft MatMulNBits (4-bit block-quantized weights), QLinearAdd (the
 // residual sum of two quantized tensors), QLinearMul and QLinearGlobalAveragePool, onnxruntime's
@@ -19,12 +19,34 @@ constexpr DTypeSet kQuantTypes = DTypeSet{DType::U8, DType::I8, DType::U16, DTyp
                                  DTypeSet::float8() | DTypeSet::int4() | DTypeSet::int2();
 constexpr DTypeSet kScaleTypes{DType::F32, DType::F16, DType::BF16};
 
-// The scale (input 1) and zero point (input 2, optional) of `data` (input 0): scalars, or 1-D
-// with one entry per slice along `axis` (opset 13+). The zero point has the scale's shape.
+// Blocked quantization (opset 21+, block_size > 0): the scale has the data's rank and shape
+// except along `axis`, where one entry covers `block_size` consecutive slices (the last block
+// may be short), so scale[axis] = ceil(data[axis] / block_size).
+Status check_blocked_scale(const InferContext& ctx, std::string_view scale_name, int64_t block) {
+  if (ctx.opset() < 21) return ctx.fail("attribute 'block_size' needs opset 21 or later, the model has ", ctx.opset());
+  if (block < 0) return ctx.fail("attribute 'block_size' must be >= 0, got ", block);
+  const Shape& data = ctx.input_shape(0);
+  const Shape& scale = ctx.input_shape(1);
+  const auto axis = normalize_axis(ctx.attrs().get_int("axis", 1), data.rank());
+  if (!axis) return ctx.fail("attribute 'axis' ", ctx.attrs().get_int("axis", 1), " is out of range for rank ", data.rank());
+  std::vector<int64_t> want(data.begin(), data.end());
+  want[static_cast<size_t>(*axis)] = (data[*axis] + block - 1) / block;
+  if (!(scale == Shape(want)))
+    return ctx.fail("input 1 (", scale_name, ") must have shape ", Shape(want).str(), " for blocks of ", block,
+                    " along axis ", *axis, " of ", data.str(), ", got ", scale.str());
+  if (ctx.has_input(2) && !(ctx.input_shape(2) == scale))
+    return ctx.fail("input 2 (zero point) must have the shape of input 1 ", scale.str(), ", got ",
+                    ctx.input_shape(2).str());
+  return Status::ok();
+}
+
+// The scale (input 1) and zero point (input 2, optional) of `data` (input 0): scalars, 1-D
+// with one entry per slice along `axis` (opset 13+), or blocked (above). The zero point has the
+// scale's shape.
 Status check_scale_and_zero_point(const InferContext& ctx, std::string_view scale_name) {
   const Attribute* block = ctx.attrs().find("block_size");
   if (block != nullptr && block->kind == Attribute::Kind::Int && block->i != 0)
-    return ctx.unsupported("blocked quantization (block_size != 0) is not supported");
+    return check_blocked_scale(ctx, scale_name, block->i);
   const Shape& data = ctx.input_shape(0);
   const Shape& scale = ctx.input_shape(1);
   if (scale.rank() > 1 || (scale.rank() == 1 && ctx.opset() < 13 && scale[0] != 1))

@@ -3,7 +3,8 @@
 // DynamicQuantizeLinear.
 //
 // A per-axis scale splits the data into [outer, channels, inner] around `axis`; a scalar
-// (or one-entry) scale is the case of one channel. Arithmetic is float, as the spec states it:
+// (or one-entry) scale is the case of one channel; a blocked scale (opset 21) has one entry per
+// block of slices along `axis` at each position of the other axes. Arithmetic is float, as the spec states it:
 // q = saturate(round_half_even(x / scale) + zero_point), x = (q - zero_point) * scale.
 #include <algorithm>
 #include <cmath>
@@ -23,10 +24,35 @@ namespace {
 
 using ew::dtype_unsupported;
 
-// How the scale's entries map onto the data: one per slice along `axis`, or one for all.
-ChannelSplit scale_split(const Shape& data, const Tensor& scale, int64_t axis_attr) {
-  if (scale.numel() <= 1) return ChannelSplit::whole(data);
-  return ChannelSplit(data, normalize_axis(axis_attr, data.rank()).value_or(0));  // axis validated by inference
+// Which scale entry each element of the data uses: one for all, one per slice along `axis`,
+// or (blocked, opset 21) one per `block` consecutive slices along `axis` at each position of
+// the other axes, the scale then having the data's rank.
+struct ScaleMap {
+  ChannelSplit split;
+  int64_t block = 0;    // 0: per tensor or per axis
+  int64_t entries = 1;  // scale entries
+
+  // Calls f(scale entry, flat index) for every element, in memory order.
+  template <class F>
+  void for_each(F&& f) const {
+    if (block == 0) return split.for_each(f);
+    const int64_t blocks = (split.channels + block - 1) / block;
+    int64_t i = 0;
+    for (int64_t o = 0; o < split.outer; ++o)
+      for (int64_t c = 0; c < split.channels; ++c) {
+        const int64_t base = (o * blocks + c / block) * split.inner;
+        for (int64_t k = 0; k < split.inner; ++k) f(base + k, i++);
+      }
+  }
+};
+
+ScaleMap scale_map(const Shape& data, const Tensor& scale, const AttrMap& attrs) {
+  const int64_t block = attrs.get_int("block_size", 0);
+  const int axis = normalize_axis(attrs.get_int("axis", 1), data.rank()).value_or(0);  // validated by inference
+  if (block > 0) return ScaleMap{ChannelSplit(data, axis), block, scale.numel()};
+  if (scale.numel() <= 1) return ScaleMap{ChannelSplit::whole(data), 0, 1};
+  const ChannelSplit split(data, axis);
+  return ScaleMap{split, 0, split.channels};
 }
 
 // The scale tensor's entries as floats.
@@ -88,11 +114,11 @@ Status quantize_linear_kernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   const std::vector<float> scale = scales_as_float(ctx.input(1));
-  const ChannelSplit s = scale_split(x.shape(), ctx.input(1), ctx.attrs().get_int("axis", 1));
-  const std::vector<int32_t> zp = zero_points(ctx, 2, s.channels);
-  std::vector<float> float_zp(static_cast<size_t>(s.channels), 0.0f);
+  const ScaleMap s = scale_map(x.shape(), ctx.input(1), ctx.attrs());
+  const std::vector<int32_t> zp = zero_points(ctx, 2, s.entries);
+  std::vector<float> float_zp(static_cast<size_t>(s.entries), 0.0f);
   if (y.dtype() == DType::F4E2M1 && ctx.has_input(2))
-    for (int64_t i = 0; i < s.channels && i < ctx.input(2).numel(); ++i)
+    for (int64_t i = 0; i < s.entries && i < ctx.input(2).numel(); ++i)
       float_zp[static_cast<size_t>(i)] = static_cast<float>(load_as_double(DType::F4E2M1, ctx.input(2).data(), i));
   const bool saturate = ctx.attrs().get_int("saturate", 1) != 0;
   Status status = Status::ok();
@@ -129,7 +155,7 @@ Status quantize_linear_kernel(KernelContext& ctx) {
 
 // y[i] = value(i, channel) * scale[channel], written at y's type (float, fp16 or bf16).
 template <class F>
-Status write_dequantized(Tensor& y, const ChannelSplit& s, const std::vector<float>& scale, F value) {
+Status write_dequantized(Tensor& y, const ScaleMap& s, const std::vector<float>& scale, F value) {
   Status status = Status::ok();
   visit_dtype(y.dtype(), [&](auto ytag) {
     using TY = decltype(ytag);
@@ -150,8 +176,8 @@ Status dequantize_linear_kernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   const std::vector<float> scale = scales_as_float(ctx.input(1));
-  const ChannelSplit s = scale_split(x.shape(), ctx.input(1), ctx.attrs().get_int("axis", 1));
-  const std::vector<int32_t> zp = zero_points(ctx, 2, s.channels);
+  const ScaleMap s = scale_map(x.shape(), ctx.input(1), ctx.attrs());
+  const std::vector<int32_t> zp = zero_points(ctx, 2, s.entries);
   if (dtype_is_low_bit(x.dtype())) {
     // Low-bit floats decode to their value (no zero point: float8's is 0, float4's is ignored
     // as in onnx's reference); the 4- and 2-bit integers subtract theirs.

@@ -5,6 +5,8 @@
 //  - int8 (accuracy_level 4, at most kNbitsInt8Rows rows of A, the batch-1 decoding case):
 //    A quantized per K block to int8, products summed in int32 by vpdpbusd (AVX-512 VNNI)
 //    or vpmaddubsw (AVX2), columns split over the pool;
+//  - exact float rows (other accuracy levels, at most kNbitsFloatRows rows): the codes turned
+//    into floats in registers and multiplied with A unrounded, columns split over the pool;
 //  - float (otherwise): the float32 GEMM with B dequantized panel by panel into its packed
 //    layout (matmul_nbits_pack_b_avx2), so W is never held in float32 as a whole.
 // Weights that are not constants run on the reference kernel.
@@ -26,6 +28,9 @@ namespace {
 // Rows of A up to which accuracy_level 4 takes the int8 path: beyond, the float GEMM's
 // register tile reuses each dequantized weight across rows and wins (matmul_nbits_bench).
 constexpr int64_t kNbitsInt8Rows = 4;
+// Rows of A up to which the other accuracy levels multiply the codes in registers (exact path)
+// instead of dequantizing B into the GEMM's panels on every run.
+constexpr int64_t kNbitsFloatRows = 4;
 
 class MatMulNBitsKernel final : public Kernel {
  public:
@@ -54,6 +59,10 @@ class MatMulNBitsKernel final : public Kernel {
     float* out = y.data_as<float>();
     if (int8_ && rows <= kNbitsInt8Rows) {
       run_int8(ctx, a, rows, bias, out);
+      return Status::ok();
+    }
+    if (rows <= kNbitsFloatRows) {
+      run_float_rows(ctx, a, rows, bias, out);
       return Status::ok();
     }
     GemmArgs g;
@@ -151,6 +160,32 @@ class MatMulNBitsKernel final : public Kernel {
     // ~8 groups per part: below that a second thread costs more than it saves.
     parallel_for(ctx.pool(), w_.groups, 8, [&](int64_t g0, int64_t g1) {
       tiles(w_, rows_q, bias, y, w_.n, g0, g1);
+    });
+  }
+
+  // Copies `rows` rows of A into scratch, zero-padded to whole blocks, with their per-block
+  // sums, then runs the float tiles (matmul_nbits.h, FloatRows).
+  void run_float_rows(KernelContext& ctx, const float* a, int64_t rows, const float* bias, float* y) const {
+    const int64_t kpad = w_.blocks * w_.block;
+    const size_t a_bytes = align_up(static_cast<size_t>(rows * kpad) * sizeof(float));
+    auto* scratch = static_cast<uint8_t*>(ctx.scratch(a_bytes + static_cast<size_t>(rows * w_.blocks) * sizeof(float)));
+    auto* padded = reinterpret_cast<float*>(scratch);
+    auto* sum = reinterpret_cast<float*>(scratch + a_bytes);
+    for (int64_t r = 0; r < rows; ++r) {
+      std::copy_n(a + r * w_.k, w_.k, padded + r * kpad);
+      std::fill(padded + r * kpad + w_.k, padded + (r + 1) * kpad, 0.0f);
+      for (int64_t blk = 0; blk < w_.blocks; ++blk) {
+        const float* x = padded + r * kpad + blk * w_.block;
+        float total = 0.0f;
+        for (int64_t i = 0; i < w_.block; ++i) total += x[i];
+        sum[r * w_.blocks + blk] = total;
+      }
+    }
+    const FloatRows rows_f{.rows = rows, .a = padded, .sum = sum};
+    const bool avx512 = isa_enabled(Isa::Avx512) && cpu_features().avx512f;
+    const auto tiles = avx512 ? matmul_nbits_float_rows_avx512 : matmul_nbits_float_rows_avx2;
+    parallel_for(ctx.pool(), w_.groups, 8, [&](int64_t g0, int64_t g1) {
+      tiles(w_, rows_f, bias, y, w_.n, g0, g1);
     });
   }
 

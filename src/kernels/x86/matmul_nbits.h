@@ -53,6 +53,24 @@ void matmul_nbits_int8_avx2(const Int4Weights& w, const Int8Rows& a, const float
 void matmul_nbits_int8_vnni(const Int4Weights& w, const Int8Rows& a, const float* bias, float* y, int64_t ldy,
                             int64_t g0, int64_t g1);
 
+// A few rows of A in float32 for the exact small-M path: row r at a + r * blocks * block (zero
+// past K, so the codes' padding multiplies zeros), and per K block the sum of its entries at
+// sum + r * blocks.
+struct FloatRows {
+  int64_t rows = 0;
+  const float* a = nullptr;
+  const float* sum = nullptr;
+};
+
+// Y[r][16g + j] for r < rows and groups [g0, g1) in float32 without rounding A (the accuracy
+// level 0 case at batch 1, a few rows): per block and column s * (sum_k a_k code_k - zp * sum_k
+// a_k), the codes unpacked to float in registers, so the weights are read as 4-bit codes, never
+// dequantized to memory. Same contract as matmul_nbits_int8_*; rows <= 4.
+void matmul_nbits_float_rows_avx2(const Int4Weights& w, const FloatRows& a, const float* bias, float* y, int64_t ldy,
+                                  int64_t g0, int64_t g1);
+void matmul_nbits_float_rows_avx512(const Int4Weights& w, const FloatRows& a, const float* bias, float* y,
+                                    int64_t ldy, int64_t g0, int64_t g1);
+
 // GemmPackFn for the float path: `ctx` is an Int4Weights; writes W^T[p0 : p0 + kc, j0 : j0 + nc]
 // dequantized into the B-side packed layout of `backend`. Requires AVX2.
 void matmul_nbits_pack_b_avx2(const void* ctx, const GemmBackend& backend, int64_t p0, int64_t kc, int64_t j0,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // AVX2 parts of the x86 MatMulNBits (layout and algebra: matmul_nbits.h): the int8 path for a
-// few rows of A (vpmaddubsw + vpmaddwd on the repacked codes), and the float path's packing
+// few rows of A (vpmaddubsw + vpmaddwd on the repacked codes), the exact float path for a few
+// rows (codes converted to float in registers), and the float GEMM path's packing
 // callback, which dequantizes 8 columns at one depth per step straight into the GEMM's panels.
 #include <immintrin.h>
 
@@ -22,6 +23,23 @@ inline void store_first(float* dst, __m256 v, int64_t count) {
   alignas(32) float tmp[8];
   _mm256_store_ps(tmp, v);
   std::memcpy(dst, tmp, static_cast<size_t>(std::max<int64_t>(count, 0)) * sizeof(float));
+}
+
+// Y[r][j0 + j] = acc[r][j / 8][j % 8] + bias[j0 + j] for the columns below n: one 16-column
+// group of R rows.
+template <int R>
+void store_rows(const __m256 (&acc)[R][2], const float* bias, float* y, int64_t ldy, int64_t j0, int64_t n) {
+  for (int h = 0; h < 2; ++h) {
+    const int64_t col = j0 + 8 * h, count = std::min<int64_t>(8, n - col);
+    if (count <= 0) break;
+    __m256 b8 = _mm256_setzero_ps();
+    if (bias != nullptr) {
+      alignas(32) float tmp[8] = {};
+      std::memcpy(tmp, bias + col, static_cast<size_t>(count) * sizeof(float));
+      b8 = _mm256_load_ps(tmp);
+    }
+    for (int r = 0; r < R; ++r) store_first(y + r * ldy + col, _mm256_add_ps(acc[r][h], b8), count);
+  }
 }
 
 inline __m256i broadcast4(const int8_t* p) {
@@ -73,18 +91,52 @@ void int8_rows(const Int4Weights& w, const Int8Rows& a, const float* bias, float
         }
       }
     }
-    const int64_t j0 = g * kNbitsGroupCols;
-    for (int h = 0; h < 2; ++h) {
-      const int64_t col = j0 + 8 * h, count = std::min<int64_t>(8, w.n - col);
-      if (count <= 0) break;
-      __m256 b8 = _mm256_setzero_ps();
-      if (bias != nullptr) {
-        alignas(32) float tmp[8] = {};
-        std::memcpy(tmp, bias + col, static_cast<size_t>(count) * sizeof(float));
-        b8 = _mm256_load_ps(tmp);
+    store_rows<R>(acc, bias, y, ldy, g * kNbitsGroupCols, w.n);
+  }
+}
+
+// The exact small-M path (matmul_nbits.h, FloatRows): per 32-byte half of a chunk (8 columns x
+// 8 depths), each depth's codes shifted to the low nibble, masked and converted to float, then
+// one FMA per row of A; two chains per row and half (low and high nibbles).
+template <int R>
+void float_rows(const Int4Weights& w, const FloatRows& a, const float* bias, float* y, int64_t ldy, int64_t g0,
+                int64_t g1) {
+  const __m256i low = _mm256_set1_epi32(0x0F);
+  const int64_t chunks = w.block / 8, kpad = w.blocks * w.block;
+  for (int64_t g = g0; g < g1; ++g) {
+    __m256 acc[R][2];
+    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < w.blocks; ++b) {
+      __m256 dot[R][2][2];
+      for (int r = 0; r < R; ++r) dot[r][0][0] = dot[r][0][1] = dot[r][1][0] = dot[r][1][1] = _mm256_setzero_ps();
+      const uint8_t* c = w.chunk(g, b);
+      for (int64_t p = 0; p < chunks; ++p, c += kNbitsChunkBytes) {
+        for (int h = 0; h < 2; ++h) {
+          const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + 32 * h));
+          for (int q = 0; q < 4; ++q) {
+            const __m256 lo = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(v, 8 * q), low));
+            const __m256 hi = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(v, 8 * q + 4), low));
+            for (int r = 0; r < R; ++r) {
+              const float* ar = a.a + r * kpad + b * w.block + 8 * p;
+              dot[r][h][0] = _mm256_fmadd_ps(lo, _mm256_broadcast_ss(ar + q), dot[r][h][0]);
+              dot[r][h][1] = _mm256_fmadd_ps(hi, _mm256_broadcast_ss(ar + q + 4), dot[r][h][1]);
+            }
+          }
+        }
       }
-      for (int r = 0; r < R; ++r) store_first(y + r * ldy + col, _mm256_add_ps(acc[r][h], b8), count);
+      const float* sc = w.scale + (g * w.blocks + b) * kNbitsGroupCols;
+      const uint8_t* zp = w.zero + (g * w.blocks + b) * kNbitsGroupCols;
+      for (int h = 0; h < 2; ++h) {
+        const __m256 z = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(zp + 8 * h))));
+        const __m256 s = _mm256_loadu_ps(sc + 8 * h);
+        for (int r = 0; r < R; ++r) {
+          const __m256 centred = _mm256_fnmadd_ps(z, _mm256_set1_ps(a.sum[r * w.blocks + b]),
+                                                  _mm256_add_ps(dot[r][h][0], dot[r][h][1]));
+          acc[r][h] = _mm256_fmadd_ps(s, centred, acc[r][h]);
+        }
+      }
     }
+    store_rows<R>(acc, bias, y, ldy, g * kNbitsGroupCols, w.n);
   }
 }
 
@@ -120,6 +172,16 @@ void matmul_nbits_int8_avx2(const Int4Weights& w, const Int8Rows& a, const float
     case 2: int8_rows<2>(w, a, bias, y, ldy, g0, g1); break;
     case 3: int8_rows<3>(w, a, bias, y, ldy, g0, g1); break;
     default: int8_rows<4>(w, a, bias, y, ldy, g0, g1); break;
+  }
+}
+
+void matmul_nbits_float_rows_avx2(const Int4Weights& w, const FloatRows& a, const float* bias, float* y, int64_t ldy,
+                                  int64_t g0, int64_t g1) {
+  switch (a.rows) {
+    case 1: float_rows<1>(w, a, bias, y, ldy, g0, g1); break;
+    case 2: float_rows<2>(w, a, bias, y, ldy, g0, g1); break;
+    case 3: float_rows<3>(w, a, bias, y, ldy, g0, g1); break;
+    default: float_rows<4>(w, a, bias, y, ldy, g0, g1); break;
   }
 }
 
