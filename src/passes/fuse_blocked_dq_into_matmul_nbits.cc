@@ -14,7 +14,8 @@
 // graph's float arithmetic (accuracy_level 0: A is not rounded to int8).
 // Legality: W, scale and zero point are constants; W is rank 2; the blocks run along K
 // (axis 0); B is a power of two >= 16 (what MatMulNBits accepts); scale is float32; A is
-// float32. The DequantizeLinear stays for any other reader (dead code otherwise).
+// float32. The DequantizeLinear stays for any other reader (dead code otherwise). An Add of a
+// constant float32 [N] bias that alone reads the product becomes MatMulNBits' bias.
 #include <cstdint>
 #include <vector>
 
@@ -110,14 +111,29 @@ Result<int> fuse_blocked_dq_into_matmul_nbits(ir::Graph& g, const PassContext&) 
       g.initializers[z_name] = std::move(p.zero_points);
       fused.inputs.push_back(z_name);
     }
-    fused.outputs = mm.outputs;
+    // A following Add of a constant [N] float32 bias becomes the node's bias (input 5).
+    std::vector<int> pattern = {mi};
+    std::string out = mm.outputs[0];
+    if (index.single_use(out) && !ir::is_graph_output(g, out)) {
+      const int ai = index.consumers(out)[0];
+      const ir::Node& add = g.nodes[ai];
+      const std::string bias = is_onnx(add, "Add") && add.outputs.size() == 1 ? other_input(add, out) : std::string();
+      const Tensor* t = bias.empty() || bias == out ? nullptr : ir::constant_value(g, bias);
+      if (t != nullptr && t->dtype() == DType::F32 && t->rank() == 1 && t->dim(0) == n) {
+        fused.inputs.resize(5);  // zero points and g_idx keep their places (empty = omitted)
+        fused.inputs.push_back(bias);
+        pattern.push_back(ai);
+        out = add.outputs[0];
+      }
+    }
+    fused.outputs = {out};
     set_int(fused, "K", k);
     set_int(fused, "N", n);
     set_int(fused, "bits", 4);
     set_int(fused, "block_size", block);
     set_int(fused, "accuracy_level", 0);
     if (g.opset("com.microsoft") == 0) g.opsets["com.microsoft"] = 1;
-    replace_nodes(g, {mi}, std::move(fused));
+    replace_nodes(g, pattern, std::move(fused));
     ir::remove_unused_initializers(g);
     return true;
   });

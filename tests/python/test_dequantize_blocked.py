@@ -84,6 +84,28 @@ def test_blocked_int4_matmul_runs_as_matmul_nbits_and_matches_onnxruntime(
     assert_close(unfused, expected, "blocked DequantizeLinear folded to float32")
 
 
+def test_bias_add_folds_into_matmul_nbits(tmp_path, ort, rng):
+    """MatMul + Add(constant [N]) after a blocked DequantizeLinear: one MatMulNBits with bias;
+    a bias of another shape ([1, N]) is left as an Add."""
+    for bias_shape, fused in [([40], True), ([1, 40], False)]:
+        w = rng.integers(-8, 8, size=(64, 40))
+        inits = [_int4_tensor("W", w, True),
+                 numpy_helper.from_array(rng.uniform(0.01, 0.1, size=(2, 40)).astype(np.float32), "scale"),
+                 numpy_helper.from_array(rng.standard_normal(bias_shape).astype(np.float32), "bias")]
+        nodes = [helper.make_node("DequantizeLinear", ["W", "scale"], ["Wf"], axis=0, block_size=32),
+                 helper.make_node("MatMul", ["A", "Wf"], ["P"]), helper.make_node("Add", ["bias", "P"], ["Y"])]
+        path = tmp_path / "bias.onnx"
+        _save(path, nodes, [helper.make_tensor_value_info("A", TensorProto.FLOAT, [2, 64])],
+              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
+        ignis.optimize(path, tmp_path / "optimized.onnx", level="all")
+        ops = [n.op_type for n in onnx.load(str(tmp_path / "optimized.onnx")).graph.node]
+        assert ops == (["MatMulNBits"] if fused else ["MatMulNBits", "Add"]), ops
+        a = rng.standard_normal([2, 64]).astype(np.float32)
+        (expected,) = _ort_run(ort, path, {"A": a})
+        (actual,) = ignis.InferenceSession(str(path)).run(None, {"A": a})
+        assert_close(actual, expected, f"MatMulNBits with bias {bias_shape}")
+
+
 def test_blocks_that_matmul_nbits_cannot_take_stay_float(tmp_path, ort, rng):
     """block_size 24 (not a power of two) and blocks along N (axis 1): no fusion, same answer."""
     for axis, block, scale_shape in [(0, 24, (3, 8)), (1, 4, (64, 2))]:
