@@ -281,7 +281,8 @@ class QLinearConvKernel final : public Kernel {
             }
             int8_pack_rows(rows, p0, kdim, cols, !q.x_signed, packed, col_sums);
             if (folded) {
-              for (int64_t j = 0; j < cols; ++j) col_corr[j] = -z * col_sums[j];
+              if (z != 0)
+                for (int64_t j = 0; j < cols; ++j) col_corr[j] = -z * col_sums[j];
             } else {
               for (int64_t j = 0; j < cols; ++j) col_corr[j] = col_sums[j] - static_cast<int32_t>(kdim) * q.x_zp;
             }
@@ -295,7 +296,8 @@ class QLinearConvKernel final : public Kernel {
           a.lda = kdim;
           a.b = &b;
           if (folded) {
-            a.col_offset = col_corr;
+            // int8 weights (zero point 0, onnxruntime's default): no column term at all.
+            a.col_offset = z != 0 ? col_corr : nullptr;
           } else {
             a.row_zp = wr.any_zero_point ? wr.zero_points.data() : nullptr;
             a.row_sum = shifted_zp ? wr.sums.data() : nullptr;
