@@ -217,6 +217,21 @@ Result<TacticCandidate> tuned_choice(const TuningOptions& tuning, const NodeInfo
   return chosen;
 }
 
+// The data input whose bytes output `v` of the step running `node` can take: the step is a Reshape-like op
+// (the output is the input's elements in the same order) and the last reader of that input,
+// whose value was planned before v. -1 otherwise.
+int aliasable_input(const Model& m, int node, int v, const std::vector<int>& last_step, int step_index) {
+  const NodeInfo& info = m.nodes[static_cast<size_t>(node)];
+  const ir::Node& n = *info.node;
+  const bool reshape_like = n.domain.empty() && (n.op_type == "Reshape" || n.op_type == "Flatten" ||
+                                                 n.op_type == "Squeeze" || n.op_type == "Unsqueeze" ||
+                                                 n.op_type == "Identity");
+  if (!reshape_like || info.outputs.size() != 1 || info.outputs[0] != v || info.inputs.empty()) return -1;
+  const int u = info.inputs[0];
+  if (u < 0 || u >= v || last_step[static_cast<size_t>(u)] != step_index) return -1;
+  return u;
+}
+
 }  // namespace
 
 Plan::~Plan() { delete spare_.load(); }
@@ -406,6 +421,8 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
   // Every size below was checked when its value was inferred, so only sums can overflow.
   std::vector<BufferRequest> requests, slice_requests;
   std::vector<int> request_value, slice_request_value;
+  // Per value: its arena request, and for an aliased value the value whose bytes it takes.
+  std::vector<int> request_of(nv, -1), alias_of(nv, -1);
   size_t requested_bytes = 0;
   for (size_t v = 0; v < nv; ++v) {
     plan->values_[v].type = types[v];
@@ -439,6 +456,19 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
     const int first_live = run >= 0 ? plan->slice_runs_[run].first : first;
     if (run_of_step[last] >= 0) last = plan->slice_runs_[run_of_step[last]].last - 1;
     plan->values_[v].kind = Kind::Arena;
+    if (const int u = aliasable_input(m, plan->steps_[static_cast<size_t>(first)].node, static_cast<int>(v), last_step, first);
+        run < 0 && u >= 0 && plan->values_[u].kind == Kind::Arena && request_of[u] >= 0 &&
+        *tensor_bytes(types[u].dtype, types[u].shape) == bytes) {
+      // The same bytes under another shape, read after the input's last use: one buffer, live
+      // until the output's last reader.
+      BufferRequest& r = requests[static_cast<size_t>(request_of[u])];
+      r.last_step = std::max(r.last_step, last);
+      request_of[v] = request_of[u];
+      alias_of[v] = u;
+      plan->steps_[static_cast<size_t>(first)].aliases_input = true;
+      continue;
+    }
+    request_of[v] = static_cast<int>(requests.size());
     requests.push_back({bytes, first_live, last});
     request_value.push_back(static_cast<int>(v));
     requested_bytes = add_saturating(requested_bytes, align_up(std::max<size_t>(bytes, 1)));
@@ -449,6 +479,8 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
                                       " need more activation memory than 64-bit sizes can express"));
   const MemoryPlan mp = plan_memory(requests);
   for (size_t r = 0; r < requests.size(); ++r) plan->values_[request_value[r]].offset = mp.offsets[r];
+  for (size_t v = 0; v < nv; ++v)  // ascending: an alias of an alias finds its input placed
+    if (alias_of[v] >= 0) plan->values_[v].offset = plan->values_[static_cast<size_t>(alias_of[v])].offset;
   // Slice-local values follow the full-batch ones in the same buffer; runs never overlap in
   // time, so one plan over step indices lets every run reuse the same bytes.
   const MemoryPlan sp = plan_memory(slice_requests);
@@ -533,6 +565,7 @@ Result<std::vector<Tensor>> Plan::run(std::span<const Tensor* const> inputs, std
       continue;
     }
     const Step& step = steps_[si];
+    if (step.aliases_input) continue;  // its output already holds the values (see Step)
     const NodeInfo& info = m.nodes[step.node];
     s.in_ptrs.assign(info.inputs.size(), nullptr);
     s.out_ptrs.assign(info.outputs.size(), nullptr);

@@ -116,6 +116,9 @@ class Plan {
     std::shared_ptr<const kernels::Kernel> kernel;
     int64_t flops = 0;
     std::vector<bool> sliced;  // per input, in a sliced run: read as a view of the slice's samples
+    // A Reshape-like step whose output the memory plan placed on its input's bytes (the input's
+    // last read): nothing to run.
+    bool aliases_input = false;
   };
 
   Plan() = default;
