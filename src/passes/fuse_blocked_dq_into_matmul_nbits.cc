@@ -114,17 +114,11 @@ Result<int> fuse_blocked_dq_into_matmul_nbits(ir::Graph& g, const PassContext&) 
     // A following Add of a constant [N] float32 bias becomes the node's bias (input 5).
     std::vector<int> pattern = {mi};
     std::string out = mm.outputs[0];
-    if (index.single_use(out) && !ir::is_graph_output(g, out)) {
-      const int ai = index.consumers(out)[0];
-      const ir::Node& add = g.nodes[ai];
-      const std::string bias = is_onnx(add, "Add") && add.outputs.size() == 1 ? other_input(add, out) : std::string();
-      const Tensor* t = bias.empty() || bias == out ? nullptr : ir::constant_value(g, bias);
-      if (t != nullptr && t->dtype() == DType::F32 && t->rank() == 1 && t->dim(0) == n) {
-        fused.inputs.resize(5);  // zero points and g_idx keep their places (empty = omitted)
-        fused.inputs.push_back(bias);
-        pattern.push_back(ai);
-        out = add.outputs[0];
-      }
+    if (const auto add = constant_bias_add(g, index, out, n)) {
+      fused.inputs.resize(5);  // zero points and g_idx keep their places (empty = omitted)
+      fused.inputs.push_back(add->second);
+      pattern.push_back(add->first);
+      out = g.nodes[add->first].outputs[0];
     }
     fused.outputs = {out};
     set_int(fused, "K", k);
@@ -132,7 +126,7 @@ Result<int> fuse_blocked_dq_into_matmul_nbits(ir::Graph& g, const PassContext&) 
     set_int(fused, "bits", 4);
     set_int(fused, "block_size", block);
     set_int(fused, "accuracy_level", 0);
-    if (g.opset("com.microsoft") == 0) g.opsets["com.microsoft"] = 1;
+    import_microsoft_domain(g);
     replace_nodes(g, pattern, std::move(fused));
     ir::remove_unused_initializers(g);
     return true;

@@ -63,17 +63,11 @@ Result<int> fuse_matmul_integer(ir::Graph& g, const PassContext&) {
     std::vector<int> pattern = {mi, ci, mul_i};
     std::string out = mul.outputs[0];
 
-    if (index.single_use(out)) {
-      const int ai = index.consumers(out)[0];
-      const ir::Node& add = g.nodes[ai];
-      const std::string bias = is_onnx(add, "Add") && add.outputs.size() == 1 ? other_input(add, out) : std::string();
-      const Tensor* t = bias.empty() || bias == out ? nullptr : ir::constant_value(g, bias);
-      if (t && t->dtype() == DType::F32 && t->rank() == 1 && columns.is_fixed() && t->dim(0) == columns.value) {
-        fused.inputs.resize(5);  // the zero points keep their places (empty = omitted)
-        fused.inputs.push_back(bias);
-        pattern.push_back(ai);
-        out = add.outputs[0];
-      }
+    if (const auto add = constant_bias_add(g, index, out, columns.is_fixed() ? columns.value : -1)) {
+      fused.inputs.resize(5);  // the zero points keep their places (empty = omitted)
+      fused.inputs.push_back(add->second);
+      pattern.push_back(add->first);
+      out = g.nodes[add->first].outputs[0];
     }
     fused.outputs = {out};
     replace_nodes(g, pattern, std::move(fused));

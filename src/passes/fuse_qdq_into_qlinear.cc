@@ -187,7 +187,7 @@ Result<int> fuse_qdq_binary(ir::Graph& g, std::string_view op, std::string_view 
                     g.nodes[b->first].inputs[0], b->second.scale_name, b->second.zero_point_name,
                     q.inputs[1], q.inputs[2]};
     fused.outputs = {q.outputs[0]};
-    if (g.opset("com.microsoft") == 0) g.opsets["com.microsoft"] = 1;
+    import_microsoft_domain(g);
     replace_nodes(g, std::move(tail->pattern), std::move(fused));
     return true;
   });
@@ -226,7 +226,7 @@ Result<int> fuse_qdq_into_qlinear_global_average_pool(ir::Graph& g, const PassCo
     fused.inputs = {g.nodes[x->first].inputs[0], x->second.scale_name, x->second.zero_point_name, q.inputs[1],
                     q.inputs[2]};
     fused.outputs = {q.outputs[0]};
-    if (g.opset("com.microsoft") == 0) g.opsets["com.microsoft"] = 1;
+    import_microsoft_domain(g);
     replace_nodes(g, std::move(tail->pattern), std::move(fused));
     return true;
   });

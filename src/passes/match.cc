@@ -91,6 +91,21 @@ void import_ignis_domain(ir::Graph& g) {
   if (g.opset("ai.ignis") == 0) g.opsets["ai.ignis"] = 1;
 }
 
+void import_microsoft_domain(ir::Graph& g) {
+  if (g.opset("com.microsoft") == 0) g.opsets["com.microsoft"] = 1;
+}
+
+std::optional<std::pair<int, std::string>> constant_bias_add(const ir::Graph& g, const GraphIndex& index,
+                                                             const std::string& value, int64_t n) {
+  if (n < 0 || !index.single_use(value)) return std::nullopt;
+  const int ai = index.consumers(value)[0];
+  const ir::Node& add = g.nodes[ai];
+  const std::string bias = is_onnx(add, "Add") && add.outputs.size() == 1 ? other_input(add, value) : std::string();
+  const Tensor* t = bias.empty() || bias == value ? nullptr : ir::constant_value(g, bias);
+  if (t == nullptr || t->dtype() != DType::F32 || t->rank() != 1 || t->dim(0) != n) return std::nullopt;
+  return std::make_pair(ai, bias);
+}
+
 bool all_finite_f32(const Tensor& t) {
   const float* v = t.data_as<const float>();
   for (int64_t i = 0; i < t.numel(); ++i)

@@ -76,6 +76,14 @@ std::string other_input(const ir::Node& n, const std::string& v);
 
 // Adds the ai.ignis opset import (version 1) if the model lacks it.
 void import_ignis_domain(ir::Graph& g);
+// Adds the com.microsoft opset import (version 1) if the model lacks it.
+void import_microsoft_domain(ir::Graph& g);
+
+// The Add that alone reads `value` (GraphIndex::single_use) with a constant float32 [n] as its
+// other input, which a fused node can take as its bias: {the Add's index, the bias's name}.
+// n < 0 (an unknown width) never matches.
+std::optional<std::pair<int, std::string>> constant_bias_add(const ir::Graph& g, const GraphIndex& index,
+                                                             const std::string& value, int64_t n);
 
 // Replaces the nodes `pattern` (indices into g.nodes) with `fused`, which takes the list
 // position of the last of them. The list stays topologically ordered: every value the pattern

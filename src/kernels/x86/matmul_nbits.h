@@ -37,6 +37,22 @@ struct Int4Weights {
   const uint8_t* chunk(int64_t g, int64_t b) const { return codes + (g * blocks + b) * (block / 8) * kNbitsChunkBytes; }
 };
 
+namespace {  // internal linkage: the ISA translation units each instantiate their own copy
+
+// Calls f.template operator()<R>() with R = rows for 1..3 and R = 4 otherwise: the small-M
+// tiles are templates on their row count (rows <= 4).
+template <class F>
+void with_row_count(int64_t rows, F&& f) {
+  switch (rows) {
+    case 1: f.template operator()<1>(); break;
+    case 2: f.template operator()<2>(); break;
+    case 3: f.template operator()<3>(); break;
+    default: f.template operator()<4>(); break;
+  }
+}
+
+}  // namespace
+
 // A few rows of A quantized per K block (see the file comment): row r's codes at
 // aq + r * blocks * block (zero past K), its scales and code sums at + r * blocks.
 struct Int8Rows {

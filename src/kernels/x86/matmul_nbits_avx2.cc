@@ -167,22 +167,12 @@ inline float dequant1(const Int4Weights& w, int64_t kk, int64_t col) {
 
 void matmul_nbits_int8_avx2(const Int4Weights& w, const Int8Rows& a, const float* bias, float* y, int64_t ldy,
                             int64_t g0, int64_t g1) {
-  switch (a.rows) {
-    case 1: int8_rows<1>(w, a, bias, y, ldy, g0, g1); break;
-    case 2: int8_rows<2>(w, a, bias, y, ldy, g0, g1); break;
-    case 3: int8_rows<3>(w, a, bias, y, ldy, g0, g1); break;
-    default: int8_rows<4>(w, a, bias, y, ldy, g0, g1); break;
-  }
+  with_row_count(a.rows, [&]<int R>() { int8_rows<R>(w, a, bias, y, ldy, g0, g1); });
 }
 
 void matmul_nbits_float_rows_avx2(const Int4Weights& w, const FloatRows& a, const float* bias, float* y, int64_t ldy,
                                   int64_t g0, int64_t g1) {
-  switch (a.rows) {
-    case 1: float_rows<1>(w, a, bias, y, ldy, g0, g1); break;
-    case 2: float_rows<2>(w, a, bias, y, ldy, g0, g1); break;
-    case 3: float_rows<3>(w, a, bias, y, ldy, g0, g1); break;
-    default: float_rows<4>(w, a, bias, y, ldy, g0, g1); break;
-  }
+  with_row_count(a.rows, [&]<int R>() { float_rows<R>(w, a, bias, y, ldy, g0, g1); });
 }
 
 void matmul_nbits_pack_b_avx2(const void* ctx, const GemmBackend& backend, int64_t p0, int64_t kc, int64_t j0,

@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "kernels/x86/matmul_nbits.h"
+#include "kernels/x86/matmul_nbits_avx512.h"
 
 namespace ignis::kernels::x86 {
 
@@ -56,11 +56,7 @@ void int8_rows(const Int4Weights& w, const Int8Rows& a, const float* bias, float
                                  acc[r]);
       }
     }
-    const int64_t col = g * kNbitsGroupCols;
-    const int64_t count = w.n - col < kNbitsGroupCols ? w.n - col : kNbitsGroupCols;
-    const __mmask16 m = static_cast<__mmask16>((1u << count) - 1u);
-    const __m512 b16 = bias != nullptr ? _mm512_maskz_loadu_ps(m, bias + col) : _mm512_setzero_ps();
-    for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ldy + col, m, _mm512_add_ps(acc[r], b16));
+    store_group_avx512<R>(acc, bias, y, ldy, g * kNbitsGroupCols, w.n);
   }
 }
 
@@ -68,12 +64,7 @@ void int8_rows(const Int4Weights& w, const Int8Rows& a, const float* bias, float
 
 void matmul_nbits_int8_vnni(const Int4Weights& w, const Int8Rows& a, const float* bias, float* y, int64_t ldy,
                             int64_t g0, int64_t g1) {
-  switch (a.rows) {
-    case 1: int8_rows<1>(w, a, bias, y, ldy, g0, g1); break;
-    case 2: int8_rows<2>(w, a, bias, y, ldy, g0, g1); break;
-    case 3: int8_rows<3>(w, a, bias, y, ldy, g0, g1); break;
-    default: int8_rows<4>(w, a, bias, y, ldy, g0, g1); break;
-  }
+  with_row_count(a.rows, [&]<int R>() { int8_rows<R>(w, a, bias, y, ldy, g0, g1); });
 }
 
 }  // namespace ignis::kernels::x86

@@ -7,7 +7,7 @@
 // latency. The zero point and scale are applied once per block and column.
 #include <immintrin.h>
 
-#include "kernels/x86/matmul_nbits.h"
+#include "kernels/x86/matmul_nbits_avx512.h"
 
 namespace ignis::kernels::x86 {
 
@@ -62,11 +62,7 @@ void float_rows(const Int4Weights& w, const FloatRows& a, const float* bias, flo
         acc[r] = _mm512_fmadd_ps(s, centred, acc[r]);
       }
     }
-    const int64_t col = g * kNbitsGroupCols;
-    const int64_t count = w.n - col < kNbitsGroupCols ? w.n - col : kNbitsGroupCols;
-    const __mmask16 m = static_cast<__mmask16>((1u << count) - 1u);
-    const __m512 b16 = bias != nullptr ? _mm512_maskz_loadu_ps(m, bias + col) : _mm512_setzero_ps();
-    for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * ldy + col, m, _mm512_add_ps(acc[r], b16));
+    store_group_avx512<R>(acc, bias, y, ldy, g * kNbitsGroupCols, w.n);
   }
 }
 
@@ -74,12 +70,7 @@ void float_rows(const Int4Weights& w, const FloatRows& a, const float* bias, flo
 
 void matmul_nbits_float_rows_avx512(const Int4Weights& w, const FloatRows& a, const float* bias, float* y,
                                     int64_t ldy, int64_t g0, int64_t g1) {
-  switch (a.rows) {
-    case 1: float_rows<1>(w, a, bias, y, ldy, g0, g1); break;
-    case 2: float_rows<2>(w, a, bias, y, ldy, g0, g1); break;
-    case 3: float_rows<3>(w, a, bias, y, ldy, g0, g1); break;
-    default: float_rows<4>(w, a, bias, y, ldy, g0, g1); break;
-  }
+  with_row_count(a.rows, [&]<int R>() { float_rows<R>(w, a, bias, y, ldy, g0, g1); });
 }
 
 }  // namespace ignis::kernels::x86
