@@ -207,4 +207,31 @@ size_t conv_f32_depthwise_scratch(const ConvGeometry2d& g);
 void conv_f32_depthwise_plane(const ConvGeometry2d& g, const float* x, const float* w, float bias,
                               const float* residual, const GemmEpilogue& e, float* y, float* scratch);
 
+// Planes of a depthwise convolution of n images, c input channels and m output channels (m a
+// multiple of c, mg = m / c outputs per input channel): output plane t = image * m + o is
+//   y[t] = act(sum_k w[o][k] * x[image * c + o / mg][window] + bias[o] + residual[t])
+// with planes of oh x ow (y, residual) and ih x iw (x) floats, w [m, kh * kw]. bias and
+// residual may be null; residual may alias y. `act` supplies the activation (its bias and
+// residual fields are ignored).
+struct DepthwisePlanes {
+  const float* x = nullptr;
+  const float* w = nullptr;
+  const float* bias = nullptr;
+  const float* residual = nullptr;
+  float* y = nullptr;
+  int64_t c = 0, m = 0, mg = 1;
+  const GemmEpilogue* act = nullptr;
+};
+
+// Channels in lanes on AVX2, for small planes (conv_depthwise_lanes_avx2.cc): the convolution
+// above in work units of 8 output channels of one image (unit u = image * ceil(m / 8) + o / 8;
+// the last unit of an image takes the m % 8 remaining channels), units [u0, u1). Whether it
+// beats conv_f32_depthwise_plane for a geometry is conv_f32_depthwise_avx2_lanes; scratch of
+// conv_f32_depthwise_avx2_lanes_scratch(g) floats (a multiple of 8). Geometry as accepted by
+// conv_f32_depthwise_supported. Requires AVX2 + FMA.
+bool conv_f32_depthwise_avx2_lanes(const ConvGeometry2d& g);
+size_t conv_f32_depthwise_avx2_lanes_scratch(const ConvGeometry2d& g);
+void conv_f32_depthwise_lanes_avx2(const ConvGeometry2d& g, const DepthwisePlanes& p, int64_t u0, int64_t u1,
+                                   float* scratch);
+
 }  // namespace ignis::kernels::x86

@@ -37,6 +37,7 @@
 #include <cstdint>
 
 #include "kernels/x86/conv_depthwise_avx512.h"
+#include "kernels/x86/conv_depthwise_lanes.h"
 #include "kernels/x86/activation_avx512.h"
 #include "kernels/x86/simd_avx512.h"
 
@@ -267,70 +268,14 @@ inline void gather16(const float* const* src, int channels, int64_t k0, int coun
 // above.
 constexpr int64_t kLanesMaxOutput = 56 * 56;
 
-struct LanesLayout {
-  int64_t rows = 0, cols = 0;  // of the padded input buffer, in pixels of 16 floats
-  int64_t out_pixels = 0;      // oh * ow rounded up to 16
+// 16 channels per vector (conv_depthwise_lanes.h).
+struct Simd512 {
+  using Vec = __m512;
+  static constexpr int kWidth = 16;
+  static __m512 load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
+  static __m512 fmadd(__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); }
 };
-
-LanesLayout lanes_layout(const ConvGeometry2d& g) {
-  LanesLayout l;
-  // The input may reach past the last window (pads smaller than the stride leaves): the buffer
-  // holds all of it.
-  l.rows = std::max((g.oh - 1) * g.sh + g.kh, g.ph + g.ih);
-  l.cols = std::max((g.ow - 1) * g.sw + g.kw, g.pw + g.iw);
-  l.out_pixels = (g.oh * g.ow + 15) / 16 * 16;
-  return l;
-}
-
-struct LanesJob {
-  const float* in;  // [rows][cols][16]
-  const float* w;   // [kh * kw][16]
-  __m512 bias;
-  int64_t cols, oh, ow, sh, sw;
-  int kh, kw;
-  float* out;  // [out_pixels][16]
-};
-
-// V output pixels from pixel index q (at row oy, column ox), into out.
-template <int KH, int KW, int V>
-inline void lanes_block(const LanesJob& j, int64_t q, int64_t& oy, int64_t& ox) {
-  const int kh = KH ? KH : j.kh;
-  const int kw = KW ? KW : j.kw;
-  const float* base[V];
-  for (int v = 0; v < V; ++v) {
-    base[v] = j.in + (oy * j.sh * j.cols + ox * j.sw) * 16;
-    if (++ox == j.ow) {
-      ox = 0;
-      ++oy;
-    }
-  }
-  __m512 acc[V];
-  for (int v = 0; v < V; ++v) acc[v] = j.bias;
-  for (int ky = 0; ky < kh; ++ky) {
-    for (int kx = 0; kx < kw; ++kx) {
-      const __m512 wv = _mm512_loadu_ps(j.w + (ky * kw + kx) * 16);
-      const int64_t off = (ky * j.cols + kx) * 16;
-      for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(base[v] + off), acc[v]);
-    }
-  }
-  for (int v = 0; v < V; ++v) _mm512_storeu_ps(j.out + (q + v) * 16, acc[v]);
-}
-
-template <int KH, int KW>
-void lanes_compute(const LanesJob& j) {
-  const int64_t n = j.oh * j.ow;
-  int64_t q = 0, oy = 0, ox = 0;
-  for (; q + 8 <= n; q += 8) lanes_block<KH, KW, 8>(j, q, oy, ox);
-  if (q + 4 <= n) {
-    lanes_block<KH, KW, 4>(j, q, oy, ox);
-    q += 4;
-  }
-  if (q + 2 <= n) {
-    lanes_block<KH, KW, 2>(j, q, oy, ox);
-    q += 2;
-  }
-  if (q < n) lanes_block<KH, KW, 1>(j, q, oy, ox);
-}
 
 // Transposes the results of one unit ([pixels][16]) back into the output planes of channels
 // t0 .. t0 + channels (planes of `plane` floats), adding the residual and applying the
@@ -396,7 +341,7 @@ bool conv_f32_depthwise_avx512_lanes(const ConvGeometry2d& g) {
 
 size_t conv_f32_depthwise_avx512_lanes_scratch(const ConvGeometry2d& g) {
   if (g.oh <= 0 || g.ow <= 0) return 0;
-  const LanesLayout l = lanes_layout(g);
+  const LanesLayout l = lanes_layout<16>(g);
   // Input buffer, results, weights, placement table (int32, one per input element).
   return static_cast<size_t>((l.rows * l.cols + l.out_pixels + g.kh * g.kw) * 16 + (g.ih * g.iw + 15) / 16 * 16);
 }
@@ -404,7 +349,7 @@ size_t conv_f32_depthwise_avx512_lanes_scratch(const ConvGeometry2d& g) {
 void conv_f32_depthwise_lanes_avx512(const ConvGeometry2d& g, const DepthwisePlanes& d, int64_t u0, int64_t u1,
                                      float* scratch) {
   if (g.oh <= 0 || g.ow <= 0 || u0 >= u1) return;
-  const LanesLayout lay = lanes_layout(g);
+  const LanesLayout lay = lanes_layout<16>(g);
   const int64_t in_plane = g.ih * g.iw, out_plane = g.oh * g.ow, taps = g.kh * g.kw;
   const int64_t groups = (d.m + 15) / 16;
   float* in = scratch;
@@ -418,11 +363,9 @@ void conv_f32_depthwise_lanes_avx512(const ConvGeometry2d& g, const DepthwisePla
       place[k] = static_cast<int32_t>(((iy + g.ph) * lay.cols + ix + g.pw) * 16);
   // The padding stays zero: every unit writes the same interior pixels.
   for (int64_t i = 0; i < lay.rows * lay.cols; ++i) _mm512_storeu_ps(in + i * 16, _mm512_setzero_ps());
-  LanesJob j{in, wbuf, _mm512_setzero_ps(), lay.cols, g.oh, g.ow, g.sh, g.sw, static_cast<int>(g.kh),
-             static_cast<int>(g.kw), out};
-  void (*compute)(const LanesJob&) = lanes_compute<0, 0>;
-  if (g.kh == 3 && g.kw == 3) compute = lanes_compute<3, 3>;
-  else if (g.kh == 5 && g.kw == 5) compute = lanes_compute<5, 5>;
+  LanesJob<Simd512> j{in, wbuf, _mm512_setzero_ps(), lay.cols, g.oh, g.ow, g.sh, g.sw, static_cast<int>(g.kh),
+                      static_cast<int>(g.kw), out};
+  const auto compute = lanes_compute_for<Simd512>(g);
   __m512 r[16];
   const float* src[16];
   for (int64_t u = u0; u < u1; ++u) {

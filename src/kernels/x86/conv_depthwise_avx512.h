@@ -16,25 +16,11 @@ namespace ignis::kernels::x86 {
 // conv_f32_depthwise_supported accepts.
 size_t conv_f32_depthwise_avx512_scratch(const ConvGeometry2d& g);
 
-// Planes [t0, t1) of a depthwise convolution of n images, c input channels and m output
-// channels (m a multiple of c, mg = m / c outputs per input channel): output plane
-// t = image * m + o is
-//   y[t] = act(sum_k w[o][k] * x[image * c + o / mg][window] + bias[o] + residual[t])
-// with planes of oh x ow (y, residual) and ih x iw (x) floats, w [m, kh * kw]. bias and
-// residual may be null; residual may alias y. `act` supplies the activation (its bias and
-// residual fields are ignored). Geometry as accepted by conv_f32_depthwise_supported; scratch
+// Planes [t0, t1) of the depthwise convolution `p` describes (DepthwisePlanes, conv_avx2.h).
+// Geometry as accepted by conv_f32_depthwise_supported; scratch
 // of conv_f32_depthwise_avx512_scratch(g) floats. Requires AVX-512F. One call covers a range
 // of planes: callers built without AVX (nn_conv.cc) then switch instruction sets once per
 // range; switching per plane made 7x7 planes 2x slower.
-struct DepthwisePlanes {
-  const float* x = nullptr;
-  const float* w = nullptr;
-  const float* bias = nullptr;
-  const float* residual = nullptr;
-  float* y = nullptr;
-  int64_t c = 0, m = 0, mg = 1;
-  const GemmEpilogue* act = nullptr;
-};
 void conv_f32_depthwise_planes_avx512(const ConvGeometry2d& g, const DepthwisePlanes& p, int64_t t0, int64_t t1,
                                       float* scratch);
 

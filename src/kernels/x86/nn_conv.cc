@@ -356,22 +356,24 @@ class ConvKernel final : public Kernel {
     const int64_t planes = s.n * s.m, in_plane = g.ih * g.iw, out_plane = g.oh * g.ow, taps = g.kh * g.kw;
     // The AVX-512 backends (float32 and bfloat16) only run on CPUs with AVX-512F.
     const bool avx512 = backend_->isa == Isa::Avx512;
-    const DepthwisePlanes planes_avx512{.x = x, .w = w, .bias = bias, .residual = residual, .y = y, .c = s.c,
+    const DepthwisePlanes planes_desc{.x = x, .w = w, .bias = bias, .residual = residual, .y = y, .c = s.c,
                                         .m = s.m, .mg = s.mg, .act = &activation_};
     ThreadPool* pool = ctx.pool();
     const int64_t work = planes * out_plane * taps;
     int parts = parallel_parts(pool, work, planes);
-    if (avx512 && conv_f32_depthwise_avx512_lanes(g)) {
-      // Small planes: 16 channels at a time (conv_depthwise_avx512.h), split over the threads
-      // by units of 16 channels.
-      const int64_t units = s.n * ((s.m + 15) / 16);
+    if (avx512 ? conv_f32_depthwise_avx512_lanes(g) : conv_f32_depthwise_avx2_lanes(g)) {
+      // Small planes: 16 (AVX-512) or 8 (AVX2) channels at a time (conv_depthwise_avx512.h,
+      // conv_avx2.h), split over the threads by units of that many channels.
+      const int64_t width = avx512 ? 16 : 8, units = s.n * ((s.m + width - 1) / width);
+      const auto lanes = avx512 ? conv_f32_depthwise_lanes_avx512 : conv_f32_depthwise_lanes_avx2;
       parts = parallel_parts(pool, work, units);
-      const size_t per_part = conv_f32_depthwise_avx512_lanes_scratch(g);
+      const size_t per_part =
+          avx512 ? conv_f32_depthwise_avx512_lanes_scratch(g) : conv_f32_depthwise_avx2_lanes_scratch(g);
       float* scratch = static_cast<float*>(ctx.scratch(per_part * static_cast<size_t>(parts) * sizeof(float)));
       parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
         for (int64_t part = begin; part < end; ++part)
-          conv_f32_depthwise_lanes_avx512(g, planes_avx512, units * part / parts, units * (part + 1) / parts,
-                                          scratch + per_part * static_cast<size_t>(part));
+          lanes(g, planes_desc, units * part / parts, units * (part + 1) / parts,
+                scratch + per_part * static_cast<size_t>(part));
       });
       return;
     }
@@ -382,7 +384,7 @@ class ConvKernel final : public Kernel {
         float* mine = ws + per_thread * static_cast<size_t>(part);
         const int64_t t0 = planes * part / parts, t1 = planes * (part + 1) / parts;
         if (avx512) {
-          conv_f32_depthwise_planes_avx512(g, planes_avx512, t0, t1, mine);
+          conv_f32_depthwise_planes_avx512(g, planes_desc, t0, t1, mine);
           continue;
         }
         for (int64_t t = t0; t < t1; ++t) {
