@@ -334,7 +334,27 @@ void conv_f32_pack_im2col(const void* source, const GemmBackend& backend, int64_
 
 void conv_f32_pack_im2col_rows(const void* source, const GemmBackend& backend, int64_t p0, int64_t kc, int64_t i0,
                                int64_t mc, float* dst) {
-  pack_im2col_panels(*static_cast<const Im2colSource*>(source), backend.isa, backend.mr, p0, kc, i0, mc, dst);
+  const Im2colSource& s = *static_cast<const Im2colSource*>(source);
+  if (backend.mr % 8 == 0) return pack_im2col_panels(s, backend.isa, backend.mr, p0, kc, i0, mc, dst);
+  // 4-row panels (the AVX2 backend): the packers write 8-row panels, so each is packed into a
+  // buffer and split into two 4-row panels (rows past mc are zero in both).
+  static_assert(kGemmMr == 4, "the split below makes 4-row panels");
+  alignas(32) float eight[8 * kGemmKc];
+  for (int64_t r = 0; r < mc; r += 8) {
+    const int64_t rows = std::min<int64_t>(8, mc - r);
+    for (int64_t k0 = 0; k0 < kc; k0 += kGemmKc) {
+      const int64_t depth = std::min<int64_t>(kGemmKc, kc - k0);
+      // (2 * mr, not a literal 8: inlined with a constant width, GCC 12 reports the packers'
+      // group table as maybe uninitialized.)
+      pack_im2col_panels(s, backend.isa, 2 * backend.mr, p0 + k0, depth, i0 + r, rows, eight);
+      float* lo = dst + r * kc + k0 * 4;
+      float* hi = dst + (r + 4) * kc + k0 * 4;
+      for (int64_t p = 0; p < depth; ++p) {
+        _mm_storeu_ps(lo + p * 4, _mm_load_ps(eight + p * 8));
+        if (rows > 4) _mm_storeu_ps(hi + p * 4, _mm_load_ps(eight + p * 8 + 4));
+      }
+    }
+  }
 }
 
 // ---- depthwise ---------------------------------------------------------------------------

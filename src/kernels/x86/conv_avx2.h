@@ -100,8 +100,9 @@ void conv_f32_pack_im2col(const void* source, const GemmBackend& backend, int64_
                           int64_t nc, float* dst);
 
 // GemmPackFn for the A operand of the transposed formulation, C^T = im2col^T * W^T: output
-// positions [i0, i0 + mc) as rows, packed in panels of the backend's mr rows, which must be a
-// multiple of 8 (the AVX-512 backend). Same data as conv_f32_pack_im2col, narrower panels.
+// positions [i0, i0 + mc) as rows, packed in panels of the backend's mr rows: a multiple of 8
+// (the AVX-512 backend) or 4 (AVX2: packed 8 at a time and split). Same data as
+// conv_f32_pack_im2col, narrower panels.
 void conv_f32_pack_im2col_rows(const void* source, const GemmBackend& backend, int64_t p0, int64_t kc, int64_t i0,
                                int64_t mc, float* dst);
 

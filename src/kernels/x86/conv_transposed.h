@@ -18,9 +18,9 @@ namespace ignis::kernels::x86 {
 
 // Whether the transposed formulation is expected to beat the plain one for `positions`
 // output positions (oh * ow), `channels` output channels and `depth` multiply-adds per
-// output value on the AVX-512 8x32 tile: its better tile fill must pay for its store pass
-// (nn_conv.cc has the model and its measurements).
-bool conv_transposed_wins(int64_t positions, int64_t channels, int64_t depth);
+// output value on the register tile of `backend` (AVX-512 8x32, AVX2 4x24): its better tile
+// fill must pay for its store pass (nn_conv.cc has the model and its measurements).
+bool conv_transposed_wins(int64_t positions, int64_t channels, int64_t depth, const GemmBackend& backend);
 
 // y[c * ldy + j] = act(ct[j * ldct + c] + bias[c] + residual[c * residual_ld + j]) for
 // channels c in [c0, c1) and positions j in [j0, j1): `e` supplies bias (one value per
@@ -28,5 +28,8 @@ bool conv_transposed_wins(int64_t positions, int64_t channels, int64_t depth);
 // and the activation. Requires AVX-512F.
 void conv_f32_store_transposed_avx512(const float* ct, int64_t ldct, int64_t j0, int64_t j1, int64_t c0, int64_t c1,
                                       const GemmEpilogue& e, float* y, int64_t ldy);
+// The same on AVX2 + FMA (conv_transposed_avx2.cc).
+void conv_f32_store_transposed_avx2(const float* ct, int64_t ldct, int64_t j0, int64_t j1, int64_t c0, int64_t c1,
+                                    const GemmEpilogue& e, float* y, int64_t ldy);
 
 }  // namespace ignis::kernels::x86

@@ -47,11 +47,16 @@ constexpr DTypeSet kF32{DType::F32};
 // Only up to 256 positions, the range measured. Up to 4 positions (squeeze-excitation
 // convolutions of 1x1 images) the plain form runs the GEMM's narrow path, which streams W
 // once and wastes no multiply-adds.
-bool conv_transposed_wins(int64_t positions, int64_t channels, int64_t depth) {
-  constexpr int64_t kNarrowPositions = 4, kMaxPositions = 256;
+// On the AVX2 4x24 tile only up to 64 positions: there the im2col^T rows are packed 8 at a
+// time and split into 4-row panels (conv_f32_pack_im2col_rows), a cost the model leaves out.
+// Measured with `ignis tune models/resnet50.onnx -t 1 -v` on an AMD EPYC family 25 model 1
+// (Zen 3), plain -> transposed: 7x7 stage 1x1 512->2048 1617 -> 1229 us, 3x3 512->512
+// 3791 -> 3150 us, 1x1 2048->512 1611 -> 1232 us, 1x1/2 1024->2048 3384 -> 2742 us; 14x14
+// stage 3x3 256->256 3044 -> 3530 us (the model predicted a 5% win), 1x1 within 5% either way.
+bool conv_transposed_wins(int64_t positions, int64_t channels, int64_t depth, const GemmBackend& be) {
+  constexpr int64_t kNarrowPositions = 4, kMaxPositions = 256, kMaxPositions4Rows = 64;
   constexpr double kStoreCost = 40.0;
-  if (positions <= kNarrowPositions || positions > kMaxPositions) return false;
-  const GemmBackend& be = gemm_backend_avx512();
+  if (positions <= kNarrowPositions || positions > (be.mr % 8 == 0 ? kMaxPositions : kMaxPositions4Rows)) return false;
   auto fill = [](int64_t v, int64_t tile) {
     return static_cast<double>(v) / static_cast<double>((v + tile - 1) / tile * tile);
   };
@@ -116,15 +121,15 @@ class ConvKernel final : public Kernel {
         (rules ? conv_winograd2_supported(as_2d(*plan_wg), w->dim(1), w->dim(0), group, plan_batch)
                : init.tactic == "winograd2" && conv_winograd2_feasible(as_2d(*plan_wg), w->dim(1), w->dim(0), group)))
       k->winograd2_ = ConvWinograd2::create(w->data_as<float>(), w->dim(0), w->dim(1));
-    // Ungrouped convolutions on the AVX-512 backend whose output (in the plan's shapes) has
-    // few positions, and that Winograd does not take, pack W^T for the transposed
+    // Ungrouped convolutions whose output (in the plan's shapes) has few positions, and that
+    // Winograd does not take, pack W^T for the transposed
     // formulation (conv_transposed.h) instead of W.
-    if (avx512 && plan_fits_w && group == 1 && plan_wg->out_numel() > 0) {
+    if (plan_fits_w && group == 1 && plan_wg->out_numel() > 0) {
       const bool winograd =
           !k->winograd_.empty() && conv_winograd_supported(as_2d(*plan_wg), w->dim(1), w->dim(0), 1);
       // vdpbf16ps does two depth steps per instruction: the cost model's depth halves.
       const int64_t depth = bf16 ? (kdim + 1) / 2 : kdim;
-      if (rules ? !winograd && conv_transposed_wins(plan_wg->out_numel(), w->dim(0), depth)
+      if (rules ? !winograd && conv_transposed_wins(plan_wg->out_numel(), w->dim(0), depth, backend)
                 : k->tactic_ == "transposed")
         k->packed_wt_ = PackedMatrix::pack(PackedMatrix::Side::B, kdim, w->dim(0), w->data_as<float>(), kdim, true,
                                            backend);
@@ -348,7 +353,8 @@ class ConvKernel final : public Kernel {
     e.bias = bias;
     e.residual = residual ? residual + n * s.m * positions : nullptr;
     e.residual_ld = positions;
-    conv_f32_store_transposed_avx512(ct, ldct, i0, i1, c0, c1, e, y + n * s.m * positions, positions);
+    (backend_->isa == Isa::Avx512 ? conv_f32_store_transposed_avx512 : conv_f32_store_transposed_avx2)(
+        ct, ldct, i0, i1, c0, c1, e, y + n * s.m * positions, positions);
   }
 
   void run_depthwise(KernelContext& ctx, const ConvDims& s, const ConvGeometry2d& g, const float* x, const float* w,
@@ -436,8 +442,8 @@ const GemmBackend& conv_backend(const KernelInit& init) {
 }
 
 // The algorithms a measurement may choose between for a convolution with constant float32
-// weights in the plan's shapes: the im2col GEMM always; on the AVX-512 backend also Winograd
-// F(4x4) and F(2x2) where the geometry allows them, and the transposed GEMM when ungrouped.
+// weights in the plan's shapes: the im2col GEMM always, the transposed GEMM when ungrouped, and
+// on the AVX-512 backend also Winograd F(4x4) and F(2x2) where the geometry allows them.
 // The GEMM tactics on the bfloat16 backend are named "gemm_bf16" and "transposed_bf16", so
 // that tuning reports and profiles show which products ran in bfloat16.
 template <const GemmBackend& (*kBackend)()>
@@ -452,7 +458,10 @@ std::vector<std::string_view> conv_tactics(const KernelInit& init) {
   if (wg.rank != 2 || wg.out_numel() <= 0) return {};
   const bool bf16 = &conv_backend<kBackend>(init) == &gemm_backend_avx512bf16();
   std::vector<std::string_view> t{bf16 ? "gemm_bf16" : "gemm"};
-  if (&kBackend() != &gemm_backend_avx512()) return t;
+  if (&kBackend() != &gemm_backend_avx512()) {
+    if (group == 1) t.push_back("transposed");
+    return t;
+  }
   const ConvGeometry2d g = as_2d(wg);
   if (conv_winograd_feasible(g, w->dim(1), w->dim(0), group)) t.push_back("winograd4");
   if (conv_winograd2_feasible(g, w->dim(1), w->dim(0), group)) t.push_back("winograd2");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The transposed convolution (src/kernels/x86/conv_transposed.h): the store pass against a
+// The transposed convolution (src/kernels/x86/conv_transposed.h), on AVX-512 and AVX2: the store pass against a
 // scalar computation on sub-ranges with tails in both directions, never touching values
 // outside its range; and x86 Conv kernels created for one plan's shapes (which picks the
 // weight layout) running other shapes, as a kernel shared by the plans of several batch
@@ -25,8 +25,10 @@ namespace {
 using nn_test::random_floats;
 using nn_test::random_tensor;
 
-TEST(ConvTransposedStore, MatchesScalarTransposeOnSubRangesAndWritesNothingElse) {
-  if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
+using StoreFn = void (*)(const float*, int64_t, int64_t, int64_t, int64_t, int64_t, const GemmEpilogue&, float*,
+                        int64_t);
+
+void check_store(StoreFn store) {
   struct Range {
     int64_t positions, channels, j0, j1, c0, c1;
   };
@@ -47,7 +49,7 @@ TEST(ConvTransposedStore, MatchesScalarTransposeOnSubRangesAndWritesNothingElse)
       e.act = Activation::Relu;
       const float poison = -12345.0f;
       std::vector<float> y(static_cast<size_t>(r.positions * r.channels), poison);
-      conv_f32_store_transposed_avx512(ct.data(), ldct, r.j0, r.j1, r.c0, r.c1, e, y.data(), r.positions);
+      store(ct.data(), ldct, r.j0, r.j1, r.c0, r.c1, e, y.data(), r.positions);
       for (int64_t c = 0; c < r.channels; ++c)
         for (int64_t j = 0; j < r.positions; ++j) {
           const float got = y[static_cast<size_t>(c * r.positions + j)];
@@ -63,6 +65,16 @@ TEST(ConvTransposedStore, MatchesScalarTransposeOnSubRangesAndWritesNothingElse)
         }
     }
   }
+}
+
+TEST(ConvTransposedStore, MatchesScalarTransposeOnSubRangesAndWritesNothingElse) {
+  if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
+  check_store(conv_f32_store_transposed_avx512);
+}
+
+TEST(ConvTransposedStore, Avx2MatchesScalarTransposeOnSubRangesAndWritesNothingElse) {
+  if (!isa_available(Isa::Avx2)) GTEST_SKIP() << "this CPU lacks AVX2";
+  check_store(conv_f32_store_transposed_avx2);
 }
 
 // Runs kernel `id` created with constant W and B and the shape hint `plan_x` on input x.
@@ -85,8 +97,7 @@ Tensor run_conv(std::string_view id, const AttrMap& attrs, const Shape& plan_x, 
   return y;
 }
 
-TEST(ConvTransposed, KernelsMadeForOnePlansShapesRunOtherShapes) {
-  if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
+void check_plans_and_runs(std::string_view id) {
   Attribute pads;
   pads.kind = Attribute::Kind::Ints;
   pads.ints = {1, 1, 1, 1};
@@ -96,8 +107,12 @@ TEST(ConvTransposed, KernelsMadeForOnePlansShapesRunOtherShapes) {
   const int64_t c = 96, m = 300;
   const Tensor w = random_tensor({m, c, 3, 3}, 7), b = random_tensor({m}, 8);
   // {plan's input, run's input}: a 7x7 plan (transposed layout) running batch 3 and a 30x30
-  // image, and a 30x30 plan (plain layout) running a 7x7 image.
-  const Shape cases[][2] = {{{1, c, 7, 7}, {3, c, 7, 7}}, {{1, c, 7, 7}, {1, c, 30, 30}}, {{1, c, 30, 30}, {2, c, 7, 7}}};
+  // image, a 30x30 plan (plain layout) running a 7x7 image, and a 2x7 plan (transposed: 14
+  // positions, a partial group of 8 rows on AVX2's 4-row panels).
+  const Shape cases[][2] = {{{1, c, 7, 7}, {3, c, 7, 7}},
+                            {{1, c, 7, 7}, {1, c, 30, 30}},
+                            {{1, c, 30, 30}, {2, c, 7, 7}},
+                            {{1, c, 2, 7}, {1, c, 2, 7}}};
   ThreadPool pool(2);
   uint32_t seed = 20;
   for (const auto& sc : cases) {
@@ -106,16 +121,26 @@ TEST(ConvTransposed, KernelsMadeForOnePlansShapesRunOtherShapes) {
     const Shape y_shape{run[0], m, run[2], run[3]};
     const Tensor want = run_conv("ref/conv", attrs, sc[0], x, w, b, y_shape, nullptr);
     for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
-      const Tensor got = run_conv("x86/conv_f32_8x32", attrs, sc[0], x, w, b, y_shape, p);
+      const Tensor got = run_conv(id, attrs, sc[0], x, w, b, y_shape, p);
       double max_ref = 0;
       for (int64_t i = 0; i < want.numel(); ++i)
         max_ref = std::max(max_ref, std::fabs(static_cast<double>(want.data_as<float>()[i])));
       const double tol = 2e-6 * std::sqrt(static_cast<double>(c * 9)) * std::max(1.0, max_ref);
       for (int64_t i = 0; i < want.numel(); ++i)
         ASSERT_NEAR(got.data_as<float>()[i], want.data_as<float>()[i], tol)
-            << "plan " << sc[0].str() << ", run " << run.str() << (p ? ", 2 threads" : "") << ", element " << i;
+            << id << " plan " << sc[0].str() << ", run " << run.str() << (p ? ", 2 threads" : "") << ", element " << i;
     }
   }
+}
+
+TEST(ConvTransposed, KernelsMadeForOnePlansShapesRunOtherShapes) {
+  if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
+  check_plans_and_runs("x86/conv_f32_8x32");
+}
+
+TEST(ConvTransposed, Avx2KernelsMadeForOnePlansShapesRunOtherShapes) {
+  if (!isa_available(Isa::Avx2)) GTEST_SKIP() << "this CPU lacks AVX2";
+  check_plans_and_runs("x86/conv_f32_4x24");
 }
 
 }  // namespace
