@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The weight transforms of the Winograd convolutions (conv_winograd.h): ConvWinograd::create
-// and ConvWinograd2::create. Built without ISA flags on purpose: creating a ConvWinograd
+// and ConvWinograd2::create, and ConvWinograd's dispatch to its instruction set's run. Built
+// without ISA flags on purpose: creating a ConvWinograd
 // builds, moves and destroys std::vector<PackedMatrix> and std::vector<float>, whose inline
 // members would otherwise be emitted with AVX-512 code as weak definitions that nn_conv.cc's
 // copies (the kernel owns and destroys the result) can be merged with. The transform is
@@ -17,10 +18,11 @@ namespace ignis::kernels::x86 {
 namespace {
 
 // The transformed weights of a Winograd F(m x m, 3x3) convolution, T = m + 2 points per
-// axis: U_k = (G g G^T)[k] for the T * T points k, each an AVX-512 A operand [cout x cin];
+// axis: U_k = (G g G^T)[k] for the T * T points k, each an A operand [cout x cin] of `backend`;
 // w is [cout, cin, 3, 3] and g G's rows. Computed in double.
 template <int T>
-std::vector<PackedMatrix> winograd_weights(const float* w, int64_t cout, int64_t cin, const double (&g)[T][3]) {
+std::vector<PackedMatrix> winograd_weights(const float* w, int64_t cout, int64_t cin, const double (&g)[T][3],
+                                           const GemmBackend& backend) {
   const size_t plane = static_cast<size_t>(cout * cin);
   std::vector<float> u(static_cast<size_t>(T * T) * plane);
   for (int64_t o = 0; o < cout; ++o) {
@@ -37,14 +39,13 @@ std::vector<PackedMatrix> winograd_weights(const float* w, int64_t cout, int64_t
   }
   std::vector<PackedMatrix> packed;
   for (int k = 0; k < T * T; ++k)
-    packed.push_back(PackedMatrix::pack(PackedMatrix::Side::A, cout, cin, u.data() + k * plane, cin, false,
-                                        gemm_backend_avx512()));
+    packed.push_back(PackedMatrix::pack(PackedMatrix::Side::A, cout, cin, u.data() + k * plane, cin, false, backend));
   return packed;
 }
 
 }  // namespace
 
-ConvWinograd ConvWinograd::create(const float* w, int64_t cout, int64_t cin) {
+ConvWinograd ConvWinograd::create(const float* w, int64_t cout, int64_t cin, const GemmBackend& backend) {
   // G of F(4x4, 3x3).
   static constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
                                       {-1.0 / 6, -1.0 / 6, -1.0 / 6},
@@ -55,8 +56,20 @@ ConvWinograd ConvWinograd::create(const float* w, int64_t cout, int64_t cin) {
   ConvWinograd c;
   c.cin_ = cin;
   c.cout_ = cout;
-  c.u_ = winograd_weights<6>(w, cout, cin, kG);
+  c.avx512_ = backend.isa == Isa::Avx512;
+  c.u_ = winograd_weights<6>(w, cout, cin, kG, c.avx512_ ? gemm_backend_avx512() : gemm_backend_avx2());
   return c;
+}
+
+size_t ConvWinograd::scratch_floats(const ConvGeometry2d& g, int64_t batch, int threads) const {
+  return (avx512_ ? winograd4_scratch_floats_avx512 : winograd4_scratch_floats_avx2)(g, batch, threads, cin_, cout_);
+}
+
+void ConvWinograd::run(const ConvGeometry2d& g, int64_t batch, const float* x, const float* bias,
+                       const float* residual, const GemmEpilogue& act, float* y, ThreadPool* pool,
+                       float* scratch) const {
+  (avx512_ ? winograd4_run_avx512 : winograd4_run_avx2)(u_.data(), cin_, cout_, g, batch, x, bias, residual, act, y,
+                                                        pool, scratch);
 }
 
 ConvWinograd2 ConvWinograd2::create(const float* w, int64_t cout, int64_t cin) {
@@ -65,7 +78,7 @@ ConvWinograd2 ConvWinograd2::create(const float* w, int64_t cout, int64_t cin) {
   ConvWinograd2 c;
   c.cin_ = cin;
   c.cout_ = cout;
-  c.u_ = winograd_weights<4>(w, cout, cin, kG);
+  c.u_ = winograd_weights<4>(w, cout, cin, kG, gemm_backend_avx512());
   return c;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Winograd F(4x4, 3x3) convolution for float32 NCHW, 3x3 kernels at stride 1 and dilation 1
-// (conv_winograd_f4x4_avx512.cc), used by the x86 Conv kernel (nn_conv.cc) on its AVX-512 backend.
+// (conv_winograd_f4x4_avx512.cc, conv_winograd_f4x4_avx2.cc), used by the x86 Conv kernel
+// (nn_conv.cc) on its AVX-512 and AVX2 backends.
 // The weight transform (conv_winograd.cc) runs once, when the kernel is created; each run
 // transforms blocks of input tiles, multiplies them by the transformed weights with the
 // sgemm, and transforms the products back into the output, applying bias, residual and
@@ -29,6 +30,11 @@ namespace ignis::kernels::x86 {
 inline constexpr int64_t kConvWinogradMinChannels = 16;
 inline constexpr int64_t kConvWinogradMaxChannels = 256;
 inline constexpr int64_t kConvWinogradMinTiles = 36;
+// With AVX2 transforms and the 4x24 GEMM (no F(2x2) there) the 14x14 stage gains too:
+// `ignis tune models/resnet50.onnx -t 1 -v` on an AMD EPYC family 25 model 1 (Zen 3), im2col
+// GEMM -> F(4x4): 64ch 56x56 3.10 -> 1.71 ms, 128ch 28x28 2.92 -> 1.48 ms, 256ch 14x14 2.85 ->
+// 1.93 ms; resnet50 end to end at one thread 102-106 -> 98-101 ms with the 14x14 stage on it.
+inline constexpr int64_t kConvWinogradMinTilesAvx2 = 16;
 
 // The predicates below have internal linkage (see gemm_blocked.h): nn_conv.cc (no ISA flags)
 // and the AVX-512 files both call them. ConvWinograd and ConvWinograd2 cross files, so they
@@ -59,20 +65,23 @@ inline bool conv_winograd_feasible(const ConvGeometry2d& g, int64_t cin, int64_t
 }
 
 // Whether a run of this geometry should take the Winograd path: 2-D 3x3, unit strides and
-// dilations, any padding, enough output tiles per image.
-inline bool conv_winograd_supported(const ConvGeometry2d& g, int64_t cin, int64_t cout, int64_t group) {
-  return conv_winograd_feasible(g, cin, cout, group) && ((g.oh + 3) / 4) * ((g.ow + 3) / 4) >= kConvWinogradMinTiles;
+// dilations, any padding, enough output tiles per image (min_tiles: kConvWinogradMinTiles on
+// AVX-512, kConvWinogradMinTilesAvx2 on AVX2).
+inline bool conv_winograd_supported(const ConvGeometry2d& g, int64_t cin, int64_t cout, int64_t group,
+                                    int64_t min_tiles = kConvWinogradMinTiles) {
+  return conv_winograd_feasible(g, cin, cout, group) && ((g.oh + 3) / 4) * ((g.ow + 3) / 4) >= min_tiles;
 }
 
 }  // namespace
 
-// Transformed weights of one convolution and the per-run driver. Requires AVX-512F (create
-// packs for the AVX-512 GEMM and run executes AVX-512 code); immutable after creation, so run
-// may be called concurrently.
+// Transformed weights of one convolution and the per-run driver, on the AVX-512 8x32 GEMM
+// with AVX-512 transforms or on the AVX2 4x24 GEMM with AVX2 transforms
+// (conv_winograd_f4x4_avx2.cc), as `create` was told; the CPU must have that instruction set.
+// Immutable after creation, so run may be called concurrently.
 class ConvWinograd {
  public:
-  // w: [cout, cin, 3, 3], row-major.
-  static ConvWinograd create(const float* w, int64_t cout, int64_t cin);
+  // w: [cout, cin, 3, 3], row-major; backend: gemm_backend_avx512() or gemm_backend_avx2().
+  static ConvWinograd create(const float* w, int64_t cout, int64_t cin, const GemmBackend& backend);
 
   bool empty() const { return u_.empty(); }
   int64_t cin() const { return cin_; }
@@ -89,8 +98,20 @@ class ConvWinograd {
 
  private:
   int64_t cin_ = 0, cout_ = 0;
-  std::vector<PackedMatrix> u_;  // 36 transformed weight matrices [cout x cin], AVX-512 A panels
+  bool avx512_ = true;
+  std::vector<PackedMatrix> u_;  // 36 transformed weight matrices [cout x cin], A panels of the backend
 };
+
+// The runs behind ConvWinograd per instruction set (conv_winograd_f4x4_avx512.cc,
+// conv_winograd_f4x4_avx2.cc): u is the 36 transformed weight matrices.
+size_t winograd4_scratch_floats_avx512(const ConvGeometry2d& g, int64_t batch, int threads, int64_t cin, int64_t cout);
+void winograd4_run_avx512(const PackedMatrix* u, int64_t cin, int64_t cout, const ConvGeometry2d& g, int64_t batch,
+                          const float* x, const float* bias, const float* residual, const GemmEpilogue& act, float* y,
+                          ThreadPool* pool, float* scratch);
+size_t winograd4_scratch_floats_avx2(const ConvGeometry2d& g, int64_t batch, int threads, int64_t cin, int64_t cout);
+void winograd4_run_avx2(const PackedMatrix* u, int64_t cin, int64_t cout, const ConvGeometry2d& g, int64_t batch,
+                        const float* x, const float* bias, const float* residual, const GemmEpilogue& act, float* y,
+                        ThreadPool* pool, float* scratch);
 
 // Winograd F(2x2, 3x3) (conv_winograd_f2x2_avx512.cc) for the outputs F(4x4) leaves to the GEMM:
 // 14x14 images, 49 tiles of 2x2 with no tile waste, 2.25x fewer multiply-adds than the

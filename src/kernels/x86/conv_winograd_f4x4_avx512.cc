@@ -23,12 +23,7 @@
 //   but 256ch 10x10 1.14 -> 1.23 ms, 256ch 7x7 0.61 -> 1.10 ms, 64ch 8x8 0.07 -> 0.09 ms.
 // Hence the limits in conv_winograd.h.
 //
-// Layout of one run: the output tiles of all images are numbered in row-major order and split
-// into one contiguous range per thread, each range into blocks of up to nb tiles whose
-// transformed data stays in the core's L2:
-//   1. input transform: V_k[c][t] for the 36 points k, channel c, block tile t (nbp-float rows);
-//   2. 36 GEMMs M_k [cout x nb] = U_k [cout x cin] (prepacked) x V_k;
-//   3. output transform: A^T M A per tile, plus bias, residual and activation, written NCHW.
+// The run around the transforms (tile blocks, threads, the 36 GEMMs) is conv_winograd_driver.h's.
 // Transforms are vectorized across 16 horizontally adjacent tiles of one tile row. The input
 // rows a tile row reads are split into 4 phases (columns 4j + p), so that tap column c of tile
 // j is phase c % 4 at index j + c / 4: contiguous loads for 16 tiles at a time. The output
@@ -45,28 +40,6 @@
 namespace ignis::kernels::x86 {
 
 namespace {
-
-constexpr int kPoints = 36;  // 6x6 transform points
-
-inline int64_t round_up_to(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
-// Tile grid of one run.
-struct Grid {
-  int64_t th = 0, tw = 0;  // tile rows and columns per image
-  int64_t per_image = 0;   // th * tw
-  int64_t qlen = 0;        // floats of one phase row of the input transform buffer
-};
-
-Grid make_grid(const ConvGeometry2d& g) {
-  Grid t;
-  t.th = (g.oh + 3) / 4;
-  t.tw = (g.ow + 3) / 4;
-  t.per_image = t.th * t.tw;
-  // Phase index j runs to tw (tap columns 4 and 5 of the last tile); loads of 16 from any
-  // tile index up to tw stay inside.
-  t.qlen = round_up_to(t.tw + 17, 16);
-  return t;
-}
 
 // ---- input transform ---------------------------------------------------------------------
 //
@@ -90,7 +63,7 @@ inline void input_1d(const __m512 d[6], __m512 t[6]) {
 
 // Input transform of the tiles [tx0, tx1) of tile row ty of one channel plane `x`:
 // V_k[col + (tx - tx0)] for the 36 points k, V_k = v + k * v_stride.
-void input_tile_row(const ConvGeometry2d& g, const Grid& grid, const float* x, int64_t ty, int64_t tx0,
+void input_tile_row(const ConvGeometry2d& g, const Grid4& grid, const float* x, int64_t ty, int64_t tx0,
                     int64_t tx1, float* q, float* v, int64_t v_stride) {
   // Phase p of index j is padded column 4j + p (input column 4j + p - pw). Lane j of the
   // deinterleaving permutes picks element 4j + p of a pair of vectors (32 floats).
@@ -161,16 +134,10 @@ inline void output_1d(const __m512 m[6], __m512 o[4]) {
   o[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), d34, d12), m[5]);
 }
 
-struct OutputParams {
-  float bias = 0.0f;
-  const float* residual = nullptr;  // this channel's plane, laid out like y
-  const GemmEpilogue* act = nullptr;
-};
-
 // Output transform of tiles [tx0, tx1) of tile row ty, one output channel plane y; M_k of the
 // first tile at m + k * m_stride.
 void output_tile_row(const ConvGeometry2d& g, const float* m, int64_t m_stride, int64_t ty, int64_t tx0, int64_t tx1,
-                     const OutputParams& op, float* y) {
+                     const Winograd4Output& op, float* y) {
   // Lane pairs (y0[l], y1[l]) for l < 8 and l >= 8, then groups of four tiles' 4 columns.
   const __m512i pair_lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
   const __m512i pair_hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
@@ -223,141 +190,31 @@ void output_tile_row(const ConvGeometry2d& g, const float* m, int64_t m_stride, 
   }
 }
 
-// Per-thread scratch: V, M, the phase rows and the GEMM's packing buffer.
-struct Workspace {
-  int64_t nb = 0, nbp = 0;  // tiles per block, and V / M row length (multiple of 16)
-  size_t v = 0, m = 0, q = 0, gemm = 0;
-  size_t total() const { return v + m + q + gemm; }
+// The F(4x4) transforms of this file for conv_winograd_driver.h.
+struct Avx512Transforms {
+  static constexpr int kVec = 16;
+  static const GemmBackend& backend() { return gemm_backend_avx512(); }
+  static void input_tile_row(const ConvGeometry2d& g, const Grid4& grid, const float* x, int64_t ty, int64_t tx0,
+                             int64_t tx1, float* q, float* v, int64_t v_stride) {
+    x86::input_tile_row(g, grid, x, ty, tx0, tx1, q, v, v_stride);
+  }
+  static void output_tile_row(const ConvGeometry2d& g, const float* m, int64_t m_stride, int64_t ty, int64_t tx0,
+                              int64_t tx1, const Winograd4Output& op, float* y) {
+    x86::output_tile_row(g, m, m_stride, ty, tx0, tx1, op, y);
+  }
 };
-
-GemmArgs gemm_shape(int64_t cout, int64_t cin, int64_t nb) {
-  GemmArgs a;
-  a.backend = &gemm_backend_avx512();
-  a.m = cout;
-  a.n = nb;
-  a.k = cin;
-  return a;
-}
-
-// Tiles per block: V (36 x cin x nb) and M (36 x cout x nb) together in about 2 MiB of the
-// core's L2, in whole 32-column panels of the GEMM's register tile.
-int64_t block_tiles(int64_t cin, int64_t cout) {
-  const int64_t fit = (int64_t{2} << 20) / (kPoints * 4 * (cin + cout));
-  return std::clamp<int64_t>(fit / 32 * 32, 32, 128);
-}
-
-Workspace make_workspace(const Grid& grid, int64_t cin, int64_t cout, int64_t range_tiles) {
-  Workspace ws;
-  ws.nb = std::min(block_tiles(cin, cout), range_tiles);
-  ws.nbp = round_up_to(ws.nb, 16);
-  ws.v = static_cast<size_t>(kPoints * cin * ws.nbp);
-  ws.m = static_cast<size_t>(kPoints * cout * ws.nbp);
-  ws.q = static_cast<size_t>(24 * grid.qlen);
-  ws.gemm = round_up_to(static_cast<int64_t>(gemm_f32_thread_workspace(gemm_shape(cout, cin, ws.nb))), 16);
-  return ws;
-}
-
-// How one run is split over the pool. Split: one contiguous range of tiles per thread, each
-// with its own blocks and buffers (at least 16 tiles, one vector, per thread). Shared: fewer
-// tiles than that (e.g. 14x14 images, 16 tiles), so all threads work on one block, splitting
-// each stage: input channels, then the 36 GEMMs, then output channels.
-struct RunPlan {
-  int threads = 1;
-  int parts = 1;        // split: tile ranges; shared: threads
-  bool shared = false;
-  Workspace ws;         // per thread (shared: V and M of thread 0 serve all)
-};
-
-RunPlan make_plan(const ConvGeometry2d& g, int64_t batch, int threads, int64_t cin, int64_t cout) {
-  RunPlan p;
-  const Grid grid = make_grid(g);
-  const int64_t total = batch * grid.per_image;
-  p.threads = std::max(threads, 1);
-  p.parts = static_cast<int>(std::clamp<int64_t>(total / 16, 1, p.threads));
-  p.shared = p.parts < p.threads && total <= block_tiles(cin, cout);
-  if (p.shared) p.parts = p.threads;
-  p.ws = make_workspace(grid, cin, cout, p.shared ? total : (total + p.parts - 1) / p.parts);
-  return p;
-}
 
 }  // namespace
 
-size_t ConvWinograd::scratch_floats(const ConvGeometry2d& g, int64_t batch, int threads) const {
-  const RunPlan p = make_plan(g, batch, threads, cin_, cout_);
-  return p.ws.total() * static_cast<size_t>(p.parts);
+size_t winograd4_scratch_floats_avx512(const ConvGeometry2d& g, int64_t batch, int threads, int64_t cin,
+                                       int64_t cout) {
+  return winograd4_scratch_floats<Avx512Transforms>(g, batch, threads, cin, cout);
 }
 
-void ConvWinograd::run(const ConvGeometry2d& g, int64_t batch, const float* x, const float* bias,
-                       const float* residual, const GemmEpilogue& act, float* y, ThreadPool* pool,
-                       float* scratch) const {
-  const Grid grid = make_grid(g);
-  const int64_t total = batch * grid.per_image;
-  const RunPlan plan = make_plan(g, batch, pool ? pool->threads() : 1, cin_, cout_);
-  const Workspace& ws = plan.ws;
-  const int64_t in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
-  const int64_t v_stride = cin_ * ws.nbp, m_stride = cout_ * ws.nbp;
-  auto mine = [&](int64_t part) { return scratch + ws.total() * static_cast<size_t>(part); };
-  // The three stages of block [t0, t1), each over a sub-range of its loop; v and m are the
-  // block's buffers, q and gemm_ws the calling thread's.
-  auto input_stage = [&](int64_t t0, int64_t t1, int64_t c0, int64_t c1, float* v, float* q) {
-    for (int64_t c = c0; c < c1; ++c) {
-      for_each_row_segment(grid, t0, t1, [&](int64_t n, int64_t ty, int64_t tx0, int64_t tx1, int64_t col) {
-        input_tile_row(g, grid, x + (n * cin_ + c) * in_plane, ty, tx0, tx1, q, v + c * ws.nbp + col, v_stride);
-      });
-    }
-  };
-  auto gemm_stage = [&](int64_t t0, int64_t t1, int64_t k0, int64_t k1, const float* v, float* m, float* gemm_ws) {
-    GemmArgs a = gemm_shape(cout_, cin_, t1 - t0);
-    a.ldc = ws.nbp;
-    for (int64_t k = k0; k < k1; ++k) {
-      a.a.packed = &u_[static_cast<size_t>(k)];
-      a.b = {.data = v + k * v_stride, .ld = ws.nbp};
-      a.c = m + k * m_stride;
-      gemm_f32_range(a, 0, cout_, 0, t1 - t0, gemm_ws);
-    }
-  };
-  auto output_stage = [&](int64_t t0, int64_t t1, int64_t o0, int64_t o1, const float* m) {
-    for (int64_t o = o0; o < o1; ++o) {
-      for_each_row_segment(grid, t0, t1, [&](int64_t n, int64_t ty, int64_t tx0, int64_t tx1, int64_t col) {
-        OutputParams op;
-        op.bias = bias ? bias[o] : 0.0f;
-        op.residual = residual ? residual + (n * cout_ + o) * out_plane : nullptr;
-        op.act = &act;
-        output_tile_row(g, m + o * ws.nbp + col, m_stride, ty, tx0, tx1, op, y + (n * cout_ + o) * out_plane);
-      });
-    }
-  };
-  auto q_of = [&](int64_t part) { return mine(part) + ws.v + ws.m; };
-  auto gemm_ws_of = [&](int64_t part) { return mine(part) + ws.v + ws.m + ws.q; };
-  const int parts = plan.parts;
-  if (plan.shared) {
-    float* v = mine(0);
-    float* m = v + ws.v;
-    parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t p = begin; p < end; ++p) input_stage(0, total, cin_ * p / parts, cin_ * (p + 1) / parts, v, q_of(p));
-    });
-    parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t p = begin; p < end; ++p)
-        gemm_stage(0, total, kPoints * p / parts, kPoints * (p + 1) / parts, v, m, gemm_ws_of(p));
-    });
-    parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t p = begin; p < end; ++p) output_stage(0, total, cout_ * p / parts, cout_ * (p + 1) / parts, m);
-    });
-    return;
-  }
-  parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p) {
-      float* v = mine(p);
-      float* m = v + ws.v;
-      const int64_t r0 = total * p / parts, r1 = total * (p + 1) / parts;
-      for (int64_t t0 = r0; t0 < r1; t0 += ws.nb) {
-        const int64_t t1 = std::min(r1, t0 + ws.nb);
-        input_stage(t0, t1, 0, cin_, v, q_of(p));
-        gemm_stage(t0, t1, 0, kPoints, v, m, gemm_ws_of(p));
-        output_stage(t0, t1, 0, cout_, m);
-      }
-    }
-  });
+void winograd4_run_avx512(const PackedMatrix* u, int64_t cin, int64_t cout, const ConvGeometry2d& g, int64_t batch,
+                          const float* x, const float* bias, const float* residual, const GemmEpilogue& act, float* y,
+                          ThreadPool* pool, float* scratch) {
+  winograd4_run<Avx512Transforms>(u, cin, cout, g, batch, x, bias, residual, act, y, pool, scratch);
 }
 
 }  // namespace ignis::kernels::x86

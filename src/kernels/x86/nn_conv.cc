@@ -68,6 +68,12 @@ bool conv_transposed_wins(int64_t positions, int64_t channels, int64_t depth, co
 
 namespace {
 
+// Output tiles per image from which the rules run a convolution in Winograd F(4x4)
+// (conv_winograd.h).
+int64_t winograd_min_tiles(const GemmBackend& backend) {
+  return backend.isa == Isa::Avx512 ? kConvWinogradMinTiles : kConvWinogradMinTilesAvx2;
+}
+
 // A tactic name of conv_tactics without its "_bf16" suffix: the algorithm it names (the
 // backend follows from the session's precision).
 std::string gemm_tactic(std::string_view tactic) {
@@ -99,8 +105,8 @@ class ConvKernel final : public Kernel {
     // Images per run in the plan's shapes (1 when the batch is not known): F(2x2) counts the
     // tiles of the whole batch.
     const int64_t plan_batch = plan_wg && init.input_shapes[0].dims()[0] > 0 ? init.input_shapes[0].dims()[0] : 1;
-    // Winograd F(4x4, 3x3) for unit-stride 3x3 convolutions on the AVX-512 backend
-    // (conv_winograd.h says where it wins); runs whose geometry does not qualify use the GEMM.
+    // Winograd F(4x4, 3x3) for unit-stride 3x3 convolutions (conv_winograd.h says where it
+    // wins); runs whose geometry does not qualify use the GEMM.
     auto all_ones = [&](const char* name) {
       const std::vector<int64_t> v = init.attrs.get_ints(name);
       return std::all_of(v.begin(), v.end(), [](int64_t e) { return e == 1; });
@@ -108,10 +114,10 @@ class ConvKernel final : public Kernel {
     // A named tactic (conv_tactics) replaces the rules below with the one algorithm it names.
     k->tactic_ = gemm_tactic(init.tactic);
     const bool rules = init.tactic.empty();
-    if (avx512 && f32_weights && w->rank() == 4 && (rules || init.tactic == "winograd4") &&
+    if (f32_weights && w->rank() == 4 && (rules || init.tactic == "winograd4") &&
         conv_winograd_weights_supported(w->dim(2), w->dim(3), w->dim(1), w->dim(0), group) && all_ones("strides") &&
         all_ones("dilations"))
-      k->winograd_ = ConvWinograd::create(w->data_as<float>(), w->dim(0), w->dim(1));
+      k->winograd_ = ConvWinograd::create(w->data_as<float>(), w->dim(0), w->dim(1), backend);
     // In bfloat16 sessions the rules keep Winograd (float32) where it applies: measured with
     // `ignis tune --precision bf16` on resnet50 (2 threads), F(4x4) took 809 us against the
     // bfloat16 GEMM's 1015 at 56x56x64 and 716 against 840 at 28x28x128; at 14x14x256 the
@@ -126,7 +132,8 @@ class ConvKernel final : public Kernel {
     // formulation (conv_transposed.h) instead of W.
     if (plan_fits_w && group == 1 && plan_wg->out_numel() > 0) {
       const bool winograd =
-          !k->winograd_.empty() && conv_winograd_supported(as_2d(*plan_wg), w->dim(1), w->dim(0), 1);
+          !k->winograd_.empty() && conv_winograd_supported(as_2d(*plan_wg), w->dim(1), w->dim(0), 1,
+                                                           winograd_min_tiles(backend));
       // vdpbf16ps does two depth steps per instruction: the cost model's depth halves.
       const int64_t depth = bf16 ? (kdim + 1) / 2 : kdim;
       if (rules ? !winograd && conv_transposed_wins(plan_wg->out_numel(), w->dim(0), depth, backend)
@@ -175,7 +182,8 @@ class ConvKernel final : public Kernel {
     }
     // A run the named tactic can compute takes it; otherwise the rules choose.
     if (!winograd_.empty() && (tactic_ == "winograd4" ? conv_winograd_feasible(g, s.cg, s.m, s.group)
-                                                      : conv_winograd_supported(g, s.cg, s.m, s.group))) {
+                                                      : conv_winograd_supported(g, s.cg, s.m, s.group,
+                                                                                winograd_min_tiles(*backend_)))) {
       run_winograd(ctx, winograd_, g, s.n, x.data_as<float>(), bias, residual, y.data_as<float>());
       return Status::ok();
     }
@@ -442,8 +450,8 @@ const GemmBackend& conv_backend(const KernelInit& init) {
 }
 
 // The algorithms a measurement may choose between for a convolution with constant float32
-// weights in the plan's shapes: the im2col GEMM always, the transposed GEMM when ungrouped, and
-// on the AVX-512 backend also Winograd F(4x4) and F(2x2) where the geometry allows them.
+// weights in the plan's shapes: the im2col GEMM always, the transposed GEMM when ungrouped,
+// Winograd F(4x4) where the geometry allows it, and on the AVX-512 backend also F(2x2).
 // The GEMM tactics on the bfloat16 backend are named "gemm_bf16" and "transposed_bf16", so
 // that tuning reports and profiles show which products ran in bfloat16.
 template <const GemmBackend& (*kBackend)()>
@@ -458,12 +466,12 @@ std::vector<std::string_view> conv_tactics(const KernelInit& init) {
   if (wg.rank != 2 || wg.out_numel() <= 0) return {};
   const bool bf16 = &conv_backend<kBackend>(init) == &gemm_backend_avx512bf16();
   std::vector<std::string_view> t{bf16 ? "gemm_bf16" : "gemm"};
+  const ConvGeometry2d g = as_2d(wg);
+  if (conv_winograd_feasible(g, w->dim(1), w->dim(0), group)) t.push_back("winograd4");
   if (&kBackend() != &gemm_backend_avx512()) {
     if (group == 1) t.push_back("transposed");
     return t;
   }
-  const ConvGeometry2d g = as_2d(wg);
-  if (conv_winograd_feasible(g, w->dim(1), w->dim(0), group)) t.push_back("winograd4");
   if (conv_winograd2_feasible(g, w->dim(1), w->dim(0), group)) t.push_back("winograd2");
   if (group == 1) t.push_back(bf16 ? "transposed_bf16" : "transposed");
   return t;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pieces shared by the AVX-512 Winograd convolutions, F(4x4, 3x3) (conv_winograd_f4x4_avx512.cc)
-// and F(2x2, 3x3) (conv_winograd_f2x2_avx512.cc). In an unnamed namespace like the other
+// and F(2x2, 3x3) (conv_winograd_f2x2_avx512.cc); the instruction-set-free walk over row segments
+// is in conv_winograd_driver.h. In an unnamed namespace like the other
 // per-ISA headers: only files built with AVX-512 flags include it.
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/x86/conv_winograd_driver.h"
 #include "kernels/x86/gemm.h"
 #include "kernels/x86/simd_avx512.h"
 
@@ -23,19 +25,6 @@ inline __m512 load_padded(const float* row, int64_t s, int64_t iw) {
   if (!m) return _mm512_setzero_ps();
   if (s >= 0) return _mm512_maskz_loadu_ps(m, row + s);
   return _mm512_maskz_expandloadu_ps(m, row);  // lanes [-s, ..) take row[0, ..)
-}
-
-// Calls f(n, ty, tx0, tx1, col) for each run of tiles of one tile row inside the global tile
-// range [t0, t1); col is the position of tile (n, ty, tx0) in the range.
-template <class Grid, class F>
-void for_each_row_segment(const Grid& grid, int64_t t0, int64_t t1, F&& f) {
-  for (int64_t t = t0; t < t1;) {
-    const int64_t n = t / grid.per_image, in_image = t % grid.per_image;
-    const int64_t ty = in_image / grid.tw, tx0 = in_image % grid.tw;
-    const int64_t tx1 = std::min(grid.tw, tx0 + (t1 - t));
-    f(n, ty, tx0, tx1, t - t0);
-    t += tx1 - tx0;
-  }
 }
 
 }  // namespace

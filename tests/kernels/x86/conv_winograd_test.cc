@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Precision of the Winograd F(4x4, 3x3) convolution (src/kernels/x86/conv_winograd.h) on
+// Precision of the Winograd F(4x4, 3x3) convolution (src/kernels/x86/conv_winograd.h), with the
+// AVX-512 and the AVX2 transforms, on
 // ResNet-like data against a double-precision direct convolution: N(0, 1) inputs, He-scaled
 // N(0, 2 / (9 cin)) weights, input depth up to 512. The max error must stay within 3e-5 of
 // the largest output (measured: up to 1.1e-5, see conv_winograd_f4x4_avx512.cc), and every element must also
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/aligned_alloc.h"
@@ -72,10 +74,12 @@ TEST(ConvWinograd, TwoByTwoCountsTheTilesOfTheWholeBatch) {
   // F(4x4) keeps its per-image bound.
   EXPECT_FALSE(conv_winograd_supported(fourteen, 256, 256, 1));
   EXPECT_TRUE(conv_winograd_supported(fifty_six, 64, 64, 1));
+  // With AVX2 transforms F(4x4) takes 14x14 images too (no F(2x2) there), not 7x7.
+  EXPECT_TRUE(conv_winograd_supported(fourteen, 256, 256, 1, kConvWinogradMinTilesAvx2));
+  EXPECT_FALSE(conv_winograd_supported(seven, 256, 256, 1, kConvWinogradMinTilesAvx2));
 }
 
-TEST(ConvWinograd, ErrorOnResNetLikeDataIsWithinTheStatedBound) {
-  if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
+void check_error_on_resnet_like_data(const GemmBackend& backend) {
   ThreadPool pool(2), pool4(4);
   for (int64_t cin : {64, 256, 512}) {
     const int64_t cout = 32, h = 28, w = 28;
@@ -87,7 +91,7 @@ TEST(ConvWinograd, ErrorOnResNetLikeDataIsWithinTheStatedBound) {
     const std::vector<float> x = normal_floats(static_cast<size_t>(cin * h * w), 1.0, 1);
     const std::vector<float> wt =
         normal_floats(static_cast<size_t>(cout * cin * 9), std::sqrt(2.0 / (9.0 * static_cast<double>(cin))), 2);
-    const ConvWinograd conv = ConvWinograd::create(wt.data(), cout, cin);
+    const ConvWinograd conv = ConvWinograd::create(wt.data(), cout, cin, backend);
     std::vector<float> y(static_cast<size_t>(cout * h * w));
     std::unique_ptr<float, void (*)(void*)> scratch(
         static_cast<float*>(aligned_malloc(conv.scratch_floats(g, 1, pool.threads()) * sizeof(float))), aligned_free);
@@ -108,12 +112,23 @@ TEST(ConvWinograd, ErrorOnResNetLikeDataIsWithinTheStatedBound) {
       if (err > 1e-4 + 1e-3 * std::fabs(ref[i])) ++parity_failures;
     }
     const double rel = max_err / max_ref;
-    RecordProperty("cin" + std::to_string(cin) + "_max_err_over_max_ref", std::to_string(rel));
-    std::printf("cin %ld: max |winograd - direct| %.3g, max |direct| %.3g, ratio %.3g\n", static_cast<long>(cin),
-                max_err, max_ref, rel);
-    EXPECT_LE(rel, 3e-5) << "cin " << cin;
-    EXPECT_EQ(parity_failures, 0) << "cin " << cin;
+    testing::Test::RecordProperty(std::string(backend.name) + "_cin" + std::to_string(cin) + "_max_err_over_max_ref",
+                                  std::to_string(rel));
+    std::printf("%s cin %ld: max |winograd - direct| %.3g, max |direct| %.3g, ratio %.3g\n",
+                std::string(backend.name).c_str(), static_cast<long>(cin), max_err, max_ref, rel);
+    EXPECT_LE(rel, 3e-5) << backend.name << " cin " << cin;
+    EXPECT_EQ(parity_failures, 0) << backend.name << " cin " << cin;
   }
+}
+
+TEST(ConvWinograd, ErrorOnResNetLikeDataIsWithinTheStatedBound) {
+  if (!isa_available(Isa::Avx512)) GTEST_SKIP() << "this CPU lacks AVX-512";
+  check_error_on_resnet_like_data(gemm_backend_avx512());
+}
+
+TEST(ConvWinograd, Avx2ErrorOnResNetLikeDataIsWithinTheStatedBound) {
+  if (!isa_available(Isa::Avx2)) GTEST_SKIP() << "this CPU lacks AVX2";
+  check_error_on_resnet_like_data(gemm_backend_avx2());
 }
 
 }  // namespace
