@@ -28,6 +28,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from ort_int8 import onnxruntime_int8_is_exact  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 MODELS_DIR = Path(os.environ.get("IGNIS_MODELS_DIR", ROOT / "models"))
 CALIBRATION_SEED = 0
@@ -99,10 +102,15 @@ def test_qdq_model_matches_onnxruntime(name, tmp_path):
     got = _run_ignis(exe, model, graph_input.name, x, tmp_path)
 
     spread = np.abs(ort_int8 - ort_float)
-    diff = np.abs(got - ort_int8)
-    print(f"{name}: ignis vs onnxruntime int8 max {diff.max():.4f} mean {diff.mean():.5f}; "
-          f"onnxruntime int8 vs float QDQ max {spread.max():.4f} mean {spread.mean():.5f}", file=sys.stderr)
-    assert got.shape == ort_int8.shape
-    assert np.argmax(got, axis=-1).tolist() == np.argmax(ort_int8, axis=-1).tolist()
+    # Where onnxruntime's int8 kernels saturate (tests/python/ort_int8.py), its float32 run of
+    # the file is the reference, with the same yardstick.
+    exact = onnxruntime_int8_is_exact()
+    want = ort_int8 if exact else ort_float
+    diff = np.abs(got - want)
+    print(f"{name}: ignis vs onnxruntime {'int8' if exact else 'float QDQ'} max {diff.max():.4f} mean "
+          f"{diff.mean():.5f}; onnxruntime int8 vs float QDQ max {spread.max():.4f} mean {spread.mean():.5f}",
+          file=sys.stderr)
+    assert got.shape == want.shape
+    assert np.argmax(got, axis=-1).tolist() == np.argmax(want, axis=-1).tolist()
     assert diff.max() <= MARGIN * spread.max()
     assert diff.mean() <= MARGIN * spread.mean()

@@ -274,14 +274,21 @@ CALIBRATION_SENTENCES = [
 ]
 
 
-def _minilm_cosine(model, out, weights, ort):
+def _minilm_cosine(model, out, weights, ort, exact=False):
     """Mean-pooled sentence-embedding cosines over SENTENCES: ignis on `out` to the float model,
-    ignis to onnxruntime on `out`, and onnxruntime on `out` to the float model."""
+    ignis to onnxruntime on `out`, and onnxruntime on `out` to the float model. exact: onnxruntime
+    runs `out` with its optimizations off (quantize / dequantize pairs in float32, no int8
+    kernels)."""
     ids, mask = WordPiece(weights / "vocab.txt").encode(SENTENCES)
     feeds = {"input_ids": ids, "attention_mask": mask}
     (reference,) = _ort_run(ort, model, feeds)
     (quantized,) = ignis.InferenceSession(str(out)).run(None, feeds)
-    (ort_quantized,) = _ort_run(ort, out, feeds)
+    if exact:
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        (ort_quantized,) = ort.InferenceSession(str(out), options, providers=["CPUExecutionProvider"]).run(None, feeds)
+    else:
+        (ort_quantized,) = _ort_run(ort, out, feeds)
     m = mask[..., None].astype(np.float32)
 
     def cosine(x, y):

@@ -8,6 +8,7 @@ import re
 import pytest
 
 import ignis
+from ort_int8 import onnxruntime_int8_is_exact
 from test_quantize_dynamic import SENTENCES, minilm  # noqa: F401 (minilm is a fixture)
 from test_quantize_int4 import CALIBRATION_SENTENCES, _minilm_cosine, minilm_calibration  # noqa: F401
 
@@ -18,7 +19,8 @@ def test_minilm_static_int8_sentence_embeddings(minilm, minilm_calibration, tmp_
     out = tmp_path / f"minilm.static.{method}.onnx"
     report = ignis.quantize(model, out, calibrate=minilm_calibration, method=method, progress=False)
     assert report.calibration_samples == len(CALIBRATION_SENTENCES)
-    to_float, to_ort, ort_to_float = _minilm_cosine(model, out, weights, ort)
+    # Against onnxruntime's int8 kernels where they are exact, else its float32 run of the file.
+    to_float, to_ort, ort_to_float = _minilm_cosine(model, out, weights, ort, exact=not onnxruntime_int8_is_exact())
     print(f"minilm static int8 {method}: cosine to float over {len(SENTENCES)} sentences min "
           f"{to_float.min():.4f} mean {to_float.mean():.4f} (onnxruntime on the same file min "
           f"{ort_to_float.min():.4f}); ignis vs onnxruntime min {to_ort.min():.5f}")

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Conv and FusedConv cases that take the Winograd F(4x4, 3x3) path of the AVX-512 Conv kernel
-// (src/kernels/x86/conv_winograd.h: 3x3, stride 1, 16 to 256 channels on each side, at least
-// 36 output tiles): output widths and heights that end inside a 4x4 tile (1, 3, 5, 7, 9, 13, 30,
+// Conv and FusedConv cases that take the Winograd F(4x4, 3x3) path of the AVX-512 and AVX2 Conv
+// kernels (src/kernels/x86/conv_winograd.h: 3x3, stride 1, 16 to 256 channels on each side, at
+// least 36 output tiles on AVX-512, 16 on AVX2): output widths and heights that end inside a 4x4 tile (1, 3, 5, 7, 9, 13, 30,
 // 56), rows of more than 16 tiles and more than 64 input columns, pads 0/1/2 and asymmetric,
 // SAME padding, channel counts that are not multiples of 8 or 16, depth past one GEMM block,
 // batch 2 (tile ranges across images), 14x14 images just below the tile limit, and through FusedConv the residual and every
