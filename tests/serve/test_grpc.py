@@ -424,8 +424,11 @@ def test_concurrent_async_infers(client, models, close):
     for i, (result, error) in enumerate(results):
         assert error is None, error
         assert result.get_response().id == str(i)
+        # Calls in flight together are batched, and a batch's rows may take other kernels (the
+        # transposed GEMM, another thread split) than a lone run, summing in another order:
+        # the bound of the HTTP tests' batched runs.
         close(result.as_numpy("logits"), models.reference.run(models.digits, {"input": xs[i]})["logits"],
-              f"request {i}", rtol=1e-5, atol=1e-5)
+              f"request {i}", rtol=1e-4, atol=1e-4)
 
 
 # --- errors -----------------------------------------------------------------------------------
