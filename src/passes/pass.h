@@ -25,7 +25,7 @@ struct PassContext {
                                             const std::vector<const Tensor*>& inputs)>
       evaluate;
   // Whether the kernels that make the blocked channel layout pay (ai.ignis BlockedConv on
-  // AVX-512) will run: convert_to_blocked_layout does nothing otherwise.
+  // AVX2 or AVX-512) will run: convert_to_blocked_layout does nothing otherwise.
   bool blocked_layout = false;
   // The session's GEMM precision: in bfloat16 the im2col GEMM runs a stem faster than the
   // float32 blocked kernel, so convert_to_blocked_layout leaves lone stems alone.

@@ -47,8 +47,8 @@ passes::PassContext make_pass_context(Precision precision) {
   passes::PassContext ctx;
   ctx.precision = precision;
   ctx.evaluate = evaluate_node;
-  // Only where an optimized BlockedConv kernel runs (AVX-512 builds and CPUs; IGNIS_KERNELS=avx2
-  // or ref turns it off): the reference one is far slower than the NCHW kernels.
+  // Only where an optimized BlockedConv kernel runs (AVX2 or AVX-512; IGNIS_KERNELS=ref turns
+  // it off): the reference one is far slower than the NCHW kernels.
   // IGNIS_LAYOUT=nchw keeps every tensor in NCHW, for A/B measurements.
   const DType f32[] = {DType::F32, DType::F32};
   const auto* blocked = kernels::KernelRegistry::global().find("ai.ignis", "BlockedConv", 1, f32);

@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include "kernels/x86/gemm.h"
+#include "kernels/x86/with_activation.h"
 
 namespace ignis::kernels::x86 {
 namespace {
@@ -64,40 +65,56 @@ inline __m256 erf_avx2(__m256 x) {
   return _mm256_or_ps(y, sign);
 }
 
-// The activation of `e` on 8 lanes. max/min return their second operand when either is NaN:
-// v goes second so that NaN propagates, as in the reference kernels.
-inline __m256 activate_avx2(__m256 v, const GemmEpilogue& e) {
+// The activation's parameters broadcast once per tile.
+struct ActivationParams256 {
+  __m256 lo, hi, alpha, beta;
+  explicit ActivationParams256(const GemmEpilogue& e)
+      : lo(_mm256_set1_ps(e.act_lo)),
+        hi(_mm256_set1_ps(e.act_hi)),
+        alpha(_mm256_set1_ps(e.act_alpha)),
+        beta(_mm256_set1_ps(e.act_beta)) {}
+};
+
+// Activation A (the one of the epilogue `k` was made from) on 8 lanes. A template so that a
+// loop over vectors carries no per-vector switch. max/min return their second operand when
+// either is NaN: v goes second so that NaN propagates, as in the reference kernels.
+template <Activation A>
+inline __m256 activate_avx2(__m256 v, const ActivationParams256& k) {
   const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
-  switch (e.act) {
-    case Activation::None: return v;
-    case Activation::Relu: return _mm256_max_ps(zero, v);
-    case Activation::Clip: return _mm256_min_ps(_mm256_set1_ps(e.act_hi), _mm256_max_ps(_mm256_set1_ps(e.act_lo), v));
-    case Activation::LeakyRelu: {
-      const __m256 neg = _mm256_cmp_ps(v, zero, _CMP_LT_OQ);
-      return _mm256_blendv_ps(v, _mm256_mul_ps(v, _mm256_set1_ps(e.act_alpha)), neg);
-    }
-    case Activation::Sigmoid: return sigmoid_avx2(v);
-    case Activation::HardSigmoid:
-      return _mm256_max_ps(zero, _mm256_min_ps(one, _mm256_fmadd_ps(v, _mm256_set1_ps(e.act_alpha),
-                                                                    _mm256_set1_ps(e.act_beta))));
-    case Activation::HardSwish: {
-      const __m256 gate = _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f));
-      return _mm256_mul_ps(v, _mm256_max_ps(zero, _mm256_min_ps(one, gate)));
-    }
-    case Activation::SiLU: return _mm256_mul_ps(v, sigmoid_avx2(v));
-    case Activation::Gelu: {
-      const __m256 half_v = _mm256_mul_ps(v, _mm256_set1_ps(0.5f));
-      const __m256 erf = erf_avx2(_mm256_mul_ps(v, _mm256_set1_ps(0.70710678118654752f)));
-      return _mm256_fmadd_ps(half_v, erf, half_v);
-    }
-    case Activation::GeluTanh: {
-      // 0.5 v (1 + tanh(u)) = v * sigmoid(2u), u = sqrt(2 / pi) (v + 0.044715 v^3)
-      const __m256 v2 = _mm256_mul_ps(v, v);
-      const __m256 inner = _mm256_fmadd_ps(_mm256_mul_ps(v2, v), _mm256_set1_ps(0.044715f), v);
-      return _mm256_mul_ps(v, sigmoid_avx2(_mm256_mul_ps(inner, _mm256_set1_ps(2.0f * 0.7978845608028654f))));
-    }
+  if constexpr (A == Activation::None) {
+    return v;
+  } else if constexpr (A == Activation::Relu) {
+    return _mm256_max_ps(zero, v);
+  } else if constexpr (A == Activation::Clip) {
+    return _mm256_min_ps(k.hi, _mm256_max_ps(k.lo, v));
+  } else if constexpr (A == Activation::LeakyRelu) {
+    const __m256 neg = _mm256_cmp_ps(v, zero, _CMP_LT_OQ);
+    return _mm256_blendv_ps(v, _mm256_mul_ps(v, k.alpha), neg);
+  } else if constexpr (A == Activation::Sigmoid) {
+    return sigmoid_avx2(v);
+  } else if constexpr (A == Activation::HardSigmoid) {
+    return _mm256_max_ps(zero, _mm256_min_ps(one, _mm256_fmadd_ps(v, k.alpha, k.beta)));
+  } else if constexpr (A == Activation::HardSwish) {
+    const __m256 gate = _mm256_fmadd_ps(v, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f));
+    return _mm256_mul_ps(v, _mm256_max_ps(zero, _mm256_min_ps(one, gate)));
+  } else if constexpr (A == Activation::SiLU) {
+    return _mm256_mul_ps(v, sigmoid_avx2(v));
+  } else if constexpr (A == Activation::Gelu) {
+    const __m256 half_v = _mm256_mul_ps(v, _mm256_set1_ps(0.5f));
+    const __m256 erf = erf_avx2(_mm256_mul_ps(v, _mm256_set1_ps(0.70710678118654752f)));
+    return _mm256_fmadd_ps(half_v, erf, half_v);
+  } else {
+    static_assert(A == Activation::GeluTanh, "every Activation has a branch");
+    // 0.5 v (1 + tanh(u)) = v * sigmoid(2u), u = sqrt(2 / pi) (v + 0.044715 v^3)
+    const __m256 v2 = _mm256_mul_ps(v, v);
+    const __m256 inner = _mm256_fmadd_ps(_mm256_mul_ps(v2, v), _mm256_set1_ps(0.044715f), v);
+    return _mm256_mul_ps(v, sigmoid_avx2(_mm256_mul_ps(inner, _mm256_set1_ps(2.0f * 0.7978845608028654f))));
   }
-  return v;
+}
+
+// The epilogue's activation on 8 lanes, chosen at run time (one switch per call).
+inline __m256 activate_avx2(__m256 v, const GemmEpilogue& e) {
+  return with_activation(e.act, [&]<Activation A>() { return activate_avx2<A>(v, ActivationParams256(e)); });
 }
 
 }  // namespace

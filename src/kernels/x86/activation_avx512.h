@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "kernels/x86/gemm.h"
+#include "kernels/x86/with_activation.h"
 
 namespace ignis::kernels::x86 {
 namespace {
@@ -117,26 +118,6 @@ inline __m512 activate_avx512(__m512 v, const ActivationParams512& k) {
     const __m512 inner = _mm512_fmadd_ps(_mm512_mul_ps(v2, v), _mm512_set1_ps(0.044715f), v);
     return _mm512_mul_ps(v, sigmoid_avx512(_mm512_mul_ps(inner, _mm512_set1_ps(2.0f * 0.7978845608028654f))));
   }
-}
-
-// Calls f.template operator()<A>() with A = a, so that a loop over vectors can be compiled once
-// per activation instead of switching per vector.
-template <class F>
-[[gnu::always_inline]] inline decltype(auto) with_activation(Activation a, F&& f) {
-  using enum Activation;
-  switch (a) {
-    case None: break;
-    case Relu: return f.template operator()<Relu>();
-    case Clip: return f.template operator()<Clip>();
-    case LeakyRelu: return f.template operator()<LeakyRelu>();
-    case Sigmoid: return f.template operator()<Sigmoid>();
-    case HardSigmoid: return f.template operator()<HardSigmoid>();
-    case HardSwish: return f.template operator()<HardSwish>();
-    case SiLU: return f.template operator()<SiLU>();
-    case Gelu: return f.template operator()<Gelu>();
-    case GeluTanh: return f.template operator()<GeluTanh>();
-  }
-  return f.template operator()<None>();
 }
 
 // The epilogue's activation on 16 lanes, chosen at run time (one switch per call).

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// AVX-512 kernels on the blocked channel layout (conv_blocked_avx512.cc), used by the x86
-// BlockChannels / UnblockChannels / BlockedConv kernels (nn_conv_blocked.cc).
+// Kernels on the blocked channel layout, AVX-512 (conv_blocked_avx512.cc) and AVX2
+// (conv_blocked_avx2.cc: each block as two 8-lane vectors, the same sums in the same order),
+// with their weight packing (conv_blocked_pack.cc), used by the x86 BlockChannels /
+// UnblockChannels / BlockedConv kernels (nn_conv_blocked.cc). Each *_avx512 function below has
+// an *_avx2 twin of the same contract that requires AVX2 and FMA instead.
 //
 // Blocked layout: [N, ceil(C / 16), H, W, 16], 16 consecutive channels of one position in one
 // 64-byte vector; the lanes past C in the last block are zero (docs/ops_ai_ignis.md). A run of
@@ -20,9 +23,13 @@ namespace ignis::kernels::x86 {
 
 inline constexpr int64_t kChannelBlock = 16;
 
+// The pointwise and stem weights are packed per pair of output blocks (32 channels).
+inline constexpr int64_t kPairFloats = 2 * kChannelBlock;
+
 // Internal linkage (see gemm_blocked.h): files with and without AVX-512 flags call it.
 namespace {
 inline int64_t channel_blocks(int64_t channels) { return (channels + kChannelBlock - 1) / kChannelBlock; }
+inline int64_t pairs_of(int64_t m) { return (channel_blocks(m) + 1) / 2; }
 }  // namespace
 
 // NCHW x (c channels, planes of hw floats) <-> blocked y, for units [u0, u1) where unit
@@ -81,6 +88,16 @@ void blocked_pointwise_scale_weights_avx512(const float* packed, const float* s,
 void blocked_global_average_pool_avx512(const float* x, int64_t c, int64_t positions, float* y, int64_t u0,
                                         int64_t u1);
 
+void block_channels_avx2(const float* x, int64_t c, int64_t hw, float* y, int64_t u0, int64_t u1);
+void unblock_channels_avx2(const float* x, int64_t c, int64_t hw, float* y, int64_t u0, int64_t u1);
+void blocked_pointwise_avx2(const BlockedConvArgs& a, int64_t positions, int64_t p0, int64_t p1, int64_t j0,
+                            int64_t j1);
+void blocked_scale_channels_avx2(const float* x, const float* s, int64_t c, int64_t positions, float* y, int64_t b0,
+                                 int64_t b1);
+void blocked_pointwise_scale_weights_avx2(const float* packed, const float* s, int64_t c, float* y, int64_t j0,
+                                          int64_t j1);
+void blocked_global_average_pool_avx2(const float* x, int64_t c, int64_t positions, float* y, int64_t u0, int64_t u1);
+
 // ---- depthwise (group = c = m) -----------------------------------------------------------
 
 // Weights W [m, 1, kh, kw] packed per block as [kh * kw][16] (zero past m).
@@ -95,6 +112,7 @@ bool blocked_depthwise_supported(const ConvGeometry2d& g);
 // r % oh of plane r / oh (plane = image * channel_blocks(m) + block): x planes of ih * iw * 16
 // floats, y and residual of oh * ow * 16. Requires AVX-512F.
 void blocked_depthwise_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
+void blocked_depthwise_avx2(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
 
 // ---- plain input (stems: group 1, few input channels) ------------------------------------
 
@@ -113,5 +131,18 @@ inline bool blocked_plain_supported(const ConvGeometry2d& g) { return g.dh == 1 
 // (c channels of ih * iw) and writing blocked y (and residual) [n][channel_blocks(m)][oh * ow][16].
 // No dilation. Requires AVX-512F.
 void blocked_plain_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
+void blocked_plain_avx2(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
+
+// One instruction set's blocked kernels, as the x86 kernel objects call them.
+struct BlockedKernels {
+  void (*block)(const float*, int64_t, int64_t, float*, int64_t, int64_t);
+  void (*unblock)(const float*, int64_t, int64_t, float*, int64_t, int64_t);
+  void (*pointwise)(const BlockedConvArgs&, int64_t, int64_t, int64_t, int64_t, int64_t);
+  void (*scale_channels)(const float*, const float*, int64_t, int64_t, float*, int64_t, int64_t);
+  void (*scale_weights)(const float*, const float*, int64_t, float*, int64_t, int64_t);
+  void (*global_average_pool)(const float*, int64_t, int64_t, float*, int64_t, int64_t);
+  void (*depthwise)(const ConvGeometry2d&, const BlockedConvArgs&, int64_t, int64_t);
+  void (*plain)(const ConvGeometry2d&, const BlockedConvArgs&, int64_t, int64_t);
+};
 
 }  // namespace ignis::kernels::x86

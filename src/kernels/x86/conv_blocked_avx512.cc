@@ -148,20 +148,6 @@ void pointwise_range(const BlockedConvArgs& a, int64_t positions, int64_t p0, in
 
 }  // namespace
 
-size_t blocked_pointwise_packed_floats(int64_t m, int64_t c) {
-  return static_cast<size_t>(pairs_of(m) * channel_blocks(c) * kB * kPairFloats);
-}
-
-void blocked_pointwise_pack(const float* w, int64_t m, int64_t c, float* packed) {
-  const int64_t cpad = channel_blocks(c) * kB;
-  for (int64_t j = 0; j < pairs_of(m); ++j)
-    for (int64_t ic = 0; ic < cpad; ++ic)
-      for (int64_t o = 0; o < kPairFloats; ++o) {
-        const int64_t oc = j * kPairFloats + o;
-        *packed++ = oc < m && ic < c ? w[oc * c + ic] : 0.0f;
-      }
-}
-
 void blocked_pointwise_avx512(const BlockedConvArgs& a, int64_t positions, int64_t p0, int64_t p1, int64_t j0,
                               int64_t j1) {
   with_activation(a.act->act, [&]<Activation A>() { pointwise_range<A>(a, positions, p0, p1, j0, j1); });
@@ -446,22 +432,6 @@ void dw_select(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, in
 
 }  // namespace
 
-size_t blocked_depthwise_packed_floats(int64_t m, int64_t kh, int64_t kw) {
-  return static_cast<size_t>(channel_blocks(m) * kh * kw * kB);
-}
-
-void blocked_depthwise_pack(const float* w, int64_t m, int64_t kh, int64_t kw, float* packed) {
-  const int64_t taps = kh * kw;
-  for (int64_t b = 0; b < channel_blocks(m); ++b)
-    for (int64_t t = 0; t < taps; ++t)
-      for (int64_t l = 0; l < kB; ++l) {
-        const int64_t oc = b * kB + l;
-        *packed++ = oc < m ? w[oc * taps + t] : 0.0f;
-      }
-}
-
-bool blocked_depthwise_supported(const ConvGeometry2d& g) { return g.dh >= 1 && g.dw >= 1; }
-
 void blocked_depthwise_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
   with_activation(a.act->act, [&]<Activation A>() { dw_select<A>(g, a, r0, r1); });
 }
@@ -601,20 +571,6 @@ void plain_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, i
 }
 
 }  // namespace
-
-size_t blocked_plain_packed_floats(int64_t m, int64_t c, int64_t kh, int64_t kw) {
-  return static_cast<size_t>(pairs_of(m) * c * kh * kw * kPairFloats);
-}
-
-void blocked_plain_pack(const float* w, int64_t m, int64_t c, int64_t kh, int64_t kw, float* packed) {
-  const int64_t taps = c * kh * kw;
-  for (int64_t j = 0; j < pairs_of(m); ++j)
-    for (int64_t t = 0; t < taps; ++t)
-      for (int64_t o = 0; o < kPairFloats; ++o) {
-        const int64_t oc = j * kPairFloats + o;
-        *packed++ = oc < m ? w[oc * taps + t] : 0.0f;
-      }
-}
 
 void blocked_plain_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
   with_activation(a.act->act, [&]<Activation A>() { plain_rows<A>(g, a, r0, r1); });

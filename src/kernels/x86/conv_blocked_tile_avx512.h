@@ -37,10 +37,6 @@ constexpr int kTileP = 12;
 // L2 between runs), and the hardware prefetcher alone left 1x1 layers on 7x7 images ~2x
 // slower than with warm weights (1280x320: 531 -> 356 us cold, 284 warm; one core).
 constexpr int64_t kWeightPrefetch = 512;
-constexpr int64_t kPairFloats = 2 * kB;
-
-inline int64_t pairs_of(int64_t m) { return (channel_blocks(m) + 1) / 2; }
-
 // A pointwise tile's accumulators start at the bias of its output blocks.
 template <int P, int NB>
 inline void start_tile(const BlockedConvArgs& a, int64_t pair, __m512 (&acc)[P][NB]) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // x86 kernels of the blocked channel layout (ai.ignis BlockChannels, UnblockChannels,
-// BlockedConv, BlockedGlobalAveragePool; docs/ops_ai_ignis.md) on AVX-512, 16-channel blocks (conv_blocked.h).
+// BlockedConv, BlockedGlobalAveragePool; docs/ops_ai_ignis.md), 16-channel blocks
+// (conv_blocked.h), on AVX-512 and on AVX2: one kernel object each, calling its instruction
+// set's functions through a BlockedKernels table.
 //
 // BlockedConv runs pointwise (1x1, unit stride, unpadded, one group) and depthwise (one
 // channel per group, no dilation) convolutions directly on the blocked tensors, and ungrouped
@@ -23,6 +25,15 @@ namespace ignis::kernels::x86 {
 namespace {
 
 constexpr DTypeSet kF32{DType::F32};
+
+constexpr BlockedKernels kAvx512{block_channels_avx512,         unblock_channels_avx512,
+                                 blocked_pointwise_avx512,      blocked_scale_channels_avx512,
+                                 blocked_pointwise_scale_weights_avx512, blocked_global_average_pool_avx512,
+                                 blocked_depthwise_avx512,      blocked_plain_avx512};
+constexpr BlockedKernels kAvx2{block_channels_avx2,         unblock_channels_avx2,
+                               blocked_pointwise_avx2,      blocked_scale_channels_avx2,
+                               blocked_pointwise_scale_weights_avx2, blocked_global_average_pool_avx2,
+                               blocked_depthwise_avx2,      blocked_plain_avx2};
 
 // Runs f(u0, u1) over `parts` contiguous slices of [0, units).
 template <class F>
@@ -47,8 +58,9 @@ ReorderDims nchw_dims(const Shape& s) {
 
 class ReorderKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, bool to_blocked) {
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, const BlockedKernels& isa, bool to_blocked) {
     auto k = std::make_unique<ReorderKernel>();
+    k->isa_ = &isa;
     k->to_blocked_ = to_blocked;
     k->fast_ = init.attrs.get_int("block", kChannelBlock) == kChannelBlock;
     IGNIS_ASSIGN_OR_RETURN(k->reference_, make_reference_kernel("ai.ignis", to_blocked ? "BlockChannels" : "UnblockChannels", init));
@@ -66,15 +78,13 @@ class ReorderKernel final : public Kernel {
     const float* src = x.data_as<float>();
     float* dst = y.data_as<float>();
     split(ctx.pool(), parts, units, [&](int64_t u0, int64_t u1) {
-      if (to_blocked_)
-        block_channels_avx512(src, d.c, d.hw, dst, u0, u1);
-      else
-        unblock_channels_avx512(src, d.c, d.hw, dst, u0, u1);
+      (to_blocked_ ? isa_->block : isa_->unblock)(src, d.c, d.hw, dst, u0, u1);
     });
     return Status::ok();
   }
 
  private:
+  const BlockedKernels* isa_ = nullptr;
   bool to_blocked_ = true;
   bool fast_ = false;
   std::unique_ptr<Kernel> reference_;
@@ -84,8 +94,9 @@ class ReorderKernel final : public Kernel {
 
 class BlockedConvKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, const BlockedKernels& isa) {
     auto k = std::make_unique<BlockedConvKernel>();
+    k->isa_ = &isa;
     IGNIS_ASSIGN_OR_RETURN(k->reference_, make_reference_kernel("ai.ignis", "BlockedConv", init));
     k->activation_ = fused_activation(init.attrs);
     const Tensor* w = init.constants.size() > 1 ? init.constants[1] : nullptr;
@@ -111,7 +122,7 @@ class BlockedConvKernel final : public Kernel {
       blocked_plain_pack(wd, m, cg, kh, kw, k->packed_);
     } else if (group == 1 && kh == 1 && kw == 1 && sample_geometry->is_pointwise()) {
       k->kind_ = Kind::Pointwise;
-      k->bf16_ = pointwise_in_bf16(init, cg);
+      k->bf16_ = &isa == &kAvx512 && pointwise_in_bf16(init, cg);
       if (k->bf16_) {
         k->packed_ = aligned_floats(blocked_pointwise_bf16_packed_floats(m, cg), k->packed_buf_);
         blocked_pointwise_bf16_pack(wd, m, cg, k->packed_);
@@ -186,12 +197,12 @@ class BlockedConvKernel final : public Kernel {
       const float* s = scale + i * a.c;
       if (scale_w) {
         split(ctx.pool(), parallel_parts(ctx.pool(), w_floats, pairs), pairs, [&](int64_t j0, int64_t j1) {
-          blocked_pointwise_scale_weights_avx512(packed_, s, a.c, scaled, j0, j1);
+          isa_->scale_weights(packed_, s, a.c, scaled, j0, j1);
         });
         b.w = scaled;
       } else {
         split(ctx.pool(), parallel_parts(ctx.pool(), x_floats, cb), cb, [&](int64_t b0, int64_t b1) {
-          blocked_scale_channels_avx512(b.x, s, a.c, in_positions, scaled, b0, b1);
+          isa_->scale_channels(b.x, s, a.c, in_positions, scaled, b0, b1);
         });
         b.x = scaled;
       }
@@ -216,18 +227,18 @@ class BlockedConvKernel final : public Kernel {
 
   void run_images(KernelContext& ctx, const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t n) const {
     if (kind_ == Kind::Pointwise) {
-      run_pointwise(ctx, a, n, g.ih * g.iw, bf16_ ? blocked_pointwise_avx512bf16 : blocked_pointwise_avx512);
+      run_pointwise(ctx, a, n, g.ih * g.iw, bf16_ ? blocked_pointwise_avx512bf16 : isa_->pointwise);
       return;
     }
     if (kind_ == Kind::Plain) {
       const int64_t rows = n * g.oh;
       const int parts = parallel_parts(ctx.pool(), rows * g.ow * a.m * a.c * g.kh * g.kw, rows);
-      split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { blocked_plain_avx512(g, a, r0, r1); });
+      split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { isa_->plain(g, a, r0, r1); });
       return;
     }
     const int64_t rows = n * channel_blocks(a.m) * g.oh;
     const int parts = parallel_parts(ctx.pool(), rows * g.ow * kChannelBlock * g.kh * g.kw, rows);
-    split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { blocked_depthwise_avx512(g, a, r0, r1); });
+    split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { isa_->depthwise(g, a, r0, r1); });
   }
 
   // Threads take slices of the positions (whole 12-position tiles) when there are enough
@@ -273,6 +284,7 @@ class BlockedConvKernel final : public Kernel {
     return static_cast<float*>(owner.get());
   }
 
+  const BlockedKernels* isa_ = nullptr;
   Kind kind_ = Kind::None;
   bool bf16_ = false;  // pointwise in bfloat16 (packed_ holds bfloat16 pairs)
   std::unique_ptr<Kernel> reference_;
@@ -285,6 +297,7 @@ class BlockedConvKernel final : public Kernel {
 
 // ---- BlockedGlobalAveragePool ----------------------------------------------------------------
 
+template <const BlockedKernels& Isa>
 Status blocked_global_average_pool(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   if (x.dim(4) != kChannelBlock) {  // other block sizes: the reference kernel
@@ -298,31 +311,48 @@ Status blocked_global_average_pool(KernelContext& ctx) {
   const float* src = x.data_as<float>();
   float* y = ctx.output(0).data_as<float>();
   split(ctx.pool(), parallel_parts(ctx.pool(), units * positions * kChannelBlock, units), units,
-        [&](int64_t u0, int64_t u1) { blocked_global_average_pool_avx512(src, c, positions, y, u0, u1); });
+        [&](int64_t u0, int64_t u1) { Isa.global_average_pool(src, c, positions, y, u0, u1); });
   return Status::ok();
 }
 
+template <const BlockedKernels& Isa>
 Result<std::unique_ptr<Kernel>> create_block_channels(const KernelInit& init) {
-  return ReorderKernel::create(init, true);
+  return ReorderKernel::create(init, Isa, true);
 }
+template <const BlockedKernels& Isa>
 Result<std::unique_ptr<Kernel>> create_unblock_channels(const KernelInit& init) {
-  return ReorderKernel::create(init, false);
+  return ReorderKernel::create(init, Isa, false);
 }
-Result<std::unique_ptr<Kernel>> create_blocked_conv(const KernelInit& init) { return BlockedConvKernel::create(init); }
+template <const BlockedKernels& Isa>
+Result<std::unique_ptr<Kernel>> create_blocked_conv(const KernelInit& init) {
+  return BlockedConvKernel::create(init, Isa);
+}
 
 }  // namespace
 
 void register_nn_conv_blocked(KernelRegistry& r) {
+  // AVX2 (priority 10) below AVX-512 (20): the same layout and sums, half the vector width.
   r.add({.domain = "ai.ignis", .op_type = "BlockChannels", .since_opset = 1, .until_opset = 1, .types = kF32,
-         .isa = Isa::Avx512, .priority = 20, .id = "x86/blockchannels_f32_avx512", .factory = create_block_channels});
+         .isa = Isa::Avx512, .priority = 20, .id = "x86/blockchannels_f32_avx512",
+         .factory = create_block_channels<kAvx512>});
+  r.add({.domain = "ai.ignis", .op_type = "BlockChannels", .since_opset = 1, .until_opset = 1, .types = kF32,
+         .isa = Isa::Avx2, .priority = 10, .id = "x86/blockchannels_f32_avx2", .factory = create_block_channels<kAvx2>});
   r.add({.domain = "ai.ignis", .op_type = "UnblockChannels", .since_opset = 1, .until_opset = 1, .types = kF32,
          .isa = Isa::Avx512, .priority = 20, .id = "x86/unblockchannels_f32_avx512",
-         .factory = create_unblock_channels});
+         .factory = create_unblock_channels<kAvx512>});
+  r.add({.domain = "ai.ignis", .op_type = "UnblockChannels", .since_opset = 1, .until_opset = 1, .types = kF32,
+         .isa = Isa::Avx2, .priority = 10, .id = "x86/unblockchannels_f32_avx2",
+         .factory = create_unblock_channels<kAvx2>});
   r.add({.domain = "ai.ignis", .op_type = "BlockedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
-         .isa = Isa::Avx512, .priority = 20, .id = "x86/blockedconv_f32_avx512", .factory = create_blocked_conv});
+         .isa = Isa::Avx512, .priority = 20, .id = "x86/blockedconv_f32_avx512", .factory = create_blocked_conv<kAvx512>});
+  r.add({.domain = "ai.ignis", .op_type = "BlockedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
+         .isa = Isa::Avx2, .priority = 10, .id = "x86/blockedconv_f32_avx2", .factory = create_blocked_conv<kAvx2>});
   r.add({.domain = "ai.ignis", .op_type = "BlockedGlobalAveragePool", .since_opset = 1, .until_opset = 1,
          .types = kF32, .isa = Isa::Avx512, .priority = 20, .id = "x86/blockedglobalaveragepool_f32_avx512",
-         .fn = blocked_global_average_pool});
+         .fn = blocked_global_average_pool<kAvx512>});
+  r.add({.domain = "ai.ignis", .op_type = "BlockedGlobalAveragePool", .since_opset = 1, .until_opset = 1,
+         .types = kF32, .isa = Isa::Avx2, .priority = 10, .id = "x86/blockedglobalaveragepool_f32_avx2",
+         .fn = blocked_global_average_pool<kAvx2>});
 }
 
 }  // namespace ignis::kernels::x86

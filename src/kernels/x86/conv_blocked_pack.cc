@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// Weight packing of the blocked-layout kernels (conv_blocked.h), shared by the AVX2 and AVX-512
+// kernels and built without instruction-set flags: it runs at kernel creation on any x86 CPU.
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/x86/conv_blocked.h"
+
+namespace ignis::kernels::x86 {
+
+namespace {
+constexpr int64_t kB = kChannelBlock;
+}  // namespace
+
+size_t blocked_pointwise_packed_floats(int64_t m, int64_t c) {
+  return static_cast<size_t>(pairs_of(m) * channel_blocks(c) * kB * kPairFloats);
+}
+
+void blocked_pointwise_pack(const float* w, int64_t m, int64_t c, float* packed) {
+  const int64_t cpad = channel_blocks(c) * kB;
+  for (int64_t j = 0; j < pairs_of(m); ++j)
+    for (int64_t ic = 0; ic < cpad; ++ic)
+      for (int64_t o = 0; o < kPairFloats; ++o) {
+        const int64_t oc = j * kPairFloats + o;
+        *packed++ = oc < m && ic < c ? w[oc * c + ic] : 0.0f;
+      }
+}
+
+size_t blocked_depthwise_packed_floats(int64_t m, int64_t kh, int64_t kw) {
+  return static_cast<size_t>(channel_blocks(m) * kh * kw * kB);
+}
+
+void blocked_depthwise_pack(const float* w, int64_t m, int64_t kh, int64_t kw, float* packed) {
+  const int64_t taps = kh * kw;
+  for (int64_t b = 0; b < channel_blocks(m); ++b)
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t l = 0; l < kB; ++l) {
+        const int64_t oc = b * kB + l;
+        *packed++ = oc < m ? w[oc * taps + t] : 0.0f;
+      }
+}
+
+bool blocked_depthwise_supported(const ConvGeometry2d& g) { return g.dh >= 1 && g.dw >= 1; }
+
+size_t blocked_plain_packed_floats(int64_t m, int64_t c, int64_t kh, int64_t kw) {
+  return static_cast<size_t>(pairs_of(m) * c * kh * kw * kPairFloats);
+}
+
+void blocked_plain_pack(const float* w, int64_t m, int64_t c, int64_t kh, int64_t kw, float* packed) {
+  const int64_t taps = c * kh * kw;
+  for (int64_t j = 0; j < pairs_of(m); ++j)
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t o = 0; o < kPairFloats; ++o) {
+        const int64_t oc = j * kPairFloats + o;
+        *packed++ = oc < m ? w[oc * taps + t] : 0.0f;
+      }
+}
+
+}  // namespace ignis::kernels::x86
