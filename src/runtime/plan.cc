@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtime/plan.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -232,6 +233,23 @@ int aliasable_input(const Model& m, int node, int v, const std::vector<int>& las
   return u;
 }
 
+// Whether node `node` is a Concat whose output is its inputs' bytes laid end to end: one
+// outer block (every dimension before the axis is 1) of plain elements.
+bool concat_of_whole_inputs(const Model& m, int node, const std::vector<ir::ValueType>& types) {
+  const NodeInfo& info = m.nodes[static_cast<size_t>(node)];
+  const ir::Node& n = *info.node;
+  if (!n.domain.empty() || n.op_type != "Concat" || info.outputs.size() != 1 || info.outputs[0] < 0) return false;
+  const ir::ValueType& out = types[static_cast<size_t>(info.outputs[0])];
+  const int64_t rank = out.shape.rank();
+  if (rank == 0 || !dtype_is_plain(out.dtype)) return false;
+  int64_t axis = n.attrs.get_int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return false;
+  for (int64_t d = 0; d < axis; ++d)
+    if (out.shape[static_cast<int>(d)] != 1) return false;
+  return true;
+}
+
 }  // namespace
 
 Plan::~Plan() { delete spare_.load(); }
@@ -421,8 +439,13 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
   // Every size below was checked when its value was inferred, so only sums can overflow.
   std::vector<BufferRequest> requests, slice_requests;
   std::vector<int> request_value, slice_request_value;
-  // Per value: its arena request, and for an aliased value the value whose bytes it takes.
+  // Per value: its arena request, and for an aliased value the value whose bytes it takes (from
+  // alias_offset bytes in). Per request: how many values share it, and whether a Concat's
+  // request took it over (it is then not placed).
   std::vector<int> request_of(nv, -1), alias_of(nv, -1);
+  std::vector<size_t> alias_offset(nv, 0);
+  std::vector<int> request_users;
+  std::vector<char> request_dropped;
   size_t requested_bytes = 0;
   for (size_t v = 0; v < nv; ++v) {
     plan->values_[v].type = types[v];
@@ -464,23 +487,76 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
       BufferRequest& r = requests[static_cast<size_t>(request_of[u])];
       r.last_step = std::max(r.last_step, last);
       request_of[v] = request_of[u];
+      ++request_users[static_cast<size_t>(request_of[u])];
       alias_of[v] = u;
       plan->steps_[static_cast<size_t>(first)].aliases_input = true;
       continue;
     }
-    request_of[v] = static_cast<int>(requests.size());
-    requests.push_back({bytes, first_live, last});
+    const int concat_node = plan->steps_[static_cast<size_t>(first)].node;
+    int first_step = first_live;
+    if (run < 0 && concat_of_whole_inputs(m, concat_node, types)) {
+      // A Concat of whole inputs: each input is made in place in its part of the output's buffer,
+      // which lives from the first input's step to the last read of the output or any input, and
+      // the Concat does not run. Only for inputs that own their buffer (made by a step outside
+      // sliced runs, not graph outputs, not shared with a Reshape) at 64-byte aligned offsets.
+      const std::vector<int>& parts = m.nodes[static_cast<size_t>(concat_node)].inputs;
+      bool whole = !parts.empty();
+      size_t offset = 0;
+      for (size_t i = 0; whole && i < parts.size(); ++i) {
+        const int u = parts[i];
+        whole = u >= 0 && static_cast<size_t>(u) < v && plan->values_[u].kind == Kind::Arena && alias_of[u] < 0 &&
+                request_of[u] >= 0 && request_users[static_cast<size_t>(request_of[u])] == 1 &&
+                step_of_value[u] >= 0 && run_of_step[step_of_value[u]] < 0 && offset % kAlignment == 0 &&
+                std::count(parts.begin(), parts.end(), u) == 1;
+        if (whole) offset += requests[static_cast<size_t>(request_of[u])].bytes;
+      }
+      if (whole && offset == bytes) {
+        offset = 0;
+        const int merged = static_cast<int>(requests.size());
+        for (int u : parts) {
+          const BufferRequest& r = requests[static_cast<size_t>(request_of[u])];
+          first_step = std::min(first_step, r.first_step);
+          last = std::max(last, r.last_step);
+          request_dropped[static_cast<size_t>(request_of[u])] = 1;
+          request_of[u] = -1;  // no later Reshape takes these bytes
+          alias_of[u] = static_cast<int>(v);
+          alias_offset[u] = offset;
+          offset += r.bytes;
+        }
+        plan->steps_[static_cast<size_t>(first)].aliases_input = true;
+        request_of[v] = merged;
+      }
+    }
+    if (request_of[v] < 0) request_of[v] = static_cast<int>(requests.size());
+    requests.push_back({bytes, first_step, last});
     request_value.push_back(static_cast<int>(v));
+    request_users.push_back(1);
+    request_dropped.push_back(0);
     requested_bytes = add_saturating(requested_bytes, align_up(std::max<size_t>(bytes, 1)));
   }
+  // Requests a Concat took over are not placed (their values are views of the Concat's).
+  std::vector<BufferRequest> placed_requests;
+  std::vector<int> placed_value;
+  for (size_t r = 0; r < requests.size(); ++r)
+    if (!request_dropped[r]) {
+      placed_requests.push_back(requests[r]);
+      placed_value.push_back(request_value[r]);
+    }
   // The arena is at most the sum of the aligned requests, so plan_memory cannot overflow.
   if (requested_bytes == SIZE_MAX)
     return resource_exhausted(str_cat("input shapes ", signature_text(m, inputs),
                                       " need more activation memory than 64-bit sizes can express"));
-  const MemoryPlan mp = plan_memory(requests);
-  for (size_t r = 0; r < requests.size(); ++r) plan->values_[request_value[r]].offset = mp.offsets[r];
-  for (size_t v = 0; v < nv; ++v)  // ascending: an alias of an alias finds its input placed
-    if (alias_of[v] >= 0) plan->values_[v].offset = plan->values_[static_cast<size_t>(alias_of[v])].offset;
+  const MemoryPlan mp = plan_memory(placed_requests);
+  for (size_t r = 0; r < placed_requests.size(); ++r) plan->values_[placed_value[r]].offset = mp.offsets[r];
+  // A Concat input takes its place in the Concat's output (a higher value, itself placed or a
+  // part of a later Concat: descending order), a Reshape's output its input's bytes (a lower
+  // value: ascending), so an alias of an alias finds its target placed.
+  for (size_t v = nv; v-- > 0;)
+    if (alias_of[v] > static_cast<int>(v))
+      plan->values_[v].offset = plan->values_[static_cast<size_t>(alias_of[v])].offset + alias_offset[v];
+  for (size_t v = 0; v < nv; ++v)
+    if (alias_of[v] >= 0 && alias_of[v] < static_cast<int>(v))
+      plan->values_[v].offset = plan->values_[static_cast<size_t>(alias_of[v])].offset;
   // Slice-local values follow the full-batch ones in the same buffer; runs never overlap in
   // time, so one plan over step indices lets every run reuse the same bytes.
   const MemoryPlan sp = plan_memory(slice_requests);
