@@ -14,18 +14,12 @@
 
 #include "ignis/session.h"
 #include "testing/model_builder.h"
+#include "testing/runtime_model.h"
 
 namespace ignis {
 namespace {
 
 using testing::ModelBuilder;
-
-Result<Session> open(const ModelBuilder& b, std::string& bytes) {
-  bytes = b.bytes();
-  SessionOptions options;
-  options.optimization = OptLevel::None;  // keep every node as written
-  return Session::open_bytes(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), options);
-}
 
 Tensor input(int64_t w) {
   Tensor x = Tensor::empty(DType::F32, Shape{1, 2, w});
@@ -96,8 +90,7 @@ TEST(ConcatAlias, InputsMadeInPlaceKeepTheirValues) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
-    std::string bytes;
-    auto s = open(model(c), bytes);
+    auto s = testing::open_unoptimized(model(c));
     ASSERT_TRUE(s) << s.error().to_string();
     const Tensor x = input(c.width);
     // Twice: the second run finds the arena as the first left it.

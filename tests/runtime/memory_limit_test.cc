@@ -9,6 +9,7 @@
 
 #include "ignis/session.h"
 #include "testing/model_builder.h"
+#include "testing/runtime_model.h"
 
 namespace ignis {
 namespace {
@@ -22,9 +23,7 @@ constexpr int64_t kWidth = 256;  // one row of x is 1 kB
 Result<Session> open(const ModelBuilder& b, size_t memory_limit_bytes) {
   SessionOptions options;
   options.memory_limit_bytes = memory_limit_bytes;
-  options.optimization = OptLevel::None;
-  const std::string bytes = b.bytes();
-  return Session::open_bytes(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), options);
+  return testing::open_unoptimized(b, options);
 }
 
 Tensor ramp(int64_t rows) {

@@ -11,18 +11,12 @@
 
 #include "ignis/session.h"
 #include "testing/model_builder.h"
+#include "testing/runtime_model.h"
 
 namespace ignis {
 namespace {
 
 using testing::ModelBuilder;
-
-Result<Session> open(const ModelBuilder& b, std::string& bytes) {
-  bytes = b.bytes();
-  SessionOptions options;
-  options.optimization = OptLevel::None;  // keep every Reshape as written
-  return Session::open_bytes(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), options);
-}
 
 Tensor input() {
   Tensor x = Tensor::empty(DType::F32, Shape{2, 6});
@@ -52,8 +46,7 @@ ModelBuilder model(bool a_read_later) {
 TEST(ReshapeAlias, SharedBufferKeepsItsValuesWhileTheArenaIsReused) {
   for (bool a_read_later : {false, true}) {
     SCOPED_TRACE(a_read_later ? "input read after the Reshape" : "Reshape is the last reader");
-    std::string bytes;
-    auto s = open(model(a_read_later), bytes);
+    auto s = testing::open_unoptimized(model(a_read_later));  // every Reshape as written
     ASSERT_TRUE(s) << s.error().to_string();
     const Tensor x = input();
     std::vector<OpTiming> timings;

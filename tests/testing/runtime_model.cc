@@ -21,4 +21,10 @@ std::shared_ptr<runtime::Model> load_runtime_model(const ModelBuilder& b) {
   return *m;
 }
 
+Result<Session> open_unoptimized(const ModelBuilder& b, SessionOptions options) {
+  options.optimization = OptLevel::None;
+  const std::string bytes = b.bytes();
+  return Session::open_bytes(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), options);
+}
+
 }  // namespace ignis::testing
