@@ -46,6 +46,8 @@ void register_nn_norm(KernelRegistry& r);
 void register_nn_transformer(KernelRegistry& r);
 // TreeEnsembleRegressor, TreeEnsembleClassifier, TreeEnsemble from flat node arrays (ml_tree.cc).
 void register_ml_tree(KernelRegistry& r);
+// Scaler on float32 input (ml_scaler.cc).
+void register_ml_scaler(KernelRegistry& r);
 
 // Instantiates the reference kernel of (domain, op_type) for `type` (the dtype of the op's main
 // input: float32, or uint8/int8 for the quantized ops) at the opset in `init` (the ISA-less
