@@ -30,6 +30,7 @@ void register_all(KernelRegistry& r) {
   register_nn_recurrent(r);
   register_ml_tree(r);
   register_ml_scaler(r);
+  register_concat(r);
 }
 
 Result<std::unique_ptr<Kernel>> make_reference_kernel(std::string_view domain, std::string_view op_type,

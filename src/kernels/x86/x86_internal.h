@@ -46,6 +46,8 @@ void register_nn_norm(KernelRegistry& r);
 void register_nn_transformer(KernelRegistry& r);
 // TreeEnsembleRegressor, TreeEnsembleClassifier, TreeEnsemble from flat node arrays (ml_tree.cc).
 void register_ml_tree(KernelRegistry& r);
+// Concat over the thread pool (concat.cc).
+void register_concat(KernelRegistry& r);
 // Scaler on float32 input (ml_scaler.cc).
 void register_ml_scaler(KernelRegistry& r);
 

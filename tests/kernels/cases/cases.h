@@ -126,6 +126,7 @@ std::vector<KernelCase> tree_ensemble_regressor_cases();   // ml_tree.cc (ai.onn
 std::vector<KernelCase> tree_ensemble_classifier_cases();  // ml_tree.cc (ai.onnx.ml)
 std::vector<KernelCase> tree_ensemble_cases();             // ml_tree.cc (ai.onnx.ml 5)
 std::vector<KernelCase> scaler_cases();                    // ml_scaler.cc (ai.onnx.ml)
+std::vector<KernelCase> concat_cases();                    // concat.cc
 
 // a followed by b (one op's cases from several files; later files append, so the seeds of
 // earlier cases do not change).
@@ -217,6 +218,7 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"ai.onnx.ml", "TreeEnsembleClassifier", tree_ensemble_classifier_cases},
       {"ai.onnx.ml", "TreeEnsemble", tree_ensemble_cases},
       {"ai.onnx.ml", "Scaler", scaler_cases},
+      {"", "Concat", concat_cases},
   };
   return list;
 }
