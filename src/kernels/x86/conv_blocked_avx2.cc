@@ -13,8 +13,8 @@
 // chains), each tap two loads of the input at its position and two FMAs with the tap's
 // weights. Border positions and dilated kernels go as in the AVX-512 file.
 //
-// Every output value is the sum of the same products in the same order as the AVX-512 kernel
-// computes it (bias, then input channels or taps in order), so both give the same floats.
+// Each output value sums the same products in the same order as the AVX-512 kernel does (bias,
+// then input channels or taps in order).
 #include <immintrin.h>
 
 #include <algorithm>

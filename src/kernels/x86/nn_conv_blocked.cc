@@ -26,14 +26,22 @@ namespace {
 
 constexpr DTypeSet kF32{DType::F32};
 
-constexpr BlockedKernels kAvx512{block_channels_avx512,         unblock_channels_avx512,
-                                 blocked_pointwise_avx512,      blocked_scale_channels_avx512,
-                                 blocked_pointwise_scale_weights_avx512, blocked_global_average_pool_avx512,
-                                 blocked_depthwise_avx512,      blocked_plain_avx512};
-constexpr BlockedKernels kAvx2{block_channels_avx2,         unblock_channels_avx2,
-                               blocked_pointwise_avx2,      blocked_scale_channels_avx2,
-                               blocked_pointwise_scale_weights_avx2, blocked_global_average_pool_avx2,
-                               blocked_depthwise_avx2,      blocked_plain_avx2};
+constexpr BlockedKernels kAvx512{.block = block_channels_avx512,
+                                 .unblock = unblock_channels_avx512,
+                                 .pointwise = blocked_pointwise_avx512,
+                                 .scale_channels = blocked_scale_channels_avx512,
+                                 .scale_weights = blocked_pointwise_scale_weights_avx512,
+                                 .global_average_pool = blocked_global_average_pool_avx512,
+                                 .depthwise = blocked_depthwise_avx512,
+                                 .plain = blocked_plain_avx512};
+constexpr BlockedKernels kAvx2{.block = block_channels_avx2,
+                               .unblock = unblock_channels_avx2,
+                               .pointwise = blocked_pointwise_avx2,
+                               .scale_channels = blocked_scale_channels_avx2,
+                               .scale_weights = blocked_pointwise_scale_weights_avx2,
+                               .global_average_pool = blocked_global_average_pool_avx2,
+                               .depthwise = blocked_depthwise_avx2,
+                               .plain = blocked_plain_avx2};
 
 // Runs f(u0, u1) over `parts` contiguous slices of [0, units).
 template <class F>
