@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // x86 ai.ignis QLinearLookup: the elements split over the threads, each part looked up 64 bytes
-// at a time on CPUs with AVX-512 VBMI (quantize_lookup_avx512vbmi.cc), else one byte at a time
-// as the reference does.
+// at a time on CPUs with AVX-512 VBMI (quantize_lookup_avx512vbmi.cc), else 32 at a time with
+// AVX2 (quantize_lookup_avx2.cc; the kernel is registered for AVX2 CPUs only).
 #include <cstdint>
 
 #include "core/cpu_features.h"
@@ -25,7 +25,7 @@ Status qlinear_lookup(KernelContext& ctx) {
       if (vbmi) {
         qlinear_lookup_avx512vbmi(o.x + lo, o.flip, o.table, o.y + lo, hi - lo);
       } else {
-        for (int64_t i = lo; i < hi; ++i) o.y[i] = o.table[o.x[i] ^ o.flip];
+        qlinear_lookup_avx2(o.x + lo, o.flip, o.table, o.y + lo, hi - lo);
       }
     }
   });

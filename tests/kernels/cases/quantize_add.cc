@@ -6,7 +6,7 @@
 // kernels hand to the reference). Scales differ per input and lie below and above C's, so the
 // ratios are not 1. Integer outputs must match the reference exactly: both do the same float32
 // operations in the same order. ai.ignis QLinearLookup: random tables over uint8 and int8
-// inputs of sizes around the 64-byte vector and one the kernel splits over threads.
+// inputs of sizes around the 32- and 64-byte vectors and one the kernel splits over threads.
 #include "core/strings.h"
 #include "kernels/cases/cases.h"
 
@@ -71,7 +71,7 @@ std::vector<KernelCase> qlinear_mul_cases() {
 std::vector<KernelCase> qlinear_lookup_cases() {
   std::vector<KernelCase> cases;
   for (DType ty : {DType::U8, DType::I8}) {
-    for (const Shape& x : {Shape{1}, Shape{63}, Shape{64}, Shape{65}, Shape{3, 129}, Shape{1, 32, 112, 112}, Shape{0, 5}}) {
+    for (const Shape& x : {Shape{1}, Shape{31}, Shape{33}, Shape{63}, Shape{64}, Shape{65}, Shape{3, 129}, Shape{1, 32, 112, 112}, Shape{0, 5}}) {
       KernelCase c;
       c.domain = "ai.ignis";
       c.op_type = "QLinearLookup";
