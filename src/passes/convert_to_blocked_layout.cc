@@ -66,7 +66,22 @@ bool plain_stem(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) 
   return w->dim(2) * w->dim(3) > 1 && (taps <= kMaxTaps || (w->dim(1) <= kImageChannels && taps <= kMaxImageTaps));
 }
 
-// Whether node n is a convolution the blocked kernels run directly on blocked input.
+// A 3x3 convolution the NCHW kernels run with Winograd F(4x4) on AVX2 (nn_conv.cc,
+// conv_winograd.h: unit strides and dilations, one group, 16 to 256 channels, at least 16
+// output tiles of 4x4), which beats the direct blocked kernel there.
+bool nchw_winograd(const GraphFacts& facts, const ir::Node& n, const Tensor& w) {
+  constexpr int64_t kMinChannels = 16, kMaxChannels = 256, kMinTiles = 16;
+  if (w.dim(2) != 3 || w.dim(3) != 3 || n.attrs.get_int("group", 1) != 1) return false;
+  if (!all_equal(n.attrs, "strides", 1) || !all_equal(n.attrs, "dilations", 1)) return false;
+  const int64_t cin = w.dim(1), cout = w.dim(0);
+  if (cin < kMinChannels || cout < kMinChannels || cin > kMaxChannels || cout > kMaxChannels) return false;
+  const ValueFact& y = facts[n.outputs[0]];
+  if (y.rank != 4 || !y.dims[2].is_fixed() || !y.dims[3].is_fixed()) return true;
+  return (y.dims[2].value + 3) / 4 * ((y.dims[3].value + 3) / 4) >= kMinTiles;
+}
+
+// Whether node n is a pointwise or depthwise convolution, which the blocked kernels of every
+// instruction set run directly on blocked input.
 bool blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
   const Tensor* w = conv_weights(g, facts, n);
   if (w == nullptr) return false;
@@ -77,6 +92,21 @@ bool blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
                          all_equal(n.attrs, "pads", 0) && (auto_pad == "NOTSET" || auto_pad == "VALID");
   const bool depthwise = cg == 1 && group == m;
   return pointwise || depthwise;
+}
+
+// Whether node n is a dense or grouped convolution the direct blocked kernel runs (where the
+// context says there is one): no dilation, at most 4608 taps per output
+// (kBlockedDirectMaxTaps), groups of whole 16-channel blocks, and not a 3x3 that Winograd runs
+// faster in NCHW.
+bool direct_blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n, const PassContext& ctx) {
+  const Tensor* w = ctx.blocked_direct ? conv_weights(g, facts, n) : nullptr;
+  if (w == nullptr) return false;
+  const int64_t group = n.attrs.get_int("group", 1);
+  const int64_t m = w->dim(0), cg = w->dim(1), kh = w->dim(2), kw = w->dim(3);
+  if (!all_equal(n.attrs, "dilations", 1) || group < 1 || m % group != 0) return false;
+  constexpr int64_t kMaxTaps = 4608;
+  const bool whole_blocks = group == 1 || (cg % kBlock == 0 && m / group % kBlock == 0);
+  return whole_blocks && cg * kh * kw <= kMaxTaps && !nchw_winograd(facts, n, *w);
 }
 
 // X of a pointwise candidate given as Mul(x, s), s [N, C, 1, 1] broadcast over x [N, C, H, W].
@@ -131,6 +161,9 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     if (p != producer.end() && candidate[p->second]) continue;
     candidate[i] = plain[i] = true;
   }
+  // Then the dense and grouped windows the direct kernel reads blocked.
+  for (int i = 0; i < count; ++i)
+    if (!candidate[i]) candidate[i] = direct_blockable(g, facts, g.nodes[i], ctx);
   // Pointwise candidates whose X is Mul(v, s) with s [N, C, 1, 1] read nowhere else (a
   // squeeze-excitation gate): they take v as X and s as BlockedConv's S, and the Mul goes.
   std::unordered_map<int, ScaledInput> scaled;

@@ -27,6 +27,10 @@ struct PassContext {
   // Whether the kernels that make the blocked channel layout pay (ai.ignis BlockedConv on
   // AVX2 or AVX-512) will run: convert_to_blocked_layout does nothing otherwise.
   bool blocked_layout = false;
+  // Whether those kernels also run dense and grouped windows on blocked input (the AVX2 ones
+  // do; the AVX-512 ones not yet): convert_to_blocked_layout then takes such convolutions into
+  // its runs, except the 3x3 ones the NCHW kernels run with Winograd F(4x4).
+  bool blocked_direct = false;
   // The session's GEMM precision: in bfloat16 the im2col GEMM runs a stem faster than the
   // float32 blocked kernel, so convert_to_blocked_layout leaves lone stems alone.
   Precision precision = Precision::F32;

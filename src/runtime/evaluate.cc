@@ -55,6 +55,7 @@ passes::PassContext make_pass_context(Precision precision) {
   const char* layout = std::getenv("IGNIS_LAYOUT");
   ctx.blocked_layout = blocked != nullptr && blocked->role == kernels::KernelRole::Optimized &&
                        !(layout != nullptr && std::strcmp(layout, "nchw") == 0);
+  ctx.blocked_direct = ctx.blocked_layout && blocked->isa == kernels::Isa::Avx2;
   return ctx;
 }
 

@@ -8,9 +8,12 @@
 namespace ignis::fuse_test {
 namespace {
 
-passes::PassContext forced(bool on = true) {
+// direct: whether the kernels run dense and grouped windows blocked (off unless a test says,
+// so that the rewrites checked do not depend on the machine's instruction set).
+passes::PassContext forced(bool on = true, bool direct = false) {
   passes::PassContext ctx = runtime::make_pass_context();
   ctx.blocked_layout = on;
+  ctx.blocked_direct = on && direct;
   return ctx;
 }
 
@@ -263,8 +266,8 @@ TEST(ConvertToBlockedLayout, LeavesLoneAndUnpayingConvolutions) {
   r = passes::convert_to_blocked_layout(g, forced());
   ASSERT_TRUE(r);
   EXPECT_EQ(*r, 0);
-  // 3x3 dense and strided 1x1 convolutions are not blockable; nor is anything when the
-  // context says the blocked kernels are not fast here.
+  // 3x3 dense and strided 1x1 convolutions are not blockable without the direct kernel; nor
+  // is anything when the context says the blocked kernels are not fast here.
   GraphBuilder dense(17);
   dense.input("x", {1, 16, 9, 9})
       .weight("w1", {64, 16, 3, 3}, 1)
@@ -280,6 +283,68 @@ TEST(ConvertToBlockedLayout, LeavesLoneAndUnpayingConvolutions) {
   r = passes::convert_to_blocked_layout(g, forced(false));
   ASSERT_TRUE(r);
   EXPECT_EQ(*r, 0);
+}
+
+// x [1, 16, 28, 28] -> 1x1 (Relu) -> 3x3 stride 2 in `groups` groups (Relu) -> 1x1 -> 1x1:
+// regnet's block shape, long enough for its run to pay for the two reorders.
+GraphBuilder grouped_block(int64_t groups) {
+  GraphBuilder b(17);
+  b.input("x", {1, 16, 28, 28})
+      .weight("w1", {64, 16, 1, 1}, 1)
+      .weight("b1", {64}, 2)
+      .weight("w2", {64, 64 / groups, 3, 3}, 3)
+      .weight("b2", {64}, 4)
+      .weight("w3", {64, 64, 1, 1}, 5)
+      .weight("w4", {16, 64, 1, 1}, 6)
+      .node("Conv", {"x", "w1", "b1"}, {"c1"})
+      .node("Relu", {"c1"}, {"a1"})
+      .node("Conv", {"a1", "w2", "b2"}, {"c2"},
+            {{"group", int_attr(groups)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}})
+      .node("Relu", {"c2"}, {"a2"})
+      .node("Conv", {"a2", "w3"}, {"c3"})
+      .node("Conv", {"c3", "w4"}, {"y"})
+      .output("y");
+  return b;
+}
+
+TEST(ConvertToBlockedLayout, TakesDenseAndGroupedWindowsWhereTheDirectKernelRuns) {
+  for (int64_t groups : {1, 4}) {
+    GraphBuilder b = grouped_block(groups);
+    ir::Graph g = b.graph();
+    ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, true)));
+    ASSERT_TRUE(ir::verify(g));
+    EXPECT_EQ(count_op(g, "BlockedConv"), 4) << groups << " groups";
+    EXPECT_EQ(count_op(g, "FusedConv") + count_op(g, "Conv"), 0);
+    EXPECT_EQ(count_op(g, "BlockChannels"), 1);
+    EXPECT_EQ(count_op(g, "UnblockChannels"), 1);
+    const NamedTensors feeds = random_inputs(b.graph(), {{1, 16, 28, 28}}, 5);
+    EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-5) << groups << " groups";
+    // Without the direct kernel the window stays NCHW and cuts the run: the first 1x1 alone
+    // (not converted), the last two (converted: their outputs are small next to the input).
+    g = b.graph();
+    ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, false)));
+    EXPECT_LT(count_op(g, "BlockedConv"), 4) << groups << " groups";
+    EXPECT_EQ(count_op(g, "Conv") + count_op(g, "FusedConv") + count_op(g, "BlockedConv"), 4) << groups << " groups";
+  }
+  // Groups of 8 channels (half a block) are not taken.
+  GraphBuilder half = grouped_block(8);
+  ir::Graph g = half.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, true)));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 0);
+  // A 3x3 Winograd runs in NCHW (32 -> 32 channels, 28x28) stays out of the run.
+  GraphBuilder wino(17);
+  wino.input("x", {1, 32, 28, 28})
+      .weight("w1", {32, 32, 1, 1}, 1)
+      .weight("w2", {32, 32, 3, 3}, 2)
+      .weight("w3", {32, 32, 1, 1}, 3)
+      .node("Conv", {"x", "w1"}, {"a"})
+      .node("Conv", {"a", "w2"}, {"b"}, {{"pads", ints({1, 1, 1, 1})}})
+      .node("Conv", {"b", "w3"}, {"y"})
+      .output("y");
+  g = wino.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, true)));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 0);
+  EXPECT_EQ(count_op(g, "Conv") + count_op(g, "FusedConv"), 3);
 }
 
 }  // namespace

@@ -57,6 +57,7 @@ struct BlockedConvArgs {
   const float* residual = nullptr;
   float* y = nullptr;
   int64_t c = 0, m = 0;
+  int64_t group = 1;  // blocked_direct_avx2 only
   const GemmEpilogue* act = nullptr;
 };
 void blocked_pointwise_avx512(const BlockedConvArgs& a, int64_t positions, int64_t p0, int64_t p1, int64_t j0,
@@ -133,6 +134,36 @@ inline bool blocked_plain_supported(const ConvGeometry2d& g) { return g.dh == 1 
 void blocked_plain_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
 void blocked_plain_avx2(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
 
+// ---- blocked input, any window (dense and grouped convolutions) -------------------------
+
+// At most this many taps per output channel (c / group * kh * kw): a 3x3 window over 512
+// channels. The layout pass keeps to the same bound.
+inline constexpr int64_t kBlockedDirectMaxTaps = 4608;
+
+// Whether blocked_direct_avx2 takes this convolution: no dilation, at most
+// kBlockedDirectMaxTaps taps, and one group or groups of whole blocks (c / group and m / group
+// multiples of 16, so an output block reads its own group's input blocks only).
+inline bool blocked_direct_supported(const ConvGeometry2d& g, int64_t c, int64_t m, int64_t group) {
+  if (g.dh != 1 || g.dw != 1 || group < 1 || c % group != 0 || m % group != 0) return false;
+  if (c / group * g.kh * g.kw > kBlockedDirectMaxTaps) return false;
+  return group == 1 || (c / group % kChannelBlock == 0 && m / group % kChannelBlock == 0);
+}
+
+// The input a dense or grouped window reads, zero-padded: per image and input block a plane
+// of padded_rows x padded_cols positions, (oh - 1) * sh + kh by (ow - 1) * sw + kw, holding
+// input position (iy, ix) at (iy + ph, ix + pw), so that every output position's window lies
+// inside it. blocked_pad_planes writes units [u0, u1) (unit = image * channel_blocks(c) +
+// block) of x [n][channel_blocks(c)][ih * iw][16]. Plain C++ (conv_blocked_pack.cc).
+inline int64_t blocked_padded_rows(const ConvGeometry2d& g) { return (g.oh - 1) * g.sh + g.kh; }
+inline int64_t blocked_padded_cols(const ConvGeometry2d& g) { return (g.ow - 1) * g.sw + g.kw; }
+void blocked_pad_planes(const ConvGeometry2d& g, const float* x, float* padded, int64_t u0, int64_t u1);
+
+// Output rows [r0, r1) (row = image * oh + output row) of a convolution reading a.x padded by
+// blocked_pad_planes and writing blocked y (and residual) [n][channel_blocks(m)][oh * ow][16],
+// W [m, c / group, kh, kw] packed as blocked_plain_pack packs it (with c / group channels);
+// a.group groups. AVX2 and FMA; no AVX-512 twin yet (BlockedKernels::direct is null there).
+void blocked_direct_avx2(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
+
 // One instruction set's blocked kernels, as the x86 kernel objects call them.
 struct BlockedKernels {
   void (*block)(const float*, int64_t, int64_t, float*, int64_t, int64_t);
@@ -143,6 +174,8 @@ struct BlockedKernels {
   void (*global_average_pool)(const float*, int64_t, int64_t, float*, int64_t, int64_t);
   void (*depthwise)(const ConvGeometry2d&, const BlockedConvArgs&, int64_t, int64_t);
   void (*plain)(const ConvGeometry2d&, const BlockedConvArgs&, int64_t, int64_t);
+  // Null where the instruction set has none.
+  void (*direct)(const ConvGeometry2d&, const BlockedConvArgs&, int64_t, int64_t);
 };
 
 }  // namespace ignis::kernels::x86

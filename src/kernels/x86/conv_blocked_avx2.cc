@@ -510,101 +510,186 @@ void blocked_depthwise_avx2(const ConvGeometry2d& g, const BlockedConvArgs& a, i
   with_activation(a.act->act, [&]<Activation A>() { dw_select<A>(g, a, r0, r1); });
 }
 
-// ---- plain input (stems) -----------------------------------------------------------------
+// ---- windows: plain input (stems) and blocked input (dense and grouped) -------------------
 //
 // As in the AVX-512 file, with the pointwise tile's AVX2 shape: 6 output positions x one block
-// of 16 channels, the c * kh * kw taps as its depth.
+// of 16 channels, the taps (input channel, ky, kx) as its depth: per tap one broadcast of each
+// position's input against the tap's 16 weights. A stem reads plain NCHW input (a tap is one
+// float of a channel plane; positions kw apart are sw floats apart); a dense or grouped
+// convolution reads blocked input (a tap is one lane of an input block's position; positions
+// are sw * 16 floats apart). Both take W packed as the stem is (conv_blocked_pack.cc): per pair
+// of output blocks, a row of 32 weights per tap. Stems list only a row's taps whose input row
+// exists, and columns whose window leaves the input row go one position at a time; the others
+// read a zero-padded copy of their input (blocked_pad_planes), so that every position, small
+// planes' included, runs in tiles (of 1 to 6 positions at a row's end).
 
 namespace {
 
-struct PlainRow {
+// The taps of one output row: input offset (from `x`, at the row's first window column) and
+// packed-weight row, for the input rows that exist.
+struct WindowRow {
   const ConvGeometry2d* g = nullptr;
   const BlockedConvArgs* a = nullptr;
-  int64_t image = 0, oy = 0, iy0 = 0, ky0 = 0, ky1 = 0;
-  // The taps whose input row exists: input offset (from the image's first channel, at the
-  // row's first window column) and packed-weight row.
+  const float* x = nullptr;  // the image's (and group's) input
+  int64_t col = 1;           // floats between the inputs of adjacent output columns
+  int64_t w_pair = 0;        // floats of packed W per pair of output blocks
+  int64_t image = 0, oy = 0;
   int64_t taps = 0;
-  int64_t x_off[kBlockedPlainMaxTaps], w_row[kBlockedPlainMaxTaps];
+  const int64_t* x_off = nullptr;
+  const int64_t* w_row = nullptr;
 };
 
 template <int P, Activation A>
-inline void plain_store(const PlainRow& r, int64_t ox, int64_t block, const Block16 (&acc)[P],
-                        const ActivationParams256& k) {
+inline void window_store(const WindowRow& r, int64_t ox, int64_t block, const Block16 (&acc)[P],
+                         const ActivationParams256& k) {
   const ConvGeometry2d& g = *r.g;
   const BlockedConvArgs& a = *r.a;
   const int64_t off = (r.image * channel_blocks(a.m) + block) * g.oh * g.ow * kB + (r.oy * g.ow + ox) * kB;
   store_run<A>(acc, a.residual ? a.residual + off : nullptr, a.y + off, real_lanes(block, a.m), k);
 }
 
-// kTileP positions from ox, every tap inside the input row; S = the column stride.
-template <int S, Activation A>
-void plain_tile(const PlainRow& r, int64_t ox, int64_t block, const ActivationParams256& k) {
-  const BlockedConvArgs& a = *r.a;
-  const int64_t j = block / 2, b = block % 2;
-  const float* w = a.w + j * a.c * r.g->kh * r.g->kw * kPairFloats + b * kB;
-  const float* x = a.x + ox * S;
-  Block16 acc[kTileP];
-  const Block16 bias = bias_of(a.bias, block * kB);
-  for (int p = 0; p < kTileP; ++p) acc[p] = bias;
+// P output positions from ox whose taps all lie inside the input (a stem's row, or a padded
+// input); S = the column stride in floats (0: r.col).
+template <int P, int S, Activation A>
+void window_tile(const WindowRow& r, int64_t ox, int64_t block, const ActivationParams256& k) {
+  const int64_t s = S != 0 ? S : r.col;
+  const float* w = r.a->w + block / 2 * r.w_pair + block % 2 * kB;
+  const float* x = r.x + ox * s;
+  Block16 acc[P];
+  const Block16 bias = bias_of(r.a->bias, block * kB);
+  for (int p = 0; p < P; ++p) acc[p] = bias;
   for (int64_t t = 0; t < r.taps; ++t) {
     const float* xt = x + r.x_off[t];
     const Block16 wv = load16(w + r.w_row[t] * kPairFloats);
-    for (int p = 0; p < kTileP; ++p) acc[p] = fmadd16(_mm256_broadcast_ss(xt + p * S), wv, acc[p]);
+    for (int p = 0; p < P; ++p) acc[p] = fmadd16(_mm256_broadcast_ss(xt + p * s), wv, acc[p]);
   }
-  plain_store<kTileP, A>(r, ox, block, acc, k);
+  window_store<P, A>(r, ox, block, acc, k);
 }
 
 // One position whose window may leave the input row.
 template <Activation A>
-void plain_edge(const PlainRow& r, int64_t ox, int64_t block, const ActivationParams256& k) {
+void window_edge(const WindowRow& r, int64_t ox, int64_t block, const ActivationParams256& k) {
   const ConvGeometry2d& g = *r.g;
-  const BlockedConvArgs& a = *r.a;
-  const int64_t j = block / 2, b = block % 2;
-  const float* w = a.w + j * a.c * g.kh * g.kw * kPairFloats + b * kB;
-  Block16 acc[1] = {bias_of(a.bias, block * kB)};
+  const float* w = r.a->w + block / 2 * r.w_pair + block % 2 * kB;
+  Block16 acc[1] = {bias_of(r.a->bias, block * kB)};
   const int64_t ix0 = ox * g.sw - g.pw;
   for (int64_t t = 0; t < r.taps; ++t) {
     const int64_t kx = r.w_row[t] % g.kw;
     if (ix0 + kx < 0 || ix0 + kx >= g.iw) continue;
-    acc[0] = fmadd16(_mm256_broadcast_ss(a.x + r.x_off[t] + ox * g.sw), load16(w + r.w_row[t] * kPairFloats), acc[0]);
+    acc[0] = fmadd16(_mm256_broadcast_ss(r.x + r.x_off[t] + ox * r.col), load16(w + r.w_row[t] * kPairFloats), acc[0]);
   }
-  plain_store<1, A>(r, ox, block, acc, k);
+  window_store<1, A>(r, ox, block, acc, k);
+}
+
+// Output blocks [b0, b1) of one row: edges, tiles of kTileP, edges. S1 and S2 are the column
+// strides in floats of strides 1 and 2.
+template <int S1, int S2, Activation A>
+void window_blocks(const WindowRow& r, int64_t b0, int64_t b1, const ActivationParams256& k) {
+  const ConvGeometry2d& g = *r.g;
+  // Output columns whose window lies inside the input row: [lo, hi).
+  const int64_t lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
+  const int64_t hi = std::max(lo, std::min(g.ow, g.iw - g.kw + g.pw >= 0 ? (g.iw - g.kw + g.pw) / g.sw + 1 : 0));
+  for (int64_t block = b0; block < b1; ++block) {
+    int64_t ox = 0;
+    for (; ox < lo; ++ox) window_edge<A>(r, ox, block, k);
+    for (; ox + kTileP <= hi; ox += kTileP) {
+      if (g.sw == 1)
+        window_tile<kTileP, S1, A>(r, ox, block, k);
+      else if (g.sw == 2)
+        window_tile<kTileP, S2, A>(r, ox, block, k);
+      else
+        for (int64_t q = ox; q < ox + kTileP; ++q) window_edge<A>(r, q, block, k);
+    }
+    for (; ox < g.ow; ++ox) window_edge<A>(r, ox, block, k);
+  }
+}
+
+// The input rows of output row oy that exist: [ky0, ky1).
+inline void row_taps(const ConvGeometry2d& g, int64_t oy, int64_t& iy0, int64_t& ky0, int64_t& ky1) {
+  iy0 = oy * g.sh - g.ph;
+  ky0 = std::max<int64_t>(0, -iy0);
+  ky1 = std::min(g.kh, g.ih - iy0);
 }
 
 template <Activation A>
 void plain_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
   const ActivationParams256 k(*a.act);
-  const int64_t blocks = channel_blocks(a.m);
-  // Output columns whose window lies inside the input row: [lo, hi).
-  const int64_t lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
-  const int64_t hi = std::max(lo, std::min(g.ow, g.iw - g.kw + g.pw >= 0 ? (g.iw - g.kw + g.pw) / g.sw + 1 : 0));
+  int64_t x_off[kBlockedPlainMaxTaps], w_row[kBlockedPlainMaxTaps];
   for (int64_t row = r0; row < r1; ++row) {
-    PlainRow r;
+    WindowRow r;
     r.g = &g;
     r.a = &a;
+    r.x = a.x;
+    r.col = g.sw;
+    r.w_pair = a.c * g.kh * g.kw * kPairFloats;
     r.image = row / g.oh;
     r.oy = row % g.oh;
-    r.iy0 = r.oy * g.sh - g.ph;
-    r.ky0 = std::max<int64_t>(0, -r.iy0);
-    r.ky1 = std::min(g.kh, g.ih - r.iy0);
+    int64_t iy0 = 0, ky0 = 0, ky1 = 0;
+    row_taps(g, r.oy, iy0, ky0, ky1);
     for (int64_t c = 0; c < a.c; ++c)
-      for (int64_t ky = r.ky0; ky < r.ky1; ++ky)
+      for (int64_t ky = ky0; ky < ky1; ++ky)
         for (int64_t kx = 0; kx < g.kw; ++kx) {
-          r.x_off[r.taps] = ((r.image * a.c + c) * g.ih + r.iy0 + ky) * g.iw - g.pw + kx;
-          r.w_row[r.taps++] = (c * g.kh + ky) * g.kw + kx;
+          x_off[r.taps] = ((r.image * a.c + c) * g.ih + iy0 + ky) * g.iw - g.pw + kx;
+          w_row[r.taps++] = (c * g.kh + ky) * g.kw + kx;
         }
-    for (int64_t block = 0; block < blocks; ++block) {
-      int64_t ox = 0;
-      for (; ox < lo; ++ox) plain_edge<A>(r, ox, block, k);
-      for (; ox + kTileP <= hi; ox += kTileP) {
-        if (g.sw == 1)
-          plain_tile<1, A>(r, ox, block, k);
-        else if (g.sw == 2)
-          plain_tile<2, A>(r, ox, block, k);
-        else
-          for (int64_t q = ox; q < ox + kTileP; ++q) plain_edge<A>(r, q, block, k);
+    r.x_off = x_off;
+    r.w_row = w_row;
+    window_blocks<1, 2, A>(r, 0, channel_blocks(a.m), k);
+  }
+}
+
+template <int S, Activation A>
+void direct_blocks(const WindowRow& r, int64_t b0, int64_t b1, const ActivationParams256& k) {
+  const int64_t ow = r.g->ow;
+  for (int64_t block = b0; block < b1; ++block) {
+    int64_t ox = 0;
+    for (; ox + kTileP <= ow; ox += kTileP) window_tile<kTileP, S, A>(r, ox, block, k);
+    switch (ow - ox) {
+      case 5: window_tile<5, S, A>(r, ox, block, k); break;
+      case 4: window_tile<4, S, A>(r, ox, block, k); break;
+      case 3: window_tile<3, S, A>(r, ox, block, k); break;
+      case 2: window_tile<2, S, A>(r, ox, block, k); break;
+      case 1: window_tile<1, S, A>(r, ox, block, k); break;
+      default: break;
+    }
+  }
+}
+
+template <Activation A>
+void direct_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
+  const ActivationParams256 k(*a.act);
+  const int64_t cg = a.c / a.group, group_blocks = a.group == 1 ? channel_blocks(a.m) : a.m / a.group / kB;
+  const int64_t cols = blocked_padded_cols(g), plane = blocked_padded_rows(g) * cols * kB;
+  const int64_t cb = channel_blocks(a.c);
+  // Every tap, in the packing's order (channel, ky, kx): a lane of the group's padded input.
+  int64_t x_off[kBlockedDirectMaxTaps], w_row[kBlockedDirectMaxTaps];
+  WindowRow r;
+  r.g = &g;
+  r.a = &a;
+  r.col = g.sw * kB;
+  r.w_pair = cg * g.kh * g.kw * kPairFloats;
+  for (int64_t c = 0; c < cg; ++c)
+    for (int64_t ky = 0; ky < g.kh; ++ky)
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        x_off[r.taps] = c / kB * plane + (ky * cols + kx) * kB + c % kB;
+        w_row[r.taps++] = (c * g.kh + ky) * g.kw + kx;
       }
-      for (; ox < g.ow; ++ox) plain_edge<A>(r, ox, block, k);
+  r.x_off = x_off;
+  r.w_row = w_row;
+  for (int64_t row = r0; row < r1; ++row) {
+    r.image = row / g.oh;
+    r.oy = row % g.oh;
+    // Groups of whole blocks (cg and m / group multiples of 16): each output block reads its
+    // own group's input blocks.
+    for (int64_t grp = 0; grp < a.group; ++grp) {
+      r.x = a.x + (r.image * cb + grp * (cg / kB)) * plane + r.oy * g.sh * cols * kB;
+      const int64_t b0 = grp * group_blocks, b1 = b0 + group_blocks;
+      if (g.sw == 1)
+        direct_blocks<kB, A>(r, b0, b1, k);
+      else if (g.sw == 2)
+        direct_blocks<2 * kB, A>(r, b0, b1, k);
+      else
+        direct_blocks<0, A>(r, b0, b1, k);
     }
   }
 }
@@ -613,6 +698,10 @@ void plain_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, i
 
 void blocked_plain_avx2(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
   with_activation(a.act->act, [&]<Activation A>() { plain_rows<A>(g, a, r0, r1); });
+}
+
+void blocked_direct_avx2(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
+  with_activation(a.act->act, [&]<Activation A>() { direct_rows<A>(g, a, r0, r1); });
 }
 
 }  // namespace ignis::kernels::x86

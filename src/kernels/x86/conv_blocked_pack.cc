@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Weight packing of the blocked-layout kernels (conv_blocked.h), shared by the AVX2 and AVX-512
-// kernels and built without instruction-set flags: it runs at kernel creation on any x86 CPU.
+// kernels, and the zero padding of the direct kernel's input: built without instruction-set
+// flags, they run on any x86 CPU.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/x86/conv_blocked.h"
 
@@ -54,6 +57,27 @@ void blocked_plain_pack(const float* w, int64_t m, int64_t c, int64_t kh, int64_
         const int64_t oc = j * kPairFloats + o;
         *packed++ = oc < m ? w[oc * taps + t] : 0.0f;
       }
+}
+
+void blocked_pad_planes(const ConvGeometry2d& g, const float* x, float* padded, int64_t u0, int64_t u1) {
+  const int64_t rows = blocked_padded_rows(g), cols = blocked_padded_cols(g);
+  // Input columns [ix0, ix1) land inside the padded row (the right padding may cut some off).
+  const int64_t ix1 = std::min(g.iw, cols - g.pw);
+  for (int64_t u = u0; u < u1; ++u) {
+    const float* src = x + u * g.ih * g.iw * kB;
+    float* dst = padded + u * rows * cols * kB;
+    for (int64_t r = 0; r < rows; ++r) {
+      float* out = dst + r * cols * kB;
+      const int64_t iy = r - g.ph;
+      if (iy < 0 || iy >= g.ih || ix1 <= 0) {
+        std::fill_n(out, cols * kB, 0.0f);
+        continue;
+      }
+      std::fill_n(out, g.pw * kB, 0.0f);
+      std::memcpy(out + g.pw * kB, src + iy * g.iw * kB, static_cast<size_t>(ix1 * kB) * sizeof(float));
+      std::fill_n(out + (g.pw + ix1) * kB, (cols - g.pw - ix1) * kB, 0.0f);
+    }
+  }
 }
 
 }  // namespace ignis::kernels::x86

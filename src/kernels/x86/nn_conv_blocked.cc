@@ -33,7 +33,8 @@ constexpr BlockedKernels kAvx512{.block = block_channels_avx512,
                                  .scale_weights = blocked_pointwise_scale_weights_avx512,
                                  .global_average_pool = blocked_global_average_pool_avx512,
                                  .depthwise = blocked_depthwise_avx512,
-                                 .plain = blocked_plain_avx512};
+                                 .plain = blocked_plain_avx512,
+                                 .direct = nullptr};
 constexpr BlockedKernels kAvx2{.block = block_channels_avx2,
                                .unblock = unblock_channels_avx2,
                                .pointwise = blocked_pointwise_avx2,
@@ -41,7 +42,8 @@ constexpr BlockedKernels kAvx2{.block = block_channels_avx2,
                                .scale_weights = blocked_pointwise_scale_weights_avx2,
                                .global_average_pool = blocked_global_average_pool_avx2,
                                .depthwise = blocked_depthwise_avx2,
-                               .plain = blocked_plain_avx2};
+                               .plain = blocked_plain_avx2,
+                               .direct = blocked_direct_avx2};
 
 // Runs f(u0, u1) over `parts` contiguous slices of [0, units).
 template <class F>
@@ -142,6 +144,10 @@ class BlockedConvKernel final : public Kernel {
       k->kind_ = Kind::Depthwise;
       k->packed_ = aligned_floats(blocked_depthwise_packed_floats(m, kh, kw), k->packed_buf_);
       blocked_depthwise_pack(wd, m, kh, kw, k->packed_);
+    } else if (isa.direct != nullptr && blocked_direct_supported(as_2d(*sample_geometry), cg * group, m, group)) {
+      k->kind_ = Kind::Direct;
+      k->packed_ = aligned_floats(blocked_plain_packed_floats(m, cg, kh, kw), k->packed_buf_);
+      blocked_plain_pack(wd, m, cg, kh, kw, k->packed_);
     } else {
       return std::unique_ptr<Kernel>(std::move(k));
     }
@@ -182,10 +188,11 @@ class BlockedConvKernel final : public Kernel {
     a.y = y.data_as<float>();
     a.c = w.dim(1) * ctx.attrs().get_int("group", 1);
     a.m = w.dim(0);
+    a.group = ctx.attrs().get_int("group", 1);
     a.act = &activation_;
     const int64_t n = x.dim(0);
     if (!ctx.has_input(4)) {
-      run_images(ctx, g, a, n);
+      run_images(ctx, g, a, n, nullptr);
       return Status::ok();
     }
     // X * S, one image at a time: S scales the image's input blocks, or, where that is less
@@ -196,7 +203,11 @@ class BlockedConvKernel final : public Kernel {
     const int64_t x_floats = cb * kChannelBlock * in_positions;
     const int64_t w_floats = static_cast<int64_t>(blocked_pointwise_packed_floats(a.m, a.c));
     const bool scale_w = kind_ == Kind::Pointwise && w_floats < x_floats;
-    float* scaled = static_cast<float*>(ctx.scratch(static_cast<size_t>(scale_w ? w_floats : x_floats) * sizeof(float)));
+    // One scratch buffer (a second request would reuse it): the scaled operand, then the
+    // direct path's padded input of one image.
+    const int64_t scaled_floats = ((scale_w ? w_floats : x_floats) + 15) / 16 * 16;
+    float* scaled = static_cast<float*>(
+        ctx.scratch(static_cast<size_t>(scaled_floats + padded_floats(g, a.c, 1)) * sizeof(float)));
     for (int64_t i = 0; i < n; ++i) {
       BlockedConvArgs b = a;
       b.x += i * x_floats;
@@ -214,13 +225,13 @@ class BlockedConvKernel final : public Kernel {
         });
         b.x = scaled;
       }
-      run_images(ctx, g, b, 1);
+      run_images(ctx, g, b, 1, scaled + scaled_floats);
     }
     return Status::ok();
   }
 
  private:
-  enum class Kind { None, Pointwise, Depthwise, Plain };
+  enum class Kind { None, Pointwise, Depthwise, Plain, Direct };
 
   // Whether a pointwise BlockedConv over c input channels runs in bfloat16: in bfloat16
   // sessions on CPUs with AVX512_BF16, as the NCHW convolutions do (nn_conv.cc, conv_backend:
@@ -233,7 +244,14 @@ class BlockedConvKernel final : public Kernel {
            channel_blocks(c) <= kBlockedPointwiseBf16MaxBlocks;
   }
 
-  void run_images(KernelContext& ctx, const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t n) const {
+  // Floats of the direct path's padded input of n images (0 on the other paths).
+  int64_t padded_floats(const ConvGeometry2d& g, int64_t c, int64_t n) const {
+    if (kind_ != Kind::Direct) return 0;
+    return n * channel_blocks(c) * blocked_padded_rows(g) * blocked_padded_cols(g) * kChannelBlock;
+  }
+  // pad_buf: room for padded_floats(g, a.c, n), or null to take it from ctx's scratch.
+  void run_images(KernelContext& ctx, const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t n,
+                  float* pad_buf) const {
     if (kind_ == Kind::Pointwise) {
       run_pointwise(ctx, a, n, g.ih * g.iw, bf16_ ? blocked_pointwise_avx512bf16 : isa_->pointwise);
       return;
@@ -242,6 +260,22 @@ class BlockedConvKernel final : public Kernel {
       const int64_t rows = n * g.oh;
       const int parts = parallel_parts(ctx.pool(), rows * g.ow * a.m * a.c * g.kh * g.kw, rows);
       split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { isa_->plain(g, a, r0, r1); });
+      return;
+    }
+    if (kind_ == Kind::Direct) {
+      // The input zero-padded first (a copy of each input block's plane), then the rows.
+      const int64_t units = n * channel_blocks(a.c);
+      const int64_t plane = blocked_padded_rows(g) * blocked_padded_cols(g) * kChannelBlock;
+      float* padded = pad_buf != nullptr ? pad_buf
+                                         : static_cast<float*>(ctx.scratch(
+                                               static_cast<size_t>(padded_floats(g, a.c, n)) * sizeof(float)));
+      split(ctx.pool(), parallel_parts(ctx.pool(), units * plane, units), units,
+            [&](int64_t u0, int64_t u1) { blocked_pad_planes(g, a.x, padded, u0, u1); });
+      BlockedConvArgs b = a;
+      b.x = padded;
+      const int64_t rows = n * g.oh;
+      const int parts = parallel_parts(ctx.pool(), rows * g.ow * a.m * a.c / a.group * g.kh * g.kw, rows);
+      split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { isa_->direct(g, b, r0, r1); });
       return;
     }
     const int64_t rows = n * channel_blocks(a.m) * g.oh;

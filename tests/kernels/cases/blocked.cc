@@ -4,7 +4,8 @@
 // 320, whole blocks and partial ones) at 1, 7x7, 14x14, 13x17 and 56x56 positions, batch 2;
 // depthwise 3x3 and 5x5 at strides 1 and 2 on 7x7 to 28x28 planes (and 112x112 with 32
 // channels) with 16, 24, 40 and 144 channels; bias absent and present, the residual Z and the
-// activations of those networks; a few general convolutions (stem, grouped, strided 1x1).
+// activations of those networks; general convolutions on blocked input (dense and grouped
+// windows, strided 1x1).
 // The random inputs fill the padded lanes of X and Z too: kernels must ignore them. Work per
 // case stays under ~5 M multiply-adds so the reference runs the whole file in seconds.
 #include <array>
@@ -144,6 +145,26 @@ std::vector<KernelCase> blocked_conv_cases() {
   cases.push_back(blocked_conv({.n = 2, .c = 40, .h = 14, .w = 14, .m = 24, .stride = 2, .bias = false}));
   cases.push_back(blocked_conv({.c = 24, .h = 9, .w = 11, .m = 20, .kernel = 3, .pad = 1, .residual = true,
                                 .act = acts[3]}));
+  // Dense and grouped convolutions on blocked input (the AVX2 direct kernel): 3x3 at strides 1
+  // and 2 on odd planes, "same" and no padding, 5x5, a 1x1 with padding, planes narrower than
+  // a tile, groups of one and two blocks (regnet's width 16 and 32) and of half a block (handed
+  // back), the 4608-tap bound, batch 2.
+  const ConvSpec direct[] = {
+      {.n = 2, .c = 48, .h = 13, .w = 17, .m = 64, .kernel = 3, .pad = 1},
+      {.c = 40, .h = 15, .w = 15, .m = 40, .kernel = 3, .stride = 2, .pad = 1, .residual = false},
+      {.c = 64, .h = 15, .w = 15, .m = 64, .kernel = 3, .stride = 2, .pad = 1, .group = 4},
+      {.n = 2, .c = 64, .h = 14, .w = 14, .m = 64, .kernel = 3, .pad = 1, .group = 2, .residual = true},
+      {.c = 32, .h = 9, .w = 23, .m = 48, .kernel = 3, .group = 2},
+      {.c = 24, .h = 12, .w = 12, .m = 24, .kernel = 3, .pad = 1, .group = 3},
+      {.c = 16, .h = 14, .w = 14, .m = 32, .kernel = 5, .pad = 2},
+      {.c = 20, .h = 8, .w = 9, .m = 36, .kernel = 1, .stride = 2, .pad = 1, .bias = false},
+      {.c = 33, .h = 3, .w = 4, .m = 17, .kernel = 3, .pad = 1, .residual = true},
+      {.c = 512, .h = 4, .w = 5, .m = 32, .kernel = 3, .pad = 1},
+  };
+  for (ConvSpec d : direct) {
+    d.act = acts[i++ % acts.size()];
+    cases.push_back(blocked_conv(d));
+  }
   // Dilated depthwise (dilation 2 to 4, as DeepLabV3's backbone tail): 3x3 and 5x5, strides
   // 1 and 2, odd planes (small ones take the padded copy, large ones the per-position path),
   // "same" pads and pads reaching past the plane (taps that never read the input), partial
