@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "core/aligned_alloc.h"
+#include "core/dtype_dispatch.h"
 #include "core/memory_info.h"
 #include "core/strings.h"
 #include "runtime/memory_plan.h"
@@ -250,6 +252,86 @@ bool concat_of_whole_inputs(const Model& m, int node, const std::vector<ir::Valu
   return true;
 }
 
+// The ints of input `k` of a node (Slice's starts, axes, steps) where it is known at plan time
+// (`known`: initializers and values folded for these shapes), or nullopt when it is absent,
+// not known or not an integer tensor.
+std::optional<std::vector<int64_t>> constant_ints(const std::vector<const Tensor*>& known, const NodeInfo& info,
+                                                  size_t k) {
+  if (k >= info.inputs.size() || info.inputs[k] < 0) return std::nullopt;
+  const Tensor* t = known[static_cast<size_t>(info.inputs[k])];
+  if (t == nullptr || (t->dtype() != DType::I64 && t->dtype() != DType::I32)) return std::nullopt;
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < t->numel(); ++i) out.push_back(load_as_int64(t->dtype(), t->data(), i));
+  return out;
+}
+
+// Where output `v` of a Slice or Split step lies in its data input's bytes when it is one
+// contiguous run of them: every dimension before the first one the op cuts is 1, that one is
+// cut with step 1 and the later ones are whole. Returns the byte offset, or -1.
+int64_t contiguous_part_offset(const Model& m, int node, int v, const std::vector<ir::ValueType>& types,
+                               const std::vector<const Tensor*>& known) {
+  const NodeInfo& info = m.nodes[static_cast<size_t>(node)];
+  const ir::Node& n = *info.node;
+  if (!n.domain.empty() || (n.op_type != "Slice" && n.op_type != "Split") || info.inputs.empty() || info.inputs[0] < 0)
+    return -1;
+  const ir::ValueType& in = types[static_cast<size_t>(info.inputs[0])];
+  const ir::ValueType& out = types[static_cast<size_t>(v)];
+  const int rank = in.shape.rank();
+  if (!dtype_is_plain(in.dtype) || rank == 0 || out.shape.rank() != rank) return -1;
+  const int64_t esize = static_cast<int64_t>(dtype_size(in.dtype));
+  // The axis cut and the start along it.
+  int64_t axis = -1, start = 0;
+  if (n.op_type == "Split") {
+    axis = n.attrs.get_int("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return -1;
+    for (int o : info.outputs) {
+      if (o == v) break;
+      if (o < 0) return -1;
+      start += types[static_cast<size_t>(o)].shape[static_cast<int>(axis)];
+    }
+  } else {
+    if (info.opset < 10) return -1;
+    const auto starts = constant_ints(known, info, 1);
+    if (!starts) return -1;
+    std::vector<int64_t> axes, steps;
+    if (info.inputs.size() > 3 && info.inputs[3] >= 0) {
+      const auto a = constant_ints(known, info, 3);
+      if (!a) return -1;
+      axes = *a;
+    } else {
+      for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    }
+    if (info.inputs.size() > 4 && info.inputs[4] >= 0) {
+      const auto st = constant_ints(known, info, 4);
+      if (!st) return -1;
+      steps = *st;
+    }
+    if (axes.size() != starts->size() || (!steps.empty() && steps.size() != axes.size())) return -1;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+      if (a < 0 || a >= rank) return -1;
+      const int64_t dim = in.shape[static_cast<int>(a)];
+      if (out.shape[static_cast<int>(a)] == dim) continue;  // whole (step 1 from 0, checked below)
+      if (axis >= 0 || (!steps.empty() && steps[i] != 1)) return -1;
+      axis = a;
+      start = (*starts)[i] < 0 ? (*starts)[i] + dim : (*starts)[i];
+      start = std::clamp<int64_t>(start, 0, dim);
+    }
+    // An axis kept whole must not be reversed or strided: its step is 1 (or it has one element).
+    for (size_t i = 0; i < axes.size() && !steps.empty(); ++i) {
+      const int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+      if (steps[i] != 1 && in.shape[static_cast<int>(a)] > 1) return -1;
+    }
+    if (axis < 0) return 0;  // the whole input
+  }
+  for (int d = 0; d < rank; ++d) {
+    if (d < axis && in.shape[d] != 1) return -1;
+    if (d > axis && out.shape[d] != in.shape[d]) return -1;
+  }
+  return start * in.shape.numel(static_cast<int>(axis) + 1, rank) * esize;
+}
+
 }  // namespace
 
 Plan::~Plan() { delete spare_.load(); }
@@ -429,8 +511,12 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
   for (int s = 0; s < static_cast<int>(plan->steps_.size()); ++s)
     for (int v : m.nodes[plan->steps_[s].node].inputs)
       if (v >= 0) last_step[v] = s;
-  std::vector<bool> is_output(nv, false);
+  std::vector<bool> is_output(nv, false), read_by_concat(nv, false);
   for (int v : m.graph_outputs) is_output[v] = true;
+  for (const NodeInfo& info : m.nodes)
+    if (info.node->domain.empty() && info.node->op_type == "Concat")
+      for (int v : info.inputs)
+        if (v >= 0) read_by_concat[static_cast<size_t>(v)] = true;
   plan->slice_runs_ = find_slice_runs(per_sample, options.slicing);
   std::vector<int> run_of_step(plan->steps_.size(), -1);
   for (size_t r = 0; r < plan->slice_runs_.size(); ++r)
@@ -492,7 +578,34 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
       plan->steps_[static_cast<size_t>(first)].aliases_input = true;
       continue;
     }
-    const int concat_node = plan->steps_[static_cast<size_t>(first)].node;
+    const int node = plan->steps_[static_cast<size_t>(first)].node;
+    if (run < 0 && contiguous_part_offset(m, node, static_cast<int>(v), types, known) >= 0) {
+      // A Slice or Split output that is a contiguous run of its input's bytes: a view at that
+      // offset, when every output of the step can be one (the step then does not run). The
+      // input's buffer lives until the last read of any view; views start at 64-byte offsets.
+      const NodeInfo& info = m.nodes[static_cast<size_t>(node)];
+      const int u = info.inputs[0];
+      bool views = u >= 0 && static_cast<size_t>(u) < v && plan->values_[u].kind == Kind::Arena && request_of[u] >= 0;
+      // Not for outputs a Concat reads: made by a copying step, such an output can be made in
+      // place in the Concat's output (shufflenet's Concat of a channel split's passed-through
+      // half and its branch), which a view cannot.
+      for (int o : info.outputs) {
+        const int64_t off = o < 0 ? -1 : contiguous_part_offset(m, node, o, types, known);
+        views = views && o >= 0 && !is_output[static_cast<size_t>(o)] && !read_by_concat[static_cast<size_t>(o)] &&
+                off >= 0 && off % kAlignment == 0;
+      }
+      if (views) {
+        BufferRequest& r = requests[static_cast<size_t>(request_of[u])];
+        r.last_step = std::max(r.last_step, last);
+        request_of[v] = request_of[u];
+        ++request_users[static_cast<size_t>(request_of[u])];
+        alias_of[v] = u;
+        alias_offset[v] = static_cast<size_t>(contiguous_part_offset(m, node, static_cast<int>(v), types, known));
+        plan->steps_[static_cast<size_t>(first)].aliases_input = true;
+        continue;
+      }
+    }
+    const int concat_node = node;
     int first_step = first_live;
     if (run < 0 && concat_of_whole_inputs(m, concat_node, types)) {
       // A Concat of whole inputs: each input is made in place in its part of the output's buffer,
@@ -549,14 +662,15 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
   const MemoryPlan mp = plan_memory(placed_requests);
   for (size_t r = 0; r < placed_requests.size(); ++r) plan->values_[placed_value[r]].offset = mp.offsets[r];
   // A Concat input takes its place in the Concat's output (a higher value, itself placed or a
-  // part of a later Concat: descending order), a Reshape's output its input's bytes (a lower
-  // value: ascending), so an alias of an alias finds its target placed.
+  // part of a later Concat: descending order), a Reshape's output its input's bytes and a
+  // Slice's or Split's output a part of them (a lower value: ascending), so an alias of an
+  // alias finds its target placed.
   for (size_t v = nv; v-- > 0;)
     if (alias_of[v] > static_cast<int>(v))
       plan->values_[v].offset = plan->values_[static_cast<size_t>(alias_of[v])].offset + alias_offset[v];
   for (size_t v = 0; v < nv; ++v)
     if (alias_of[v] >= 0 && alias_of[v] < static_cast<int>(v))
-      plan->values_[v].offset = plan->values_[static_cast<size_t>(alias_of[v])].offset;
+      plan->values_[v].offset = plan->values_[static_cast<size_t>(alias_of[v])].offset + alias_offset[v];
   // Slice-local values follow the full-batch ones in the same buffer; runs never overlap in
   // time, so one plan over step indices lets every run reuse the same bytes.
   const MemoryPlan sp = plan_memory(slice_requests);

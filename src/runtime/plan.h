@@ -117,7 +117,9 @@ class Plan {
     int64_t flops = 0;
     std::vector<bool> sliced;  // per input, in a sliced run: read as a view of the slice's samples
     // A Reshape-like step whose output the memory plan placed on its input's bytes (the input's
-    // last read), or a Concat whose inputs were made in place in its output: nothing to run.
+    // last read), a Slice or Split whose outputs are contiguous parts of its input's bytes
+    // (views at 64-byte offsets), or a Concat whose inputs were made in place in its output:
+    // nothing to run.
     bool aliases_input = false;
   };
 
