@@ -96,15 +96,17 @@ bool blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
 
 // Whether node n is a dense or grouped convolution the direct blocked kernel runs (where the
 // context says there is one): no dilation, at most 4608 taps per output
-// (kBlockedDirectMaxTaps), groups of whole 16-channel blocks, and not a 3x3 that Winograd runs
-// faster in NCHW.
+// (kBlockedDirectMaxTaps), groups of whole 16-channel blocks or of 8 channels (as many in as
+// out), and not a 3x3 that Winograd runs faster in NCHW.
 bool direct_blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n, const PassContext& ctx) {
   const Tensor* w = ctx.blocked_direct ? conv_weights(g, facts, n) : nullptr;
   if (w == nullptr) return false;
   const int64_t group = n.attrs.get_int("group", 1);
   const int64_t m = w->dim(0), cg = w->dim(1), kh = w->dim(2), kw = w->dim(3);
   if (!all_equal(n.attrs, "dilations", 1) || group < 1 || m % group != 0) return false;
-  constexpr int64_t kMaxTaps = 4608;
+  constexpr int64_t kMaxTaps = 4608, kHalfBlock = 8;
+  // Groups of 8 channels (regnet_y's) run as groups of one block with zero weights across.
+  if (group > 1 && cg == kHalfBlock && m == cg * group) return true;
   const bool whole_blocks = group == 1 || (cg % kBlock == 0 && m / group % kBlock == 0);
   return whole_blocks && cg * kh * kw <= kMaxTaps && !nchw_winograd(facts, n, *w);
 }

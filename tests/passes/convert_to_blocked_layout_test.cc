@@ -308,7 +308,7 @@ GraphBuilder grouped_block(int64_t groups) {
 }
 
 TEST(ConvertToBlockedLayout, TakesDenseAndGroupedWindowsWhereTheDirectKernelRuns) {
-  for (int64_t groups : {1, 4}) {
+  for (int64_t groups : {1, 4, 8}) {  // 64, 16 and 8 channels per group
     GraphBuilder b = grouped_block(groups);
     ir::Graph g = b.graph();
     ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, true)));
@@ -326,9 +326,9 @@ TEST(ConvertToBlockedLayout, TakesDenseAndGroupedWindowsWhereTheDirectKernelRuns
     EXPECT_LT(count_op(g, "BlockedConv"), 4) << groups << " groups";
     EXPECT_EQ(count_op(g, "Conv") + count_op(g, "FusedConv") + count_op(g, "BlockedConv"), 4) << groups << " groups";
   }
-  // Groups of 8 channels (half a block) are not taken.
-  GraphBuilder half = grouped_block(8);
-  ir::Graph g = half.graph();
+  // Groups of 4 channels (a quarter block) are not taken.
+  GraphBuilder quarter = grouped_block(16);
+  ir::Graph g = quarter.graph();
   ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, true)));
   EXPECT_EQ(count_op(g, "BlockedConv"), 0);
   // A 3x3 Winograd runs in NCHW (32 -> 32 channels, 28x28) stays out of the run.

@@ -658,7 +658,7 @@ void direct_blocks(const WindowRow& r, int64_t b0, int64_t b1, const ActivationP
 template <Activation A>
 void direct_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
   const ActivationParams256 k(*a.act);
-  const int64_t cg = a.c / a.group, group_blocks = a.group == 1 ? channel_blocks(a.m) : a.m / a.group / kB;
+  const int64_t cg = a.c / a.group, group_blocks = channel_blocks(a.m) / a.group;
   const int64_t cols = blocked_padded_cols(g), plane = blocked_padded_rows(g) * cols * kB;
   const int64_t cb = channel_blocks(a.c);
   // Every tap, in the packing's order (channel, ky, kx): a lane of the group's padded input.

@@ -59,6 +59,16 @@ void blocked_plain_pack(const float* w, int64_t m, int64_t c, int64_t kh, int64_
       }
 }
 
+void blocked_densify_half_block_groups(const float* w, int64_t m, int64_t kh, int64_t kw, float* dense) {
+  const int64_t taps = kh * kw;
+  for (int64_t o = 0; o < m; ++o)
+    for (int64_t l = 0; l < kB; ++l) {
+      const bool own = l / kBlockedHalfGroup == o % kB / kBlockedHalfGroup;
+      for (int64_t t = 0; t < taps; ++t)
+        dense[(o * kB + l) * taps + t] = own ? w[(o * kBlockedHalfGroup + l % kBlockedHalfGroup) * taps + t] : 0.0f;
+    }
+}
+
 void blocked_pad_planes(const ConvGeometry2d& g, const float* x, float* padded, int64_t u0, int64_t u1) {
   const int64_t rows = blocked_padded_rows(g), cols = blocked_padded_cols(g);
   // Input columns [ix0, ix1) land inside the padded row (the right padding may cut some off).

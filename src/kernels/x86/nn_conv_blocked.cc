@@ -14,6 +14,7 @@
 // paths take.
 #include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "core/aligned_alloc.h"
 #include "core/conv_geometry.h"
@@ -146,8 +147,20 @@ class BlockedConvKernel final : public Kernel {
       blocked_depthwise_pack(wd, m, kh, kw, k->packed_);
     } else if (isa.direct != nullptr && blocked_direct_supported(as_2d(*sample_geometry), cg * group, m, group)) {
       k->kind_ = Kind::Direct;
-      k->packed_ = aligned_floats(blocked_plain_packed_floats(m, cg, kh, kw), k->packed_buf_);
-      blocked_plain_pack(wd, m, cg, kh, kw, k->packed_);
+      k->direct_c_ = cg * group;
+      k->direct_group_ = group;
+      if (blocked_half_block_groups(cg * group, m, group)) {
+        // As groups of one block (the last one's padded lanes zero) with zero weights across.
+        std::vector<float> dense(static_cast<size_t>(m * kChannelBlock * kh * kw));
+        blocked_densify_half_block_groups(wd, m, kh, kw, dense.data());
+        k->direct_group_ = channel_blocks(m);
+        k->direct_c_ = k->direct_group_ * kChannelBlock;
+        k->packed_ = aligned_floats(blocked_plain_packed_floats(m, kChannelBlock, kh, kw), k->packed_buf_);
+        blocked_plain_pack(dense.data(), m, kChannelBlock, kh, kw, k->packed_);
+      } else {
+        k->packed_ = aligned_floats(blocked_plain_packed_floats(m, cg, kh, kw), k->packed_buf_);
+        blocked_plain_pack(wd, m, cg, kh, kw, k->packed_);
+      }
     } else {
       return std::unique_ptr<Kernel>(std::move(k));
     }
@@ -273,6 +286,8 @@ class BlockedConvKernel final : public Kernel {
             [&](int64_t u0, int64_t u1) { blocked_pad_planes(g, a.x, padded, u0, u1); });
       BlockedConvArgs b = a;
       b.x = padded;
+      b.c = direct_c_;  // groups of half a block run as groups of one
+      b.group = direct_group_;
       const int64_t rows = n * g.oh;
       const int parts = parallel_parts(ctx.pool(), rows * g.ow * a.m * a.c / a.group * g.kh * g.kw, rows);
       split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { isa_->direct(g, b, r0, r1); });
@@ -329,6 +344,9 @@ class BlockedConvKernel final : public Kernel {
   const BlockedKernels* isa_ = nullptr;
   Kind kind_ = Kind::None;
   bool bf16_ = false;  // pointwise in bfloat16 (packed_ holds bfloat16 pairs)
+  // The direct path's input channels and groups (whole blocks: c rounded up to 16, one group
+  // per block, for groups of half a block).
+  int64_t direct_c_ = 0, direct_group_ = 1;
   std::unique_ptr<Kernel> reference_;
   std::shared_ptr<void> packed_buf_, bias_buf_;
   float* packed_ = nullptr;  // W packed for the direct path

@@ -147,8 +147,9 @@ std::vector<KernelCase> blocked_conv_cases() {
                                 .act = acts[3]}));
   // Dense and grouped convolutions on blocked input (the AVX2 direct kernel): 3x3 at strides 1
   // and 2 on odd planes, "same" and no padding, 5x5, a 1x1 with padding, planes narrower than
-  // a tile, groups of one and two blocks (regnet's width 16 and 32) and of half a block (handed
-  // back), the 4608-tap bound, batch 2.
+  // a tile, groups of one and two blocks (regnet_x's width 16 and 32), of 8 channels as many in
+  // as out (regnet_y's; the last block half padded at 24 and 40 channels), of 8 in and 16 out
+  // (handed back), the 4608-tap bound, batch 2.
   const ConvSpec direct[] = {
       {.n = 2, .c = 48, .h = 13, .w = 17, .m = 64, .kernel = 3, .pad = 1},
       {.c = 40, .h = 15, .w = 15, .m = 40, .kernel = 3, .stride = 2, .pad = 1, .residual = false},
@@ -156,6 +157,9 @@ std::vector<KernelCase> blocked_conv_cases() {
       {.n = 2, .c = 64, .h = 14, .w = 14, .m = 64, .kernel = 3, .pad = 1, .group = 2, .residual = true},
       {.c = 32, .h = 9, .w = 23, .m = 48, .kernel = 3, .group = 2},
       {.c = 24, .h = 12, .w = 12, .m = 24, .kernel = 3, .pad = 1, .group = 3},
+      {.n = 2, .c = 48, .h = 14, .w = 13, .m = 48, .kernel = 3, .pad = 1, .group = 6, .residual = true},
+      {.c = 40, .h = 15, .w = 15, .m = 40, .kernel = 3, .stride = 2, .pad = 1, .group = 5},
+      {.c = 32, .h = 9, .w = 9, .m = 64, .kernel = 3, .pad = 1, .group = 4},
       {.c = 16, .h = 14, .w = 14, .m = 32, .kernel = 5, .pad = 2},
       {.c = 20, .h = 8, .w = 9, .m = 36, .kernel = 1, .stride = 2, .pad = 1, .bias = false},
       {.c = 33, .h = 3, .w = 4, .m = 17, .kernel = 3, .pad = 1, .residual = true},
