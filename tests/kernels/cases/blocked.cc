@@ -24,6 +24,9 @@ int64_t blocks(int64_t channels) { return (channels + kBlock - 1) / kBlock; }
 struct ConvSpec {
   int64_t n = 1, c = 0, h = 0, w = 0, m = 0;
   int64_t kernel = 1, stride = 1, pad = 0, group = 1, dilation = 1;
+  // Pads [top, left, bottom, right] where they differ (TensorFlow's "same" at stride 2); pad
+  // is ignored then.
+  std::array<int64_t, 4> pads = {-1, -1, -1, -1};
   bool bias = true;
   bool residual = false;  // needs bias (inputs cannot be omitted here)
   bool scale = false;     // S [N, C, 1, 1]; needs bias and residual
@@ -47,7 +50,10 @@ KernelCase blocked_conv(const ConvSpec& s) {
   c.op_type = "BlockedConv";
   c.opset = 1;
   const int64_t span = s.dilation * (s.kernel - 1) + 1;
-  const int64_t oh = (s.h + 2 * s.pad - span) / s.stride + 1, ow = (s.w + 2 * s.pad - span) / s.stride + 1;
+  const bool own_pads = s.pads[0] >= 0;
+  const std::array<int64_t, 4> pads = own_pads ? s.pads : std::array<int64_t, 4>{s.pad, s.pad, s.pad, s.pad};
+  const int64_t oh = (s.h + pads[0] + pads[2] - span) / s.stride + 1;
+  const int64_t ow = (s.w + pads[1] + pads[3] - span) / s.stride + 1;
   c.inputs = {s.plain ? Shape{s.n, s.c, s.h, s.w} : Shape{s.n, blocks(s.c), s.h, s.w, kBlock},
               Shape{s.m, s.c / s.group, s.kernel, s.kernel}};
   if (s.plain) c.attrs.set("plain_input", int_attr(1));
@@ -61,12 +67,12 @@ KernelCase blocked_conv(const ConvSpec& s) {
   c.depth = s.c / s.group * s.kernel * s.kernel;
   if (s.group != 1) c.attrs.set("group", int_attr(s.group));
   if (s.stride != 1) c.attrs.set("strides", ints_attr({s.stride, s.stride}));
-  if (s.pad != 0) c.attrs.set("pads", ints_attr({s.pad, s.pad, s.pad, s.pad}));
+  if (own_pads || s.pad != 0) c.attrs.set("pads", ints_attr({pads[0], pads[1], pads[2], pads[3]}));
   if (s.dilation != 1) c.attrs.set("dilations", ints_attr({s.dilation, s.dilation}));
   set_activation(c.attrs, s.act);
   c.label = str_cat("X[", s.n, ", ", s.c, " (", blocks(s.c), " blocks), ", s.h, ", ", s.w, "] W[", s.m, ", ",
                     s.c / s.group, ", ", s.kernel, ", ", s.kernel, "] group=", s.group, " stride=", s.stride,
-                    " pad=", s.pad, " dilation=", s.dilation, s.bias || s.residual ? " bias" : " no bias", s.residual ? " residual " : " ",
+                    " pads=", pads[0], ",", pads[1], ",", pads[2], ",", pads[3], " dilation=", s.dilation, s.bias || s.residual ? " bias" : " no bias", s.residual ? " residual " : " ",
                     s.scale ? "scale S " : "", s.plain ? "plain X " : "", activation_label(s.act));
   return c;
 }
@@ -149,7 +155,7 @@ std::vector<KernelCase> blocked_conv_cases() {
   // and 2 on odd planes, "same" and no padding, 5x5, a 1x1 with padding, planes narrower than
   // a tile, groups of one and two blocks (regnet_x's width 16 and 32), of 8 channels as many in
   // as out (regnet_y's; the last block half padded at 24 and 40 channels), of 8 in and 16 out
-  // (handed back), the 4608-tap bound, batch 2.
+  // (handed back), the 4608-tap bound, batch 2, and pads that differ per side.
   const ConvSpec direct[] = {
       {.n = 2, .c = 48, .h = 13, .w = 17, .m = 64, .kernel = 3, .pad = 1},
       {.c = 40, .h = 15, .w = 15, .m = 40, .kernel = 3, .stride = 2, .pad = 1, .residual = false},
@@ -164,6 +170,9 @@ std::vector<KernelCase> blocked_conv_cases() {
       {.c = 20, .h = 8, .w = 9, .m = 36, .kernel = 1, .stride = 2, .pad = 1, .bias = false},
       {.c = 33, .h = 3, .w = 4, .m = 17, .kernel = 3, .pad = 1, .residual = true},
       {.c = 512, .h = 4, .w = 5, .m = 32, .kernel = 3, .pad = 1},
+      {.c = 32, .h = 16, .w = 15, .m = 48, .kernel = 3, .stride = 2, .pads = {0, 0, 1, 1}},
+      {.n = 2, .c = 64, .h = 11, .w = 12, .m = 64, .kernel = 3, .stride = 2, .group = 4, .pads = {1, 0, 0, 1}},
+      {.c = 16, .h = 9, .w = 10, .m = 16, .kernel = 5, .group = 2, .pads = {2, 1, 3, 0}},
   };
   for (ConvSpec d : direct) {
     d.act = acts[i++ % acts.size()];
