@@ -565,20 +565,26 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
     const int first_live = run >= 0 ? plan->slice_runs_[run].first : first;
     if (run_of_step[last] >= 0) last = plan->slice_runs_[run_of_step[last]].last - 1;
     plan->values_[v].kind = Kind::Arena;
-    if (const int u = aliasable_input(m, plan->steps_[static_cast<size_t>(first)].node, static_cast<int>(v), last_step, first);
-        run < 0 && u >= 0 && plan->values_[u].kind == Kind::Arena && request_of[u] >= 0 &&
-        *tensor_bytes(types[u].dtype, types[u].shape) == bytes) {
-      // The same bytes under another shape, read after the input's last use: one buffer, live
-      // until the output's last reader.
+    const int node = plan->steps_[static_cast<size_t>(first)].node;
+    // Output v takes u's bytes from `offset` on: u's buffer lives until v's last reader too,
+    // and the step does not run.
+    auto view_of = [&](int u, size_t offset) {
       BufferRequest& r = requests[static_cast<size_t>(request_of[u])];
       r.last_step = std::max(r.last_step, last);
       request_of[v] = request_of[u];
       ++request_users[static_cast<size_t>(request_of[u])];
       alias_of[v] = u;
+      alias_offset[v] = offset;
       plan->steps_[static_cast<size_t>(first)].aliases_input = true;
+    };
+    if (const int u = aliasable_input(m, node, static_cast<int>(v), last_step, first);
+        run < 0 && u >= 0 && plan->values_[u].kind == Kind::Arena && request_of[u] >= 0 &&
+        *tensor_bytes(types[u].dtype, types[u].shape) == bytes) {
+      // The same bytes under another shape, read after the input's last use: one buffer, live
+      // until the output's last reader.
+      view_of(u, 0);
       continue;
     }
-    const int node = plan->steps_[static_cast<size_t>(first)].node;
     if (run < 0 && contiguous_part_offset(m, node, static_cast<int>(v), types, known) >= 0) {
       // A Slice or Split output that is a contiguous run of its input's bytes: a view at that
       // offset, when every output of the step can be one (the step then does not run). The
@@ -589,30 +595,26 @@ Result<std::unique_ptr<Plan>> Plan::create(std::shared_ptr<const Model> model, c
       // Not for outputs a Concat reads: made by a copying step, such an output can be made in
       // place in the Concat's output (shufflenet's Concat of a channel split's passed-through
       // half and its branch), which a view cannot.
+      int64_t offset = -1;
       for (int o : info.outputs) {
+        if (!views) break;
         const int64_t off = o < 0 ? -1 : contiguous_part_offset(m, node, o, types, known);
-        views = views && o >= 0 && !is_output[static_cast<size_t>(o)] && !read_by_concat[static_cast<size_t>(o)] &&
-                off >= 0 && off % kAlignment == 0;
+        views = o >= 0 && !is_output[static_cast<size_t>(o)] && !read_by_concat[static_cast<size_t>(o)] && off >= 0 &&
+                off % kAlignment == 0;
+        if (o == static_cast<int>(v)) offset = off;
       }
       if (views) {
-        BufferRequest& r = requests[static_cast<size_t>(request_of[u])];
-        r.last_step = std::max(r.last_step, last);
-        request_of[v] = request_of[u];
-        ++request_users[static_cast<size_t>(request_of[u])];
-        alias_of[v] = u;
-        alias_offset[v] = static_cast<size_t>(contiguous_part_offset(m, node, static_cast<int>(v), types, known));
-        plan->steps_[static_cast<size_t>(first)].aliases_input = true;
+        view_of(u, static_cast<size_t>(offset));
         continue;
       }
     }
-    const int concat_node = node;
     int first_step = first_live;
-    if (run < 0 && concat_of_whole_inputs(m, concat_node, types)) {
+    if (run < 0 && concat_of_whole_inputs(m, node, types)) {
       // A Concat of whole inputs: each input is made in place in its part of the output's buffer,
       // which lives from the first input's step to the last read of the output or any input, and
       // the Concat does not run. Only for inputs that own their buffer (made by a step outside
       // sliced runs, not graph outputs, not shared with a Reshape) at 64-byte aligned offsets.
-      const std::vector<int>& parts = m.nodes[static_cast<size_t>(concat_node)].inputs;
+      const std::vector<int>& parts = m.nodes[static_cast<size_t>(node)].inputs;
       bool whole = !parts.empty();
       size_t offset = 0;
       for (size_t i = 0; whole && i < parts.size(); ++i) {
