@@ -111,7 +111,7 @@ void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b
                 const TileParams& tp, int64_t row0, int64_t col0, int cols) {
   __m256 acc[kMr][3];
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = acc[i][2] = _mm256_setzero_ps();
-  prefetch_tile_4x24<M>(c, ldc);
+  prefetch_tile_4x24<M>(c, ldc, tp, row0, col0);
   if constexpr (M == kMr) {
     alignas(32) float out[kMr * kNr];
     depth_loop_4x24(kc, a, b, out);

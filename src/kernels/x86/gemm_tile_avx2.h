@@ -45,14 +45,21 @@ inline void store8(__m256 acc, float* c, const TileParams& t, int64_t row, int64
 }
 
 // Touches the M rows of a C tile (a 96-byte row spans two or three cache lines) so their lines
-// arrive while the depth loop runs.
+// arrive while the depth loop runs; on the last depth slice also the residual's rows, which
+// the epilogue reads.
 template <int M>
-[[gnu::always_inline]] inline void prefetch_tile_4x24(const float* c, int64_t ldc) {
+[[gnu::always_inline]] inline void prefetch_rows_4x24(const float* c, int64_t ldc) {
   for (int i = 0; i < M; ++i) {
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 12), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + kGemmNr - 1), _MM_HINT_T0);
   }
+}
+template <int M>
+[[gnu::always_inline]] inline void prefetch_tile_4x24(const float* c, int64_t ldc, const TileParams& tp,
+                                                      int64_t row0, int64_t col0) {
+  prefetch_rows_4x24<M>(c, ldc);
+  if (tp.finish && tp.e.residual) prefetch_rows_4x24<M>(tp.e.residual + row0 * tp.e.residual_ld + col0, tp.e.residual_ld);
 }
 
 // acc[i][v] += sum_p A[i, p] * B[p, 8v : 8v + 8] for the first M rows of a float32 A panel
