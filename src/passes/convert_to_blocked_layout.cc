@@ -12,7 +12,11 @@
 // GlobalAveragePool of a blocked value reads it blocked (BlockedGlobalAveragePool, plain
 // [N, C, 1, 1] output), and Mul(v, gate [N, C, 1, 1]) feeding only a pointwise convolution
 // becomes that BlockedConv's S input (the convolution reads v scaled), so the gated tensor is
-// never materialized.
+// never materialized. A MaxPool (2-D, Y only) of a blocked value pools it blocked
+// (BlockedMaxPool), and a Concat along the channels of blocked values whose channel counts are
+// whole blocks concatenates the blocks (the same Concat on the 5-D tensors, which the memory
+// plan makes in place), so pools and concatenations (squeezenet's fire modules, inception
+// blocks) do not cut a run.
 // Only connected runs of two or more convolutions whose work outweighs their edge reorders
 // are converted (below): a lone convolution would pay two reorders for one faster kernel;
 // a lone stem with a wide window pays one (below). Runs only when the context says the blocked kernels are
@@ -97,6 +101,31 @@ bool blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
   return pointwise || depthwise;
 }
 
+// Whether node n is a float32 2-D MaxPool with the Y output only (BlockedMaxPool: MaxPool-12's
+// attributes, which older opsets' nodes share when they set no ceil_mode or dilations).
+bool poolable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
+  if (!is_onnx(n, "MaxPool") || n.inputs.size() != 1 || n.outputs.empty()) return false;
+  for (size_t k = 1; k < n.outputs.size(); ++k)
+    if (!n.outputs[k].empty()) return false;
+  if (g.opset("") < 10 && (n.attrs.find("ceil_mode") != nullptr || n.attrs.find("dilations") != nullptr)) return false;
+  const ValueFact& x = facts[n.inputs[0]];
+  return x.dtype == DType::F32 && x.rank == 4 && x.dims[1].is_fixed();
+}
+
+// Whether node n is a float32 Concat along the channels of 4-D values whose channel counts are
+// whole 16-channel blocks, so that the blocked inputs concatenate block by block.
+bool concatenable(const GraphFacts& facts, const ir::Node& n) {
+  if (!is_onnx(n, "Concat") || n.inputs.empty() || n.outputs.size() != 1) return false;
+  const int64_t axis = n.attrs.get_int("axis", 0);
+  if (axis != 1 && axis != -3) return false;
+  for (const std::string& v : n.inputs) {
+    const ValueFact& x = facts[v];
+    if (v.empty() || x.dtype != DType::F32 || x.rank != 4 || !x.dims[1].is_fixed() || x.dims[1].value % kBlock != 0)
+      return false;
+  }
+  return true;
+}
+
 // Whether node n is a dense or grouped convolution the direct blocked kernel runs (where the
 // context says there is one): no dilation, at most 4608 taps per output
 // (kBlockedDirectMaxTaps), groups of whole 16-channel blocks or of 8 channels (as many in as
@@ -155,7 +184,8 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   const auto producer = ir::producers(g);
   const auto consumers = ir::consumers(g);
 
-  // Candidates, then connected runs of them (edges: X or Z produced by another candidate).
+  // Candidates, then connected runs of them (edges: a value a candidate reads blocked produced
+  // by another candidate).
   std::vector<bool> candidate(static_cast<size_t>(count), false);
   for (int i = 0; i < count; ++i) candidate[i] = blockable(g, facts, g.nodes[i]);
   // Stems read their input plain; only where it is not a candidate's output.
@@ -169,30 +199,54 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   // Then the dense and grouped windows the direct kernel reads blocked.
   for (int i = 0; i < count; ++i)
     if (!candidate[i]) candidate[i] = direct_blockable(g, facts, g.nodes[i], ctx);
+  // Then MaxPools and Concats every input of which a candidate makes (graph order: producers
+  // first). They join their producers' run; `conv` tells the convolutions apart.
+  std::vector<bool> conv(candidate);
+  enum class Joiner { None, Pool, Concat };
+  std::vector<Joiner> joiner(static_cast<size_t>(count), Joiner::None);
+  auto made_by_candidate = [&](const std::string& v) {
+    auto p = producer.find(v);
+    return p != producer.end() && candidate[p->second];
+  };
+  for (int i = 0; i < count; ++i) {
+    const ir::Node& n = g.nodes[i];
+    Joiner j = Joiner::None;
+    if (poolable(g, facts, n)) j = Joiner::Pool;
+    else if (concatenable(facts, n)) j = Joiner::Concat;
+    if (j == Joiner::None || !std::all_of(n.inputs.begin(), n.inputs.end(), made_by_candidate)) continue;
+    joiner[i] = j;
+    candidate[i] = true;
+  }
   // Pointwise candidates whose X is Mul(v, s) with s [N, C, 1, 1] read nowhere else (a
   // squeeze-excitation gate): they take v as X and s as BlockedConv's S, and the Mul goes.
   std::unordered_map<int, ScaledInput> scaled;
   std::unordered_map<int, int> absorber;  // such a Mul -> its convolution
   for (int i = 0; i < count; ++i) {
-    if (!candidate[i]) continue;
+    if (!conv[i]) continue;
     const auto sc = scaled_input(g, facts, producer, consumers, g.nodes[i]);
     if (!sc) continue;
     scaled[i] = *sc;
     absorber[sc->mul] = i;
   }
-  // Input k (0: X, 3: Z) of node i as the blocked node reads it blocked; "" when absent (or
-  // read plain).
+  // The inputs node i reads blocked once converted: a convolution's X (unless read plain) and
+  // Z, a MaxPool's X, every input of a Concat.
+  auto blocked_reads = [&](int i) {
+    std::vector<size_t> ks;
+    if (joiner[i] == Joiner::Concat)
+      for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k) ks.push_back(k);
+    else if (joiner[i] == Joiner::Pool) ks.push_back(0);
+    else if (conv[i]) {
+      if (!plain[i]) ks.push_back(0);
+      ks.push_back(3);
+    }
+    return ks;
+  };
+  // Input k of node i as the blocked node reads it (a scaled convolution reads v); "" when
+  // absent.
   auto input_of = [&](int i, size_t k) -> std::string {
     const ir::Node& n = g.nodes[i];
-    if (k == 0 && plain[i]) return {};
     if (k == 0 && scaled.count(i)) return scaled.at(i).x;
     return k < n.inputs.size() ? n.inputs[k] : std::string();
-  };
-  auto blocked_input = [&](int i, size_t k) {  // input k of node i comes from a candidate
-    const std::string v = input_of(i, k);
-    if (v.empty()) return -1;
-    auto it = producer.find(v);
-    return it != producer.end() && candidate[it->second] ? it->second : -1;
   };
   std::vector<int> root(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) root[i] = i;
@@ -202,24 +256,38 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   };
   for (int i = 0; i < count; ++i) {
     if (!candidate[i]) continue;
-    for (size_t k : {size_t{0}, size_t{3}})
-      if (int p = blocked_input(i, k); p >= 0) root[find(i)] = find(p);
+    for (size_t k : blocked_reads(i)) {
+      const std::string v = input_of(i, k);
+      if (v.empty()) continue;
+      auto it = producer.find(v);
+      if (it != producer.end() && candidate[it->second]) root[find(i)] = find(it->second);
+    }
   }
-  // Tentatively every run of two or more; the cost rule below drops the runs that do not pay.
-  // A stem alone is a run too when its window is wide (resnet's 7x7 over 3 channels): its
-  // blocked kernel reads the image in place, so the one reorder of its output is cheap next
-  // to the kh * kw * c multiply-adds per output it runs faster than the im2col GEMM.
-  constexpr int64_t kLoneStemMinTaps = 100;
+  // Tentatively every run of two or more convolutions; the cost rule below drops the runs that
+  // do not pay. A stem with a wide window (resnet's 7x7 over 3 channels) is converted in any
+  // case, alone if its run does not pay: its blocked kernel reads the image in place, so the
+  // one reorder of its output is cheap next to the kh * kw * c multiply-adds per output it runs
+  // faster than the im2col GEMM. A MaxPool or Concat is converted when every value it reads
+  // is made blocked (graph order: producers first).
+  constexpr int64_t kWideStemMinTaps = 100;
   std::map<int, int> run_size;
   for (int i = 0; i < count; ++i)
-    if (candidate[i]) ++run_size[find(i)];
-  auto lone_wide_stem = [&](int i) {
-    if (!plain[i] || run_size[find(i)] != 1 || ctx.precision == Precision::Bf16) return false;
+    if (conv[i]) ++run_size[find(i)];
+  auto wide_stem = [&](int i) {
+    if (!plain[i] || ctx.precision == Precision::Bf16) return false;
     const Tensor* w = conv_weights(g, facts, g.nodes[i]);
-    return w->dim(1) * w->dim(2) * w->dim(3) >= kLoneStemMinTaps;
+    return w->dim(1) * w->dim(2) * w->dim(3) >= kWideStemMinTaps;
   };
   std::vector<bool> convert(static_cast<size_t>(count), false);
-  for (int i = 0; i < count; ++i) convert[i] = candidate[i] && (run_size[find(i)] >= 2 || lone_wide_stem(i));
+  for (int i = 0; i < count; ++i) convert[i] = conv[i] && (run_size[find(i)] >= 2 || wide_stem(i));
+  auto convert_joiners = [&] {
+    for (int i = 0; i < count; ++i) {
+      if (joiner[i] == Joiner::None) continue;
+      const std::vector<std::string>& in = g.nodes[i].inputs;
+      convert[i] = std::all_of(in.begin(), in.end(), [&](const std::string& v) { return convert[producer.at(v)]; });
+    }
+  };
+  convert_joiners();
   // Whether node c is a Mul folded into a converted convolution (it is then not emitted).
   auto folded = [&](int c) {
     auto it = absorber.find(c);
@@ -243,8 +311,9 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
       if (blocked_pool(c)) continue;
       if (!convert[c]) return true;
       const ir::Node& n = g.nodes[c];
+      const std::vector<size_t> ks = blocked_reads(c);
       for (size_t k = 0; k < n.inputs.size(); ++k)
-        if (n.inputs[k] == v && k != 0 && k != 3) return true;
+        if (n.inputs[k] == v && std::find(ks.begin(), ks.end(), k) == ks.end()) return true;
     }
     return false;
   };
@@ -262,7 +331,10 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   // A run pays when its convolutions' outputs outweigh the tensors reordered at its edges
   // kReorderWeight times: e.g. mobilenet_v2's one run (51 convolutions, two reorders) does,
   // an efficientnet block cut by its squeeze-excitation (three convolutions, two full-size
-  // reorders) does not: there the reorders cost what the blocked kernels save.
+  // reorders) does not: there the reorders cost what the blocked kernels save. A run's pools
+  // and concatenations count at its edges (what they give out NCHW) but not as its work, nor
+  // do wide stems, which pay for themselves (a resnet's stem would otherwise carry the run of
+  // its 1x1 convolutions, which the NCHW GEMM runs as fast, into the blocked layout).
   constexpr int64_t kReorderWeight = 4;
   std::map<int, int64_t> edge_elements, work_elements;
   for (int i = 0; i < count; ++i) {
@@ -273,23 +345,24 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
       const int64_t e = per_image(v);
       sum[r] = e < 0 || sum[r] < 0 ? -1 : sum[r] + e;
     };
-    for (size_t k : {size_t{0}, size_t{3}}) {
+    for (size_t k : blocked_reads(i)) {
       const std::string v = input_of(i, k);
       if (v.empty()) continue;
       auto it = producer.find(v);
       if (it == producer.end() || !convert[it->second]) add(edge_elements, v);
     }
     if (read_outside(n.outputs[0])) add(edge_elements, n.outputs[0]);
-    add(work_elements, n.outputs[0]);
+    if (conv[i] && !wide_stem(i)) add(work_elements, n.outputs[0]);
   }
-  int converted = 0;
   for (int i = 0; i < count; ++i) {
-    if (!convert[i]) continue;
+    if (!conv[i] || !convert[i]) continue;
     const int r = find(i);
-    convert[i] = edge_elements[r] >= 0 && work_elements[r] >= 0 &&
-                 (kReorderWeight * edge_elements[r] <= work_elements[r] || lone_wide_stem(i));
-    converted += convert[i] ? 1 : 0;
+    convert[i] = (edge_elements[r] >= 0 && work_elements[r] >= 0 &&
+                  kReorderWeight * edge_elements[r] <= work_elements[r]) ||
+                 wide_stem(i);
   }
+  convert_joiners();
+  const int converted = static_cast<int>(std::count(convert.begin(), convert.end(), true));
   if (converted == 0) return 0;
 
   // Names of the blocked form of each value a converted node reads or writes.
@@ -309,7 +382,7 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   std::set<std::string> to_block;
   for (int i = 0; i < count; ++i) {
     if (!convert[i]) continue;
-    for (size_t k : {size_t{0}, size_t{3}}) {
+    for (size_t k : blocked_reads(i)) {
       const std::string v = input_of(i, k);
       if (v.empty()) continue;
       auto it = producer.find(v);
@@ -349,21 +422,27 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
       continue;
     }
     const std::string y = n.outputs[0];
-    const int64_t m = ir::constant_value(g, n.inputs[1])->dim(0);
-    n.op_type = "BlockedConv";
-    n.domain = "ai.ignis";
-    if (auto sc = scaled.find(i); sc != scaled.end()) {
-      n.inputs[0] = sc->second.x;
-      n.inputs.resize(5);
-      n.inputs[4] = sc->second.s;
+    if (joiner[i] == Joiner::Pool) {
+      n.op_type = "BlockedMaxPool";
+      n.domain = "ai.ignis";
+      n.outputs.resize(1);
+      n.attrs.set("block", int_attr(kBlock));
+    } else if (joiner[i] == Joiner::Concat) {
+      n.attrs.set("axis", int_attr(1));  // the block axis of [N, CB, H, W, block]
+    } else {
+      n.op_type = "BlockedConv";
+      n.domain = "ai.ignis";
+      if (auto sc = scaled.find(i); sc != scaled.end()) {
+        n.inputs[0] = sc->second.x;
+        n.inputs.resize(5);
+        n.inputs[4] = sc->second.s;
+      }
+      if (plain[i]) n.attrs.set("plain_input", int_attr(1));
+      n.attrs.set("block", int_attr(kBlock));
     }
-    if (plain[i])
-      n.attrs.set("plain_input", int_attr(1));
-    else
-      n.inputs[0] = blocked_of(n.inputs[0]);
-    if (n.inputs.size() > 3 && !n.inputs[3].empty()) n.inputs[3] = blocked_of(n.inputs[3]);
+    for (size_t k : blocked_reads(i))
+      if (k < n.inputs.size() && !n.inputs[k].empty()) n.inputs[k] = blocked_of(n.inputs[k]);
     n.outputs[0] = blocked_of(y);
-    n.attrs.set("block", int_attr(kBlock));
     out.push_back(std::move(n));
     if (read_outside(y)) {
       ir::Node u;
@@ -372,7 +451,7 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
       u.domain = "ai.ignis";
       u.inputs = {blocked_of(y)};
       u.outputs = {y};
-      u.attrs.set("channels", int_attr(m));
+      u.attrs.set("channels", int_attr(facts[y].dims[1].value));
       u.attrs.set("block", int_attr(kBlock));
       out.push_back(std::move(u));
     }

@@ -40,6 +40,7 @@ OpForm form_of(const ir::Node& n) {
     if (n.op_type == "FusedConv") return {Form::Data, 0b1001};
     if (n.op_type == "BlockedConv") return {Form::Data, 0b11001};  // S is [N, C, 1, 1]
     if (n.op_type == "BlockChannels" || n.op_type == "UnblockChannels" || n.op_type == "BlockedGlobalAveragePool" ||
+        n.op_type == "BlockedMaxPool" ||
         n.op_type == "Gelu")
       return {Form::Data, 0b1};
     return {};

@@ -2,8 +2,9 @@
 // Tests for the ai.ignis blocked channel layout ops (docs/ops_ai_ignis.md, "Blocked channel
 // layout"): exact element placement of BlockChannels / UnblockChannels, BlockedConv's
 // reference kernel against a direct convolution loop written here (in double) on blocked
-// operands whose padded lanes hold garbage, shape-inference errors, and a run of every
-// consistency case (tests/kernels/cases/blocked.cc) through the reference kernels.
+// operands whose padded lanes hold garbage, BlockedMaxPool against ai.onnx MaxPool on the
+// unblocked values, shape-inference errors, and a run of every consistency case
+// (tests/kernels/cases/blocked.cc) through the reference kernels.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -332,6 +333,65 @@ TEST(BlockedConv, RejectsMismatchedBlockedShapesNamingTheProblem) {
   EXPECT_EQ(status_of(blocked_op("BlockedConv", {xd, w})), StatusCode::Unsupported);
 }
 
+// ---- BlockedMaxPool --------------------------------------------------------------------------
+
+// Blocked values [N, CB, S, b] -> [N, CB * b, S], every lane a channel.
+std::vector<float> all_lanes_unblocked(const float* x, int64_t n, int64_t cb, int64_t s, int64_t b) {
+  std::vector<float> out(static_cast<size_t>(n * cb * b * s));
+  for (int64_t ni = 0; ni < n; ++ni)
+    for (int64_t ci = 0; ci < cb * b; ++ci)
+      for (int64_t p = 0; p < s; ++p) out[(ni * cb * b + ci) * s + p] = x[((ni * cb + ci / b) * s + p) * b + ci % b];
+  return out;
+}
+
+// Every consistency case: the blocked pool equals MaxPool-12 (its reference kernel) run on the
+// unblocked values with the same attributes, lane for lane, NaN inputs included.
+TEST(BlockedMaxPool, PoolsEachLaneAsMaxPoolDoesOnTheUnblockedValues) {
+  uint32_t seed = 40;
+  for (const kernel_cases::KernelCase& kc : kernel_cases::blocked_max_pool_cases()) {
+    const Shape& xs = kc.inputs[0];
+    const int64_t n = xs[0], cb = xs[1], h = xs[2], w = xs[3], b = xs[4];
+    Tensor x = random_tensor(xs, seed++);
+    float* xv = x.data_as<float>();
+    for (int64_t i = 0; i < x.numel(); i += 37) xv[i] = NAN;  // NaN taps lose to numbers
+    OpCall blocked = blocked_op("BlockedMaxPool", {x});
+    blocked.attrs = kc.attrs;
+    const Tensor y = run1(blocked);
+    OpCall plain;
+    plain.op_type = "MaxPool";
+    plain.opset = 12;
+    plain.attrs = kc.attrs;
+    plain.inputs = {make_tensor_f32({n, cb * b, h, w}, all_lanes_unblocked(xv, n, cb, h * w, b))};
+    const Tensor yu = run1(plain);
+    ASSERT_EQ(y.rank(), 5) << kc.label;
+    ASSERT_EQ(y.shape(), Shape({n, cb, yu.dim(2), yu.dim(3), b})) << kc.label;
+    const std::vector<float> got = all_lanes_unblocked(y.data_as<float>(), n, cb, yu.dim(2) * yu.dim(3), b);
+    for (int64_t i = 0; i < yu.numel(); ++i) {
+      const float want = yu.data_as<float>()[i];
+      if (std::isnan(want)) EXPECT_TRUE(std::isnan(got[i])) << kc.label << " at " << i;
+      else EXPECT_EQ(got[i], want) << kc.label << " at " << i;
+    }
+  }
+}
+
+TEST(BlockedMaxPool, RejectsBadShapesAndTheIndicesOutputNamingTheProblem) {
+  auto pool = [](Tensor x) {
+    OpCall c = blocked_op("BlockedMaxPool", {std::move(x)});
+    c.attrs.set("kernel_shape", attr_ints({3, 3}));
+    return c;
+  };
+  EXPECT_NE(error_of(pool(random_tensor({1, 32, 5, 5}, 1))).find("must be 5-D"), std::string::npos);
+  EXPECT_NE(error_of(pool(random_tensor({1, 2, 5, 5, 8}, 2))).find("last dim 8 must equal block 16"),
+            std::string::npos);
+  OpCall indices = pool(random_tensor({1, 2, 5, 5, 16}, 3));
+  indices.num_outputs = 2;
+  EXPECT_NE(error_of(indices).find("one output"), std::string::npos);
+  // MaxPool's own checks, reported on the unblocked X.
+  const std::string window = error_of(pool(random_tensor({1, 2, 2, 2, 16}, 4)));
+  EXPECT_NE(window.find("as MaxPool on the unblocked X [1, 32, 2, 2]"), std::string::npos) << window;
+  EXPECT_NE(window.find("(BlockedMaxPool, opset 1)"), std::string::npos) << window;
+}
+
 // ---- the consistency cases ----------------------------------------------------------------------
 
 // Every case of tests/kernels/cases/blocked.cc passes shape inference and runs on the
@@ -341,7 +401,8 @@ TEST(BlockedCases, RunOnTheReferenceKernels) {
   const std::pair<const char*, kernel_cases::CaseGenerator> generators[] = {
       {"BlockedConv", kernel_cases::blocked_conv_cases},
       {"BlockChannels", kernel_cases::block_channels_cases},
-      {"UnblockChannels", kernel_cases::unblock_channels_cases}};
+      {"UnblockChannels", kernel_cases::unblock_channels_cases},
+      {"BlockedMaxPool", kernel_cases::blocked_max_pool_cases}};
   for (const auto& [op, generate] : generators) {
     const std::vector<kernel_cases::KernelCase> cases = generate();
     EXPECT_FALSE(cases.empty()) << op;
@@ -357,7 +418,7 @@ TEST(BlockedCases, RunOnTheReferenceKernels) {
       const Tensor& y = (*r)[0];
       const float* ys = y.data_as<float>();
       for (int64_t i = 0; i < y.numel(); ++i) ASSERT_TRUE(std::isfinite(ys[i])) << op << " " << kc.label;
-      if (kc.op_type != "UnblockChannels") {
+      if (kc.op_type != "UnblockChannels" && kc.op_type != "BlockedMaxPool") {  // the pool takes every lane
         const int64_t channels = kc.op_type == "BlockedConv" ? kc.inputs[1][0] : kc.inputs[0][1];
         const int64_t lanes = y.shape().back(), blocks = y.dim(1), per_block = y.numel() / (y.dim(0) * blocks);
         for (int64_t i = 0; i < y.numel(); ++i)

@@ -366,5 +366,117 @@ TEST(ConvertToBlockedLayout, TakesDenseAndGroupedWindowsWhereTheDirectKernelRuns
   EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(narrow.graph(), feeds)), 1e-5);
 }
 
+// squeezenet's shape: image -> 3x3/2 stem (3 -> 32) -> Relu -> 3x3/2 MaxPool (ceil_mode) ->
+// two fire modules (1x1 squeeze to 16; 1x1 and 3x3 expands to 32 each, Relu; Concat of the
+// expands) with a 2x2/2 MaxPool between -> 1x1 (64 -> 48) -> GlobalAveragePool.
+GraphBuilder fire_net(int64_t expand) {
+  GraphBuilder b(17);
+  b.input("image", {1, 3, 35, 33})
+      .weight("ws", {32, 3, 3, 3}, 1)
+      .node("Conv", {"image", "ws"}, {"s"}, {{"strides", ints({2, 2})}})
+      .node("Relu", {"s"}, {"sr"})
+      .node("MaxPool", {"sr"}, {"p0"},
+            {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"ceil_mode", int_attr(1)}});
+  std::string v = "p0";
+  int64_t c = 32;
+  for (int f = 0; f < 2; ++f) {
+    const std::string p = "f" + std::to_string(f);
+    b.weight(p + "wq", {16, c, 1, 1}, 10 + 3 * f)
+        .weight(p + "we1", {expand, 16, 1, 1}, 11 + 3 * f)
+        .weight(p + "we3", {expand, 16, 3, 3}, 12 + 3 * f)
+        .node("Conv", {v, p + "wq"}, {p + "q"})
+        .node("Relu", {p + "q"}, {p + "qr"})
+        .node("Conv", {p + "qr", p + "we1"}, {p + "e1"})
+        .node("Relu", {p + "e1"}, {p + "e1r"})
+        .node("Conv", {p + "qr", p + "we3"}, {p + "e3"}, {{"pads", ints({1, 1, 1, 1})}})
+        .node("Relu", {p + "e3"}, {p + "e3r"})
+        .node("Concat", {p + "e1r", p + "e3r"}, {p + "cat"}, {{"axis", int_attr(f == 0 ? 1 : -3)}});
+    v = p + "cat";
+    c = 2 * expand;
+    if (f == 0) {
+      b.node("MaxPool", {v}, {"p1"}, {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}});
+      v = "p1";
+    }
+  }
+  b.weight("wc", {48, c, 1, 1}, 30)
+      .node("Conv", {v, "wc"}, {"cls"})
+      .node("GlobalAveragePool", {"cls"}, {"y"})
+      .output("y");
+  return b;
+}
+
+TEST(ConvertToBlockedLayout, TakesMaxPoolsAndConcatsOfWholeBlocksIntoTheRun) {
+  GraphBuilder b = fire_net(32);
+  ir::Graph g = b.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, true)));
+  ASSERT_TRUE(ir::verify(g));
+  // One run from the plain image to the pooled output: no reorder at all.
+  EXPECT_EQ(count_op(g, "BlockedConv"), 8);
+  EXPECT_EQ(count_op(g, "BlockedMaxPool"), 2);
+  EXPECT_EQ(count_op(g, "Concat"), 2);
+  EXPECT_EQ(count_op(g, "BlockChannels") + count_op(g, "UnblockChannels"), 0);
+  EXPECT_EQ(count_op(g, "MaxPool") + count_op(g, "Conv") + count_op(g, "FusedConv"), 0);
+  for (const auto& n : g.nodes) {
+    if (n.op_type == "Concat") {
+      EXPECT_EQ(n.attrs.get_int("axis", 0), 1);
+    }
+  }
+  const NamedTensors feeds = random_inputs(b.graph(), {{1, 3, 35, 33}}, 5);
+  EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-5);
+
+  // Expands of 24 channels: the concatenation would put a half-empty block mid-tensor, so the
+  // Concats stay NCHW and cut the run (each side reordered); the numbers still agree.
+  GraphBuilder partial = fire_net(24);
+  g = partial.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, true)));
+  ASSERT_TRUE(ir::verify(g));
+  EXPECT_EQ(count_op(g, "Concat"), 2);
+  for (const auto& n : g.nodes) {
+    if (n.op_type != "Concat") continue;
+    for (const std::string& in : n.inputs) EXPECT_EQ(in.find("_blocked"), std::string::npos) << in;
+  }
+  EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(partial.graph(), feeds)), 1e-5);
+}
+
+TEST(ConvertToBlockedLayout, PoolsAWideStemBlockedWithoutTakingAnUnpayingRunAlong) {
+  // resnet's entry: 7x7/2 stem -> 3x3/2 MaxPool -> a bottleneck of 1x1s around a 64-channel
+  // 3x3 that Winograd runs in NCHW. The stem and its pool run blocked (one reorder, after the
+  // pool); the 1x1s, whose run would reorder as much as it computes, stay NCHW.
+  GraphBuilder b(17);
+  b.input("image", {1, 3, 64, 64})
+      .weight("ws", {64, 3, 7, 7}, 1)
+      .weight("w1", {64, 64, 1, 1}, 2)
+      .weight("w2", {64, 64, 3, 3}, 3)
+      .weight("w3", {256, 64, 1, 1}, 4)
+      .weight("wd", {256, 64, 1, 1}, 5)
+      .node("Conv", {"image", "ws"}, {"s"},
+            {{"strides", ints({2, 2})}, {"pads", ints({3, 3, 3, 3})}, {"kernel_shape", ints({7, 7})}})
+      .node("Relu", {"s"}, {"sr"})
+      .node("MaxPool", {"sr"}, {"p"},
+            {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}})
+      .node("Conv", {"p", "w1"}, {"a"})
+      .node("Relu", {"a"}, {"ar"})
+      .node("Conv", {"ar", "w2"}, {"c"}, {{"pads", ints({1, 1, 1, 1})}})
+      .node("Relu", {"c"}, {"cr"})
+      .node("Conv", {"cr", "w3"}, {"e"})
+      .node("Conv", {"p", "wd"}, {"d"})
+      .node("Add", {"e", "d"}, {"sum"})
+      .node("Relu", {"sum"}, {"y"})
+      .output("y");
+  ir::Graph g = b.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, true)));
+  ASSERT_TRUE(ir::verify(g));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 1);
+  EXPECT_EQ(count_op(g, "BlockedMaxPool"), 1);
+  ASSERT_EQ(count_op(g, "UnblockChannels"), 1);
+  for (const auto& n : g.nodes) {
+    if (n.op_type == "UnblockChannels") {
+      EXPECT_EQ(n.outputs, std::vector<std::string>{"p"});
+    }
+  }
+  const NamedTensors feeds = random_inputs(b.graph(), {{1, 3, 64, 64}}, 6);
+  EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-5);
+}
+
 }  // namespace
 }  // namespace ignis::fuse_test

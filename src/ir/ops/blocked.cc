@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Schemas of the ai.ignis blocked channel layout ops (docs/ops_ai_ignis.md, "Blocked channel
-// layout"): BlockChannels, UnblockChannels, BlockedConv and BlockedGlobalAveragePool, float32
-// only. BlockedConv checks
-// its blocked shapes here and leaves every FusedConv rule to FusedConv's own inference.
+// layout"): BlockChannels, UnblockChannels, BlockedConv, BlockedMaxPool and
+// BlockedGlobalAveragePool, float32 only. BlockedConv and BlockedMaxPool check their blocked
+// shapes here and leave every FusedConv / MaxPool rule to that op's own inference.
 #include <string>
 #include <vector>
 
@@ -154,6 +154,40 @@ Status infer_blocked_conv(InferContext& ctx) {
   return Status::ok();
 }
 
+// ---- BlockedMaxPool: BlockChannels(MaxPool-12(UnblockChannels(X))), 2-D, Y only -------------
+
+// The opset of ai.onnx MaxPool whose attributes and output extents BlockedMaxPool takes.
+constexpr int kBlockedMaxPoolOnnxOpset = 12;
+
+Status infer_blocked_max_pool(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
+  IGNIS_RETURN_IF_ERROR(expect_input(ctx, 0, "X", kF32));
+  if (ctx.num_outputs() != 1) return ctx.fail("has one output (Y), got ", ctx.num_outputs());
+  IGNIS_ASSIGN_OR_RETURN(const int64_t block, read_positive_int(ctx, "block", 16));
+  const Shape& x = ctx.input_shape(0);
+  if (x.rank() != 5) return ctx.fail("input 0 ('X') must be 5-D [N, CB, H, W, block], got ", x.str());
+  if (x[4] != block) return ctx.fail("input 0 ('X') ", x.str(), ": last dim ", x[4], " must equal block ", block);
+  const OpSchema* pool = OpSchemaRegistry::global().find("", "MaxPool", kBlockedMaxPoolOnnxOpset);
+  if (pool == nullptr) return internal_error("the ai.onnx MaxPool schema is not registered");
+  const ValueType xu{DType::F32, Shape{x[0], x[1] * block, x[2], x[3]}};
+  const ValueType* inputs[1] = {&xu};
+  const Tensor* values[1] = {nullptr};
+  InferContext inner("", "MaxPool", kBlockedMaxPoolOnnxOpset, ctx.attrs(), inputs, values, 1);
+  const Status st = pool->infer(inner);
+  if (!st.is_ok()) {
+    const std::string prefix = str_cat("node '' (MaxPool, opset ", kBlockedMaxPoolOnnxOpset, "): ");
+    std::string message = st.message();
+    if (message.starts_with(prefix)) message.erase(0, prefix.size());
+    return nn_ops::relabel(
+        ctx, Status(st.code(), str_cat("as MaxPool on the unblocked X ", xu.shape.str(), ": ", message)));
+  }
+  const Shape& yu = inner.outputs()[0].shape;
+  const int64_t out[] = {x[0], x[1], yu[2], yu[3], block};
+  IGNIS_ASSIGN_OR_RETURN(Shape y, checked_shape(ctx, out, DType::F32, "output"));
+  ctx.set_output(0, DType::F32, y);
+  return Status::ok();
+}
+
 // ---- BlockedGlobalAveragePool: GlobalAveragePool(UnblockChannels(X)) ------------------------
 
 Status infer_blocked_global_average_pool(InferContext& ctx) {
@@ -174,6 +208,7 @@ void register_blocked_schemas(OpSchemaRegistry& r) {
   r.add({kDomain, "BlockChannels", 1, 1, infer_block_channels});
   r.add({kDomain, "UnblockChannels", 1, 1, infer_unblock_channels});
   r.add({kDomain, "BlockedConv", 1, 1, infer_blocked_conv});
+  r.add({kDomain, "BlockedMaxPool", 1, 1, infer_blocked_max_pool});
   r.add({kDomain, "BlockedGlobalAveragePool", 1, 1, infer_blocked_global_average_pool});
 }
 

@@ -5,7 +5,9 @@
 // plain copies. BlockedConv is its definition: X (and Z) are unblocked into scratch, X is
 // multiplied by the per-channel scale S when given, the reference FusedConv kernel
 // ("ref/fusedconv") computes the convolution with its epilogue into scratch, and the result is
-// blocked into Y. BlockedGlobalAveragePool averages each lane over the positions.
+// blocked into Y. BlockedMaxPool is likewise MaxPool-12's reference kernel ("ref/maxpool") on
+// the unblocked X (every lane, padded ones too: their zeros pool to zero). BlockedGlobalAveragePool
+// averages each lane over the positions.
 #include <algorithm>
 #include <vector>
 
@@ -112,6 +114,28 @@ Status blocked_conv_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
+// Scratch holds the unblocked X [N, CB * b, H, W] and the MaxPool result [N, CB * b, OH, OW].
+Status blocked_max_pool_kernel(KernelContext& ctx) {
+  static const KernelDef* const max_pool = KernelRegistry::global().find_by_id("ref/maxpool");
+  if (max_pool == nullptr || max_pool->fn == nullptr) return internal_error("the reference MaxPool kernel is not registered");
+  constexpr int64_t kMaxPoolOpset = 12;  // the ai.onnx MaxPool whose attributes BlockedMaxPool takes
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const int64_t n = x.dim(0), c = x.dim(1) * x.dim(4), b = x.dim(4);
+  const int64_t x_floats = n * c * x.dim(2) * x.dim(3), y_floats = n * c * y.dim(2) * y.dim(3);
+  float* buf = static_cast<float*>(ctx.scratch(static_cast<size_t>(std::max<int64_t>(x_floats + y_floats, 1)) * sizeof(float)));
+  unblock_channels(x.data_as<float>(), buf, n, c, x.dim(2) * x.dim(3), b, ctx.pool());
+  const Tensor x_t = Tensor::view(DType::F32, Shape{n, c, x.dim(2), x.dim(3)}, buf);
+  Tensor y_t = Tensor::view(DType::F32, Shape{n, c, y.dim(2), y.dim(3)}, buf + x_floats);
+  const Tensor* inputs[1] = {&x_t};
+  Tensor* outputs[1] = {&y_t};
+  Scratch scratch;
+  KernelContext inner(ctx.attrs(), kMaxPoolOpset, inputs, outputs, ctx.pool(), &scratch);
+  IGNIS_RETURN_IF_ERROR(max_pool->fn(inner));
+  block_channels(buf + x_floats, y.data_as<float>(), n, c, y.dim(2) * y.dim(3), b, ctx.pool());
+  return Status::ok();
+}
+
 // X [N, CB, H, W, b] -> Y [N, channels, 1, 1]: the mean over H * W of each real lane.
 Status blocked_global_average_pool_kernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
@@ -140,6 +164,8 @@ void register_blocked(KernelRegistry& r) {
          .id = "ref/unblockchannels", .fn = unblock_channels_kernel});
   r.add({.domain = "ai.ignis", .op_type = "BlockedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
          .id = "ref/blockedconv", .fn = blocked_conv_kernel});
+  r.add({.domain = "ai.ignis", .op_type = "BlockedMaxPool", .since_opset = 1, .until_opset = 1, .types = kF32,
+         .id = "ref/blockedmaxpool", .fn = blocked_max_pool_kernel});
   r.add({.domain = "ai.ignis", .op_type = "BlockedGlobalAveragePool", .since_opset = 1, .until_opset = 1,
          .types = kF32, .id = "ref/blockedglobalaveragepool", .fn = blocked_global_average_pool_kernel});
 }

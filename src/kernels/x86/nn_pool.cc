@@ -23,6 +23,9 @@ void register_nn_pool(KernelRegistry& r) {
   r.add({.domain = "", .op_type = "GlobalAveragePool", .since_opset = 1, .types = kF32,
          .isa = Isa::Avx2, .priority = 10, .id = "x86/globalaveragepool_f32_avx2",
          .factory = pool_f32_create_global_average});
+  r.add({.domain = "ai.ignis", .op_type = "BlockedMaxPool", .since_opset = 1, .until_opset = 1, .types = kF32,
+         .isa = Isa::Avx2, .priority = 10, .id = "x86/blockedmaxpool_f32_avx2",
+         .factory = pool_f32_create_blocked_max});
 }
 
 }  // namespace ignis::kernels::x86

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Factories of the AVX2 pooling kernels (pool_avx2.cc): MaxPool and AveragePool over 1-D and
-// 2-D float32 NCHW windows, GlobalAveragePool and GlobalMaxPool. nn_pool.cc registers them;
+// 2-D float32 NCHW windows, GlobalAveragePool and GlobalMaxPool, and ai.ignis BlockedMaxPool
+// (16-channel blocks). nn_pool.cc registers them;
 // the factories run only where the planner chose the kernel, i.e. on CPUs with AVX2.
 #pragma once
 
@@ -14,5 +15,6 @@ Result<std::unique_ptr<Kernel>> pool_f32_create_max(const KernelInit& init);
 Result<std::unique_ptr<Kernel>> pool_f32_create_average(const KernelInit& init);
 Result<std::unique_ptr<Kernel>> pool_f32_create_global_max(const KernelInit& init);
 Result<std::unique_ptr<Kernel>> pool_f32_create_global_average(const KernelInit& init);
+Result<std::unique_ptr<Kernel>> pool_f32_create_blocked_max(const KernelInit& init);
 
 }  // namespace ignis::kernels::x86

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Blocked channel layout cases (ai.ignis BlockedConv, BlockChannels, UnblockChannels; block
-// 16): pointwise 1x1 convolutions over the channel counts of MobileNet-style networks (16 to
+// Blocked channel layout cases (ai.ignis BlockedConv, BlockChannels, UnblockChannels,
+// BlockedMaxPool, BlockedGlobalAveragePool; block 16): pointwise 1x1 convolutions over the channel counts of MobileNet-style networks (16 to
 // 320, whole blocks and partial ones) at 1, 7x7, 14x14, 13x17 and 56x56 positions, batch 2;
 // depthwise 3x3 and 5x5 at strides 1 and 2 on 7x7 to 28x28 planes (and 112x112 with 32
 // channels) with 16, 24, 40 and 144 channels; bias absent and present, the residual Z and the
@@ -229,6 +229,49 @@ std::vector<KernelCase> blocked_global_average_pool_cases() {
       c.label = str_cat("X", c.inputs[0].str(), " channels=", ch);
       cases.push_back(c);
     }
+  return cases;
+}
+
+// The windows of the networks that pool between blocked convolutions (squeezenet's 3x3/2 with
+// ceil_mode, resnet's 3x3/2 padded, googlenet's 3x3/1 padded, 2x2/2) and the attribute forms
+// a pool can take (asymmetric pads, SAME_UPPER, dilation, a window wider than the plane's
+// padded edge), over 1 to 3 channel blocks, batch 1 and 2.
+std::vector<KernelCase> blocked_max_pool_cases() {
+  struct Pool {
+    int64_t n, cb, h, w;
+    std::vector<int64_t> kernel, strides, pads;
+    int64_t ceil_mode = 0;
+    std::vector<int64_t> dilations = {};
+    std::string auto_pad = "";
+  };
+  const Pool pools[] = {
+      {1, 4, 27, 27, {3, 3}, {2, 2}, {0, 0, 0, 0}, 1},  // squeezenet (55 -> 27 -> 13 with ceil)
+      {2, 3, 14, 13, {3, 3}, {2, 2}, {1, 1, 1, 1}},
+      {1, 2, 9, 11, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+      {1, 1, 8, 6, {2, 2}, {2, 2}, {0, 0, 0, 0}},
+      {1, 2, 7, 7, {2, 3}, {2, 1}, {0, 1, 1, 0}},
+      {2, 1, 10, 9, {3, 3}, {1, 2}, {0, 0, 0, 0}, 0, {2, 2}},
+      {1, 3, 5, 6, {3, 3}, {2, 2}, {}, 0, {}, "SAME_UPPER"},
+      {1, 1, 3, 3, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+      {1, 2, 4, 5, {5, 5}, {1, 1}, {2, 2, 2, 2}},
+  };
+  std::vector<KernelCase> cases;
+  for (const Pool& p : pools) {
+    KernelCase c;
+    c.domain = "ai.ignis";
+    c.op_type = "BlockedMaxPool";
+    c.opset = 1;
+    c.inputs = {Shape{p.n, p.cb, p.h, p.w, kBlock}};
+    c.attrs.set("kernel_shape", ints_attr(p.kernel));
+    c.attrs.set("strides", ints_attr(p.strides));
+    if (!p.auto_pad.empty()) c.attrs.set("auto_pad", string_attr(p.auto_pad));
+    else c.attrs.set("pads", ints_attr(p.pads));
+    if (p.ceil_mode) c.attrs.set("ceil_mode", int_attr(1));
+    if (!p.dilations.empty()) c.attrs.set("dilations", ints_attr(p.dilations));
+    c.label = str_cat("X", c.inputs[0].str(), " kernel ", p.kernel[0], "x", p.kernel[1], " strides ", p.strides[0],
+                      ",", p.strides[1], p.ceil_mode ? " ceil" : "", p.auto_pad);
+    cases.push_back(c);
+  }
   return cases;
 }
 

@@ -96,6 +96,7 @@ std::vector<KernelCase> blocked_conv_cases();      // blocked.cc (ai.ignis)
 std::vector<KernelCase> block_channels_cases();    // blocked.cc (ai.ignis)
 std::vector<KernelCase> unblock_channels_cases();  // blocked.cc (ai.ignis)
 std::vector<KernelCase> blocked_global_average_pool_cases();  // blocked.cc (ai.ignis)
+std::vector<KernelCase> blocked_max_pool_cases();             // blocked.cc (ai.ignis)
 std::vector<KernelCase> matmul_integer_cases();            // quantize.cc
 std::vector<KernelCase> matmul_integer_to_float_cases();   // quantize.cc (ai.ignis)
 std::vector<KernelCase> dynamic_quantize_linear_cases();   // quantize.cc
@@ -188,6 +189,7 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"ai.ignis", "BlockChannels", block_channels_cases},
       {"ai.ignis", "UnblockChannels", unblock_channels_cases},
       {"ai.ignis", "BlockedGlobalAveragePool", blocked_global_average_pool_cases},
+      {"ai.ignis", "BlockedMaxPool", blocked_max_pool_cases},
       {"", "MatMulInteger", matmul_integer_cases},
       {"ai.ignis", "MatMulIntegerToFloat", matmul_integer_to_float_cases},
       {"", "DynamicQuantizeLinear", dynamic_quantize_linear_cases},
