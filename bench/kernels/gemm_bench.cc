@@ -323,6 +323,9 @@ void blocked_conv_args(benchmark::internal::Benchmark* b) {
     b->Args({576, 14, 14, 576, 3, 1, 1, 1, 0, threads});  // MobileNetV2 depthwise 14x14
     b->Args({672, 14, 14, 672, 5, 1, 2, 1, 0, threads});  // EfficientNet-B0 depthwise 5x5
     b->Args({3, 224, 224, 32, 3, 2, 1, 0, 1, threads});   // MobileNetV2 / EfficientNet-B0 stem
+    b->Args({256, 56, 56, 128, 1, 1, 0, 0, 0, threads});  // ResNeXt50 stage 1 reduce
+    b->Args({512, 28, 28, 256, 1, 1, 0, 0, 0, threads});  // ResNeXt50 stage 2 reduce
+    b->Args({16, 55, 55, 64, 3, 1, 1, 0, 0, threads});    // SqueezeNet expand 3x3 (direct)
   }
   b->ArgNames({"c", "h", "w", "m", "k", "stride", "pad", "dw", "plain", "threads"})
       ->UseRealTime()
@@ -344,6 +347,7 @@ BENCHMARK_CAPTURE(BM_Conv, ref, "ref/conv")->Apply(conv_args);
 BENCHMARK_CAPTURE(BM_DepthwiseConv, x86, "x86/conv_f32_8x32")->Apply(depthwise_args);
 BENCHMARK_CAPTURE(BM_DepthwiseConv, ref, "ref/conv")->Apply(depthwise_args);
 BENCHMARK_CAPTURE(BM_BlockedConv, avx512, "x86/blockedconv_f32_avx512")->Apply(blocked_conv_args);
+BENCHMARK_CAPTURE(BM_BlockedConv, avx2, "x86/blockedconv_f32_avx2")->Apply(blocked_conv_args);
 BENCHMARK_CAPTURE(BM_MatMul, avx512, "x86/matmul_f32_8x32")->Apply(matmul_args);
 BENCHMARK_CAPTURE(BM_MatMul, avx2, "x86/matmul_f32_4x24")->Apply(matmul_args);
 BENCHMARK_CAPTURE(BM_MatMul, ref, "ref/matmul")->Apply(matmul_args);
