@@ -19,7 +19,7 @@
 // blocks) do not cut a run.
 // Only connected runs of two or more convolutions whose work outweighs their edge reorders
 // are converted (below): a lone convolution would pay two reorders for one faster kernel;
-// a lone stem with a wide window pays one (below). Runs only when the context says the blocked kernels are
+// a stem with a wide window pays for its one reorder (below). Runs only when the context says the blocked kernels are
 // fast here (PassContext::blocked_layout).
 // Exactness: BlockedConv computes the same sums in the same order per output value as the
 // NCHW kernels' reference (the kernels differ only in the order of the multiply-adds, as the
@@ -248,6 +248,22 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     if (k == 0 && scaled.count(i)) return scaled.at(i).x;
     return k < n.inputs.size() ? n.inputs[k] : std::string();
   };
+  // The values node i reads blocked, each with the node that makes it (-1: a graph input or
+  // an initializer).
+  struct Source {
+    std::string value;
+    int producer;
+  };
+  auto blocked_sources = [&](int i) {
+    std::vector<Source> out;
+    for (size_t k : blocked_reads(i)) {
+      std::string v = input_of(i, k);
+      if (v.empty()) continue;
+      auto it = producer.find(v);
+      out.push_back({std::move(v), it == producer.end() ? -1 : it->second});
+    }
+    return out;
+  };
   std::vector<int> root(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) root[i] = i;
   auto find = [&](int i) {
@@ -256,12 +272,8 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   };
   for (int i = 0; i < count; ++i) {
     if (!candidate[i]) continue;
-    for (size_t k : blocked_reads(i)) {
-      const std::string v = input_of(i, k);
-      if (v.empty()) continue;
-      auto it = producer.find(v);
-      if (it != producer.end() && candidate[it->second]) root[find(i)] = find(it->second);
-    }
+    for (const Source& src : blocked_sources(i))
+      if (src.producer >= 0 && candidate[src.producer]) root[find(i)] = find(src.producer);
   }
   // Tentatively every run of two or more convolutions; the cost rule below drops the runs that
   // do not pay. A stem with a wide window (resnet's 7x7 over 3 channels) is converted in any
@@ -345,12 +357,8 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
       const int64_t e = per_image(v);
       sum[r] = e < 0 || sum[r] < 0 ? -1 : sum[r] + e;
     };
-    for (size_t k : blocked_reads(i)) {
-      const std::string v = input_of(i, k);
-      if (v.empty()) continue;
-      auto it = producer.find(v);
-      if (it == producer.end() || !convert[it->second]) add(edge_elements, v);
-    }
+    for (const Source& src : blocked_sources(i))
+      if (src.producer < 0 || !convert[src.producer]) add(edge_elements, src.value);
     if (read_outside(n.outputs[0])) add(edge_elements, n.outputs[0]);
     if (conv[i] && !wide_stem(i)) add(work_elements, n.outputs[0]);
   }
@@ -382,12 +390,8 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   std::set<std::string> to_block;
   for (int i = 0; i < count; ++i) {
     if (!convert[i]) continue;
-    for (size_t k : blocked_reads(i)) {
-      const std::string v = input_of(i, k);
-      if (v.empty()) continue;
-      auto it = producer.find(v);
-      if (it == producer.end() || !convert[it->second]) to_block.insert(v);
-    }
+    for (const Source& src : blocked_sources(i))
+      if (src.producer < 0 || !convert[src.producer]) to_block.insert(src.value);
   }
   auto block_node = [&](const std::string& v) {
     ir::Node b;

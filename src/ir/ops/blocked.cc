@@ -3,6 +3,7 @@
 // layout"): BlockChannels, UnblockChannels, BlockedConv, BlockedMaxPool and
 // BlockedGlobalAveragePool, float32 only. BlockedConv and BlockedMaxPool check their blocked
 // shapes here and leave every FusedConv / MaxPool rule to that op's own inference.
+#include <span>
 #include <string>
 #include <vector>
 
@@ -89,25 +90,32 @@ Status infer_unblock_channels(InferContext& ctx) {
 
 // ---- BlockedConv: BlockChannels(FusedConv(UnblockChannels(X), W, B, UnblockChannels(Z))) -----
 
-// FusedConv's inference on the unblocked X (and W, B; Z is checked against the blocked output
-// here): its attribute, group, bias and window checks. Its messages come back under this
-// node's label, marked as being about the unblocked tensors.
-Result<Shape> infer_unblocked_fused_conv(const InferContext& ctx, const Shape& x_unblocked) {
-  const OpSchema* fused = OpSchemaRegistry::global().find(kDomain, "FusedConv", 1);
-  if (fused == nullptr) return internal_error("the ai.ignis FusedConv schema is not registered");
-  const ValueType x{DType::F32, x_unblocked};
-  const ValueType* inputs[3] = {&x, &ctx.input(1), ctx.has_input(2) ? &ctx.input(2) : nullptr};
-  const Tensor* values[3] = {nullptr, nullptr, nullptr};
-  InferContext inner("", "FusedConv", 1, ctx.attrs(), inputs, values, 1);
-  const Status s = fused->infer(inner);
+// `op`'s own inference (domain and opset as given) on `inputs`, input 0 being the unblocked X:
+// its attribute and shape checks. Its messages come back under this node's label, marked as
+// being about the unblocked tensors ("as OP on the unblocked X [...]: ...").
+Result<Shape> infer_as_unblocked(const InferContext& ctx, std::string_view domain, std::string_view op, int opset,
+                                 std::span<const ValueType* const> inputs) {
+  const OpSchema* schema = OpSchemaRegistry::global().find(domain, op, opset);
+  if (schema == nullptr) return internal_error(str_cat("the ", op, " schema is not registered"));
+  std::vector<const Tensor*> values(inputs.size(), nullptr);
+  InferContext inner("", op, opset, ctx.attrs(), inputs, values, 1);
+  const Status s = schema->infer(inner);
   if (!s.is_ok()) {
-    const std::string prefix = "node '' (FusedConv, opset 1): ";
+    const std::string prefix = str_cat("node '' (", op, ", opset ", opset, "): ");
     std::string message = s.message();
     if (message.starts_with(prefix)) message.erase(0, prefix.size());
-    return nn_ops::relabel(ctx, Status(s.code(), str_cat("as FusedConv on the unblocked X ", x_unblocked.str(), ": ",
-                                                         message)));
+    return nn_ops::relabel(ctx, Status(s.code(), str_cat("as ", op, " on the unblocked X ", inputs[0]->shape.str(),
+                                                         ": ", message)));
   }
   return inner.outputs()[0].shape;
+}
+
+// FusedConv's inference on the unblocked X (and W, B; Z is checked against the blocked output
+// here): its attribute, group, bias and window checks.
+Result<Shape> infer_unblocked_fused_conv(const InferContext& ctx, const Shape& x_unblocked) {
+  const ValueType x{DType::F32, x_unblocked};
+  const ValueType* inputs[3] = {&x, &ctx.input(1), ctx.has_input(2) ? &ctx.input(2) : nullptr};
+  return infer_as_unblocked(ctx, kDomain, "FusedConv", 1, inputs);
 }
 
 Status infer_blocked_conv(InferContext& ctx) {
@@ -167,21 +175,9 @@ Status infer_blocked_max_pool(InferContext& ctx) {
   const Shape& x = ctx.input_shape(0);
   if (x.rank() != 5) return ctx.fail("input 0 ('X') must be 5-D [N, CB, H, W, block], got ", x.str());
   if (x[4] != block) return ctx.fail("input 0 ('X') ", x.str(), ": last dim ", x[4], " must equal block ", block);
-  const OpSchema* pool = OpSchemaRegistry::global().find("", "MaxPool", kBlockedMaxPoolOnnxOpset);
-  if (pool == nullptr) return internal_error("the ai.onnx MaxPool schema is not registered");
   const ValueType xu{DType::F32, Shape{x[0], x[1] * block, x[2], x[3]}};
   const ValueType* inputs[1] = {&xu};
-  const Tensor* values[1] = {nullptr};
-  InferContext inner("", "MaxPool", kBlockedMaxPoolOnnxOpset, ctx.attrs(), inputs, values, 1);
-  const Status st = pool->infer(inner);
-  if (!st.is_ok()) {
-    const std::string prefix = str_cat("node '' (MaxPool, opset ", kBlockedMaxPoolOnnxOpset, "): ");
-    std::string message = st.message();
-    if (message.starts_with(prefix)) message.erase(0, prefix.size());
-    return nn_ops::relabel(
-        ctx, Status(st.code(), str_cat("as MaxPool on the unblocked X ", xu.shape.str(), ": ", message)));
-  }
-  const Shape& yu = inner.outputs()[0].shape;
+  IGNIS_ASSIGN_OR_RETURN(const Shape yu, infer_as_unblocked(ctx, "", "MaxPool", kBlockedMaxPoolOnnxOpset, inputs));
   const int64_t out[] = {x[0], x[1], yu[2], yu[3], block};
   IGNIS_ASSIGN_OR_RETURN(Shape y, checked_shape(ctx, out, DType::F32, "output"));
   ctx.set_output(0, DType::F32, y);
