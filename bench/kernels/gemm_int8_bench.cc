@@ -27,7 +27,8 @@ double cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-// range(0..2) = M, N, K; range(3) = 1 for the VNNI tile, 0 for AVX2; range(4) = 1 for float out.
+// range(0..2) = M, N, K; range(3) = 1 for the VNNI tile, 0 for AVX2; range(4) = 1 for float out;
+// range(5) = 1 for int8 A in [-127, 127] (Int8GemmArgs::a_signed: the AVX2 vpmaddubsw tile).
 void BM_Int8Gemm(benchmark::State& state) {
   const bool vnni = state.range(3) != 0;
   if (!kernels::isa_available(kernels::Isa::Avx2) || (vnni && !cpu_features().avx512vnni)) {
@@ -38,7 +39,8 @@ void BM_Int8Gemm(benchmark::State& state) {
   std::mt19937 rng(7);
   std::vector<uint8_t> a(static_cast<size_t>(m * k));
   std::vector<int8_t> b(static_cast<size_t>(k * n));
-  for (auto& v : a) v = static_cast<uint8_t>(rng());
+  const bool is_signed = state.range(5) != 0;
+  for (auto& v : a) v = static_cast<uint8_t>(is_signed ? 1 + rng() % 255 - 128 : rng());
   for (auto& v : b) v = static_cast<int8_t>(rng());
   const PackedInt8B packed = PackedInt8B::pack(b.data(), false, k, n, n, false);
   std::vector<int32_t> c(static_cast<size_t>(m * n));
@@ -52,6 +54,7 @@ void BM_Int8Gemm(benchmark::State& state) {
   g.row_zp = zp.data();
   g.col_corr = corr.data();
   g.ldc = n;
+  g.a_signed = is_signed ? reinterpret_cast<const int8_t*>(a.data()) : nullptr;
   if (state.range(4) != 0) {
     g.c_f32 = cf.data();
     g.col_scale = scale.data();
@@ -73,13 +76,17 @@ void BM_Int8Gemm(benchmark::State& state) {
 }
 
 BENCHMARK(BM_Int8Gemm)
-    ->ArgNames({"m", "n", "k", "vnni", "f32"})
-    ->Args({128, 384, 384, 1, 0})
-    ->Args({128, 1536, 384, 1, 0})
-    ->Args({128, 384, 1536, 1, 0})
-    ->Args({128, 768, 768, 1, 1})
-    ->Args({128, 384, 384, 0, 0})
-    ->Args({128, 768, 768, 0, 1});
+    ->ArgNames({"m", "n", "k", "vnni", "f32", "s8a"})
+    ->Args({128, 384, 384, 1, 0, 0})
+    ->Args({128, 1536, 384, 1, 0, 0})
+    ->Args({128, 384, 1536, 1, 0, 0})
+    ->Args({128, 768, 768, 1, 1, 0})
+    ->Args({128, 384, 384, 0, 0, 0})
+    ->Args({128, 384, 384, 0, 0, 1})
+    ->Args({128, 768, 768, 0, 1, 0})
+    // a resnet50 3x3 convolution at 28x28 (Cout x positions x Cin * 9)
+    ->Args({128, 784, 1152, 0, 0, 0})
+    ->Args({128, 784, 1152, 0, 0, 1});
 
 }  // namespace
 }  // namespace ignis

@@ -5,9 +5,10 @@
 // or requantized to uint8 / int8 (QLinearConv, QLinearMatMul).
 //
 // Two tile implementations share the packed layout: AVX-512 VNNI (vpdpbusd: 64 u8 x s8
-// products summed four at a time into int32, exact) and AVX2 (each quad widened to int16 and
-// multiplied with vpmaddwd, exact too: vpmaddubsw is not used because its int16 sums
-// saturate when two large products meet). uint8 B is stored as b - 128 so both see int8; the
+// products summed four at a time into int32, exact) and AVX2 (for int8 A in [-127, 127],
+// vpmaddubsw with the signs moved onto B's side; for uint8 A, each quad widened to int16 and
+// multiplied with vpmaddwd: see gemm_int8_avx2.cc; vpmaddubsw on uint8 A would saturate when
+// two large products meet). uint8 B is stored as b - 128 so all see int8; the
 // shift, and the zero points, come back as one correction per output:
 //   sum_k (a - za_i)(b - zb_j) = sum_k a (b - off) + (off - zb_j) sum_k a - za_i (sum_k b - K zb_j)
 // where off is 128 for uint8 B and 0 for int8 B. A signed int8 A is flipped to uint8 by the
@@ -73,6 +74,10 @@ struct Int8GemmArgs {
   // one value z may pass -z * sum_k b instead of row_zp and col_corr, with the per-row
   // remainder of the correction in q_bias (one add per output instead of a multiply).
   const int32_t* col_offset = nullptr;
+  // A as int8 values in [-127, 127] ([M x K], leading dimension lda), read instead of `a` by
+  // backends with `signed_a` (the AVX2 vpmaddubsw tile): the sums are then of these values,
+  // and the corrections above take them as A (row_sum their row sums, row_zp in their domain).
+  const int8_t* a_signed = nullptr;
   // Output: int32 when c_i32 is set; requantized uint8 / int8 when c_q is set (below); else
   // float32 c_f32 = acc * row_scale[i] * col_scale[j] + bias[j] (row_scale and bias may be
   // null; col_scale is required).
@@ -100,6 +105,8 @@ struct Int8GemmArgs {
 struct Int8GemmBackend {
   std::string_view name;
   void (*range)(const Int8GemmArgs& args, int64_t i0, int64_t i1, int64_t p0, int64_t p1) = nullptr;
+  // Takes Int8GemmArgs::a_signed, and runs faster with it than with uint8 A.
+  bool signed_a = false;
 };
 
 const Int8GemmBackend& int8_gemm_backend_avx2();

@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// The int8 GEMM tile for AVX2 CPUs without VNNI: up to 3 rows x 16 columns of C. Each packed
-// quad row of 4 columns (16 bytes) is widened to int16 and multiplied by the row's 4 bytes of A
-// (widened likewise) with vpmaddwd, giving per column two int32 partial sums that are added at
-// the end. Widening costs half the speed of vpmaddubsw but stays exact: vpmaddubsw adds two
-// u8 x s8 products in int16 and saturates when both are large (255 * 127 * 2 > 32767).
-// 3 rows x 4 accumulators per row use 12 of the 16 ymm registers.
+// The int8 GEMM tiles for AVX2 CPUs without VNNI. vpmaddubsw (u8 x s8 pairs summed in int16)
+// would saturate on uint8 A (255 * 127 * 2 > 32767), so each tile keeps the sums exact its own
+// way:
+// - signed_tile, for int8 A in [-127, 127] (Int8GemmArgs::a_signed; quantized weights): each
+//   product w x with B's stored bytes x in [-128, 127] is |x| * (w with x's sign) (vpabsb once
+//   per B vector, vpsignb per row), a pair at most 2 * 128 * 127 = 32512 in int16; vpmaddwd
+//   against ones then adds the pairs into int32. 6 rows x 16 columns. In a register loop on
+//   Zen 3, 1.5x the multiply-adds per second of the widening tile; 1.2-1.3x in the GEMM.
+// - tile, for uint8 A: each packed quad row of 4 columns (16 bytes) widened to int16 and
+//   multiplied by the row's 4 bytes of A (widened likewise) with vpmaddwd, giving per column two
+//   int32 partial sums added at the end. 3 rows x 4 accumulators per row use 12 of the 16 ymm
+//   registers.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/x86/gemm_int8.h"
 #include "kernels/x86/requantize_avx2.h"
@@ -30,16 +37,9 @@ inline int32_t load_quad(const uint8_t* p, int valid) {
 // Requantizes 8 int32 sums of row i at column j (gemm_int8.h) and stores them as bytes.
 inline void store_requantized8(const Int8GemmArgs& g, int64_t i, int64_t j, __m256i acc) {
   if (g.q_bias) acc = _mm256_add_epi32(acc, _mm256_set1_epi32(g.q_bias[i]));
-  __m256d m_lo, m_hi;
-  if (g.q_row_scale) {
-    m_lo = m_hi = _mm256_set1_pd(static_cast<double>(g.q_row_scale[i]));
-  } else {
-    const __m256 m = _mm256_loadu_ps(g.q_col_scale + j);
-    m_lo = _mm256_cvtps_pd(_mm256_castps256_ps128(m));
-    m_hi = _mm256_cvtps_pd(_mm256_extractf128_ps(m, 1));
-  }
+  const __m256 m = g.q_row_scale ? _mm256_set1_ps(g.q_row_scale[i]) : _mm256_loadu_ps(g.q_col_scale + j);
   const RequantAvx2 rq(g.q_zero_point, g.q_min, g.q_max, g.q_signed);
-  _mm_storel_epi64(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(g.c_q) + i * g.ldc + j), rq.bytes8(acc, m_lo, m_hi));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(g.c_q) + i * g.ldc + j), rq.bytes8(acc, m));
 }
 
 // Stores 8 columns [j, j + valid) of row i: the correction, then int32, requantized or scaled
@@ -98,13 +98,23 @@ inline __m256i fold_pairs(__m256i lo, __m256i hi) {
   return _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo, hi), 0xD8);
 }
 
+// What a tile reads of B: 16 columns of one panel, from column j0, `cols` of them real.
+struct HalfPanel {
+  const int8_t* bp;
+  int64_t k, quads, full;  // depth, quads of 4, whole quads
+  int64_t j0, cols;
+  HalfPanel(const PackedInt8B& b, int64_t panel, int half)
+      : bp(b.panel(panel) + half * kCols * kInt8Quad),
+        k(b.k()),
+        quads(b.quads()),
+        full(b.k() / kInt8Quad),
+        j0(panel * kInt8PanelCols + half * kCols),
+        cols(std::min<int64_t>(kCols, b.n() - j0)) {}
+};
+
 template <int kR>
 void tile(const Int8GemmArgs& g, int64_t i0, int64_t panel, int half) {
-  const PackedInt8B& b = *g.b;
-  const int8_t* bp = b.panel(panel) + half * kCols * kInt8Quad;
-  const int64_t k = b.k();
-  const int64_t quads = b.quads();
-  const int64_t full = k / kInt8Quad;
+  const auto [bp, k, quads, full, j0, cols] = HalfPanel(*g.b, panel, half);
   __m256i acc[kR][4];
   #pragma GCC unroll 16
   for (int r = 0; r < kR; ++r)
@@ -129,8 +139,6 @@ void tile(const Int8GemmArgs& g, int64_t i0, int64_t panel, int half) {
       for (int r = 0; r < kR; ++r) acc[r][c] = _mm256_add_epi32(acc[r][c], _mm256_madd_epi16(av[r], bw));
     }
   }
-  const int64_t j0 = panel * kInt8PanelCols + half * kCols;
-  const int64_t cols = std::min<int64_t>(kCols, b.n() - j0);
   #pragma GCC unroll 16
   for (int r = 0; r < kR; ++r) {
     store8(g, i0 + r, j0, fold_pairs(acc[r][0], acc[r][1]), static_cast<int>(std::min<int64_t>(8, cols)));
@@ -138,26 +146,91 @@ void tile(const Int8GemmArgs& g, int64_t i0, int64_t panel, int half) {
   }
 }
 
-void range(const Int8GemmArgs& g, int64_t i0, int64_t i1, int64_t p0, int64_t p1) {
-  for (int64_t i = i0; i < i1; i += kRows) {
-    const int64_t rows = std::min<int64_t>(kRows, i1 - i);
+constexpr int kSignedRows = 6;
+
+template <int kR>
+void signed_tile(const Int8GemmArgs& g, int64_t i0, int64_t panel, int half) {
+  const auto [bp, k, quads, full, j0, cols] = HalfPanel(*g.b, panel, half);
+  __m256i acc[kR][2];
+  #pragma GCC unroll 16
+  for (int r = 0; r < kR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  const int8_t* a = g.a_signed + i0 * g.lda;
+  // One quad: `quad_of(r)` gives row r's 4 values of A, broadcast.
+  const auto step = [&](int64_t q, auto quad_of) __attribute__((always_inline)) {
+    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128));
+    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128 + 32));
+    const __m256i abs0 = _mm256_abs_epi8(x0), abs1 = _mm256_abs_epi8(x1);
+    #pragma GCC unroll 16
+    for (int r = 0; r < kR; ++r) {
+      const __m256i w = quad_of(r);
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(abs0, _mm256_sign_epi8(w, x0)), ones));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(abs1, _mm256_sign_epi8(w, x1)), ones));
+    }
+  };
+  for (int64_t q = 0; q < full; ++q) {
+    step(q, [&](int r) {
+      int32_t quad;
+      std::memcpy(&quad, a + r * g.lda + q * kInt8Quad, sizeof quad);
+      return _mm256_set1_epi32(quad);
+    });
+  }
+  if (full < quads) {  // the values past K read as 0
+    const int valid = static_cast<int>(k - full * kInt8Quad);
+    step(full, [&](int r) {
+      return _mm256_set1_epi32(load_quad(reinterpret_cast<const uint8_t*>(a + r * g.lda + full * kInt8Quad), valid));
+    });
+  }
+  #pragma GCC unroll 16
+  for (int r = 0; r < kR; ++r) {
+    store8(g, i0 + r, j0, acc[r][0], static_cast<int>(std::min<int64_t>(8, cols)));
+    if (cols > 8) store8(g, i0 + r, j0 + 8, acc[r][1], static_cast<int>(cols - 8));
+  }
+}
+
+// Calls tile(std::integral_constant<int, rows>) for 1 <= rows <= kMax.
+template <int kMax, class Tile>
+void with_rows(int64_t rows, Tile tile) {
+  if constexpr (kMax > 1) {
+    if (rows < kMax) {
+      with_rows<kMax - 1>(rows, tile);
+      return;
+    }
+  }
+  tile(std::integral_constant<int, kMax>{});
+}
+
+// Rows [i0, i1) in blocks of kMax, each over the 16-column halves of panels [p0, p1):
+// tile(rows, i, panel, half).
+template <int kMax, class Tile>
+void walk(const Int8GemmArgs& g, int64_t i0, int64_t i1, int64_t p0, int64_t p1, Tile tile) {
+  for (int64_t i = i0; i < i1; i += kMax) {
+    const int64_t rows = std::min<int64_t>(kMax, i1 - i);
     for (int64_t p = p0; p < p1; ++p) {
       for (int half = 0; half < 2; ++half) {
         if (p * kInt8PanelCols + half * kCols >= g.b->n()) break;
-        switch (rows) {
-          case 3: tile<3>(g, i, p, half); break;
-          case 2: tile<2>(g, i, p, half); break;
-          default: tile<1>(g, i, p, half); break;
-        }
+        tile(rows, i, p, half);
       }
     }
+  }
+}
+
+void range(const Int8GemmArgs& g, int64_t i0, int64_t i1, int64_t p0, int64_t p1) {
+  if (g.a_signed) {
+    walk<kSignedRows>(g, i0, i1, p0, p1, [&](int64_t rows, int64_t i, int64_t p, int half) {
+      with_rows<kSignedRows>(rows, [&](auto r) { signed_tile<decltype(r)::value>(g, i, p, half); });
+    });
+  } else {
+    walk<kRows>(g, i0, i1, p0, p1, [&](int64_t rows, int64_t i, int64_t p, int half) {
+      with_rows<kRows>(rows, [&](auto r) { tile<decltype(r)::value>(g, i, p, half); });
+    });
   }
 }
 
 }  // namespace
 
 const Int8GemmBackend& int8_gemm_backend_avx2() {
-  static const Int8GemmBackend backend{.name = "avx2_3x16", .range = range};
+  static const Int8GemmBackend backend{.name = "avx2_3x16", .range = range, .signed_a = true};
   return backend;
 }
 

@@ -3,7 +3,8 @@
 // kernel (conv_int8.h).
 //
 // Per image, Y [Cout x OH*OW] = W [Cout x Cin*KH*KW] * im2col(X): the weights are the GEMM's
-// A rows (uint8; int8 weights flipped to w + 128 with their zero points moved likewise),
+// A rows (uint8, int8 weights flipped to w + 128 with their zero points moved likewise; or int8
+// as they are where the GEMM backend takes signed A and the weights are symmetric),
 // prepared once with their row sums when W and its zero point are constant, and im2col(X) is
 // B, packed per run in chunks of output positions that fit in L2 (int8_panels_per_chunk):
 // 1x1 unit-stride unpadded convolutions pack X's channel rows directly, the others shifted
@@ -18,6 +19,7 @@
 // exceed 64 and float16 scales go to the reference.
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <vector>
 
 #include "core/aligned_alloc.h"
@@ -39,32 +41,47 @@ int32_t byte_value(DType t, const void* data, int64_t i) {
                         : static_cast<int32_t>(static_cast<const int8_t*>(data)[i]);
 }
 
-// W as the GEMM's A operand: uint8 rows [Cout x K], each row's zero point (moved by 128 for
-// int8 weights) and sum.
+// W as the GEMM's A operand: rows [Cout x K], each row's zero point and sum. uint8 rows (int8
+// weights flipped to w + 128, their zero points moved likewise), or, for a GEMM backend that
+// takes signed A (Int8GemmBackend::signed_a), int8 weights as they are when every zero point is
+// 0 and no weight is -128 (onnxruntime's symmetric per-channel weights).
 struct WeightRows {
   std::vector<uint8_t> rows;
   std::vector<int32_t> zero_points, sums;
   int64_t k = 0;
   bool any_zero_point = false;
   bool one_zero_point = true;  // every row's is zero_points[0]
+  bool is_signed = false;      // rows hold int8 values (Int8GemmArgs::a_signed)
 };
 
-WeightRows make_weight_rows(const Tensor& w, const Tensor& zp) {
+WeightRows make_weight_rows(const Tensor& w, const Tensor& zp, bool signed_a) {
   WeightRows r;
   const int64_t m = w.dim(0);
   r.k = w.numel() / std::max<int64_t>(m, 1);
   const bool flip = w.dtype() == DType::I8;
   const auto* src = static_cast<const uint8_t*>(w.data());
-  r.rows.resize(static_cast<size_t>(w.numel()));
-  for (size_t i = 0; i < r.rows.size(); ++i) r.rows[i] = flip ? src[i] ^ 0x80u : src[i];
+  const auto* zp_bytes = static_cast<const uint8_t*>(zp.data());
+  r.is_signed = signed_a && flip && std::all_of(zp_bytes, zp_bytes + zp.numel(), [](uint8_t z) { return z == 0; }) &&
+                std::find(src, src + w.numel(), uint8_t{0x80}) == src + w.numel();
+  r.rows.assign(src, src + w.numel());
+  if (flip && !r.is_signed)
+    for (uint8_t& v : r.rows) v ^= 0x80u;
   r.zero_points.resize(static_cast<size_t>(m));
   r.sums.resize(static_cast<size_t>(m));
   for (int64_t i = 0; i < m; ++i) {
-    r.zero_points[static_cast<size_t>(i)] = byte_value(zp.dtype(), zp.data(), zp.numel() == 1 ? 0 : i) + (flip ? 128 : 0);
+    r.zero_points[static_cast<size_t>(i)] =
+        r.is_signed ? 0 : byte_value(zp.dtype(), zp.data(), zp.numel() == 1 ? 0 : i) + (flip ? 128 : 0);
     r.any_zero_point |= r.zero_points[static_cast<size_t>(i)] != 0;
     r.one_zero_point &= r.zero_points[static_cast<size_t>(i)] == r.zero_points[0];
   }
-  int8_row_sums(r.rows.data(), m, r.k, r.k, r.sums.data());
+  if (r.is_signed) {
+    for (int64_t i = 0; i < m; ++i) {
+      const auto* row = reinterpret_cast<const int8_t*>(r.rows.data()) + i * r.k;
+      r.sums[static_cast<size_t>(i)] = std::accumulate(row, row + r.k, int32_t{0});
+    }
+  } else {
+    int8_row_sums(r.rows.data(), m, r.k, r.k, r.sums.data());
+  }
   return r;
 }
 
@@ -133,7 +150,8 @@ class QLinearConvKernel final : public Kernel {
     const int64_t group = init.attrs.get_int("group", 1);
     const bool usable = w && w_zp && f32_scales && (w->rank() == 3 || w->rank() == 4) &&
                         (w_zp->numel() == 1 || w_zp->numel() == w->dim(0));
-    if (usable && group == 1 && phases <= 64) k->weights_ = make_weight_rows(*w, *w_zp);
+    if (usable && group == 1 && phases <= 64)
+      k->weights_ = make_weight_rows(*w, *w_zp, int8_gemm_backend_default().signed_a);
     // Depthwise weights (one input channel per group) as int32 with their zero points taken off.
     const bool depthwise_strides = strides.empty() || strides.back() <= 2;
     if (usable && w->rank() == 4 && w->dim(1) == 1 && group == w->dim(0) && group > 1 && depthwise_strides &&
@@ -168,7 +186,7 @@ class QLinearConvKernel final : public Kernel {
       if (!weights_.rows.empty()) {
         run_gemm(ctx, weights_, g, wg.is_pointwise());
       } else {
-        const WeightRows rows = make_weight_rows(w, ctx.input(kWZp));
+        const WeightRows rows = make_weight_rows(w, ctx.input(kWZp), int8_gemm_backend_default().signed_a);
         run_gemm(ctx, rows, g, wg.is_pointwise());
       }
       return Status::ok();
@@ -295,6 +313,7 @@ class QLinearConvKernel final : public Kernel {
           a.a = wr.rows.data();
           a.lda = kdim;
           a.b = &b;
+          if (wr.is_signed) a.a_signed = reinterpret_cast<const int8_t*>(wr.rows.data());
           if (folded) {
             // int8 weights (zero point 0, onnxruntime's default): no column term at all.
             a.col_offset = z != 0 ? col_corr : nullptr;

@@ -2,7 +2,9 @@
 // Requantization of int32 sums to uint8 / int8 for the AVX2 translation units (the int8 GEMM
 // tile and the depthwise int8 convolution): y = clamp(round_half_even(double(acc) * double(m)
 // + zp), lo, hi), in float64 so that the bytes equal the reference QLinearConv's and
-// QLinearMatMul's. Include only from files compiled with AVX2 flags.
+// QLinearMatMul's; or the same bytes at float32 cost (RequantAvx2::bytes8 with float32
+// multipliers: rounded in float32, the lanes near a tie redone in float64, as
+// requantize_avx512.h explains). Include only from files compiled with AVX2 flags.
 #pragma once
 
 #include <immintrin.h>
@@ -25,9 +27,16 @@ inline V rounded(V v) {
 // The constants of one requantization: zero point and clamp bounds.
 struct RequantAvx2 {
   __m256d zp, lo, hi;
+  __m256 zp_f, lo_f, hi_f;
   bool is_signed;
   RequantAvx2(int32_t zero_point, int32_t q_min, int32_t q_max, bool signed_out)
-      : zp(_mm256_set1_pd(zero_point)), lo(_mm256_set1_pd(q_min)), hi(_mm256_set1_pd(q_max)), is_signed(signed_out) {}
+      : zp(_mm256_set1_pd(zero_point)),
+        lo(_mm256_set1_pd(q_min)),
+        hi(_mm256_set1_pd(q_max)),
+        zp_f(_mm256_set1_ps(static_cast<float>(zero_point))),
+        lo_f(_mm256_set1_ps(static_cast<float>(q_min))),
+        hi_f(_mm256_set1_ps(static_cast<float>(q_max))),
+        is_signed(signed_out) {}
 
   // Eight sums, lanes 0-3 scaled by m_lo and 4-7 by m_hi, as int32 values in range.
   __m256i values8(__m256i acc, __m256d m_lo, __m256d m_hi) const {
@@ -41,8 +50,27 @@ struct RequantAvx2 {
   }
 
   // The same as eight bytes in the low half.
-  __m128i bytes8(__m256i acc, __m256d m_lo, __m256d m_hi) const {
-    const __m256i v = values8(acc, m_lo, m_hi);
+  __m128i bytes8(__m256i acc, __m256d m_lo, __m256d m_hi) const { return as_bytes(values8(acc, m_lo, m_hi)); }
+
+  // The same values with float32 multipliers (one per lane), computed in float32: the bound of
+  // requantize_avx512.h holds lane by lane, so a lane farther than 2^-9 from a half-integer
+  // rounds as the float64 expression does; otherwise (about one lane in 250, or NaN and
+  // infinite values) the eight go through the float64 path.
+  __m256i values8(__m256i acc, __m256 m) const {
+    const __m256 vf = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc), m), zp_f);
+    const __m256 r = _mm256_round_ps(vf, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 frac = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_sub_ps(vf, r));
+    // Not (|vf - r| <= 0.5 - 2^-9), NaN included.
+    const __m256 unsure = _mm256_cmp_ps(frac, _mm256_set1_ps(0.5f - 1.0f / 512), _CMP_NLE_UQ);
+    if (_mm256_movemask_ps(unsure) != 0)
+      return values8(acc, _mm256_cvtps_pd(_mm256_castps256_ps128(m)), _mm256_cvtps_pd(_mm256_extractf128_ps(m, 1)));
+    return _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(r, lo_f), hi_f));
+  }
+
+  __m128i bytes8(__m256i acc, __m256 m) const { return as_bytes(values8(acc, m)); }
+
+ private:
+  __m128i as_bytes(__m256i v) const {
     const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     // The values are already in the output type's range, so either pack keeps them.
     return is_signed ? _mm_packs_epi16(w16, w16) : _mm_packus_epi16(w16, w16);

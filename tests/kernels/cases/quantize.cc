@@ -6,11 +6,14 @@
 // QLinearConv and QLinearMatMul over the same type pairings (1x1, 3x3 with strides 1, 2 and
 // 3, pads, dilations, 7x7, 1-D, depthwise (planes, channel blocks, and output positions in
 // lanes with weights less zero points in int8) and grouped convolutions, odd channel counts, chunks of
-// output positions, per-tensor and per-channel weight scales, with and without bias);
+// output positions, per-tensor and per-channel weight scales, with and without bias, and
+// symmetric int8 weights);
 // QuantizeLinear and DequantizeLinear per tensor and per axis around the vector width.
-// Integer outputs must match the reference exactly: the requantization rounds in float64 like
-// the reference, so no tie can round differently.
+// Integer outputs must match the reference exactly: the requantization gives the bytes of the
+// reference's float64 expression, so no tie can round differently.
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "core/strings.h"
 #include "kernels/cases/cases.h"
@@ -193,11 +196,17 @@ std::vector<KernelCase> qlinear_conv_cases() {
       conv_spec({1, 5, 33, 29}, {5, 1, 5, 5}, 5, {2, 2}, {2, 1, 1, 2}),
       conv_spec({1, 4, 21, 40}, {4, 1, 5, 5}, 4, {2, 2}, {4, 4, 4, 4}, {2, 2}),
   };
+  // Symmetric int8 weights (zero point 0, no -128, as onnxruntime quantizes them), which the
+  // AVX2 GEMM takes as int8 (Int8GemmArgs::a_signed): every ungrouped spec above.
+  std::vector<ConvSpec> symmetric_specs;
+  std::copy_if(specs.begin(), specs.end(), std::back_inserter(symmetric_specs), [](const ConvSpec& s) { return s.group == 1; });
+  enum class Weights { kAny, kNarrow, kSymmetric };
   std::vector<KernelCase> cases;
   int index = 0;
-  const auto add = [&](const std::vector<ConvSpec>& list, bool narrow_weights) {
+  const auto add = [&](const std::vector<ConvSpec>& list, Weights weights) {
     for (DType tx : {DType::U8, DType::I8}) {
       for (DType tw : {DType::I8, DType::U8}) {
+        if (weights == Weights::kSymmetric && tw != DType::I8) continue;
         for (const ConvSpec& s : list) {
           const int64_t m = s.w[0];
           const bool per_channel = index % 2 == 0, bias = index % 3 != 1;
@@ -223,17 +232,22 @@ std::vector<KernelCase> qlinear_conv_cases() {
           c.weight_inputs = {3, 5};
           c.label = str_cat("x ", type_label(tx), s.x.str(), " w ", type_label(tw), s.w.str(), " y ", type_label(ty),
                             " group ", s.group, per_channel ? " per-channel" : " per-tensor", bias ? " bias" : "");
-          if (narrow_weights) {
+          if (weights == Weights::kNarrow) {
             c.input_ranges[3] = middle(tw, 100);
             c.label += " w - w_zp in int8";
+          } else if (weights == Weights::kSymmetric) {
+            c.input_ranges[3] = {-127.0, 127.0};
+            c.input_ranges[5] = {0.0, 0.0};
+            c.label += " symmetric w";
           }
           cases.push_back(std::move(c));
         }
       }
     }
   };
-  add(specs, false);
-  add(int8_weight_specs, true);
+  add(specs, Weights::kAny);
+  add(int8_weight_specs, Weights::kNarrow);
+  add(symmetric_specs, Weights::kSymmetric);
   return cases;
 }
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Each int8 GEMM tile (AVX2 3x16, AVX-512 VNNI 6x64; src/kernels/x86/gemm_int8.h) against a
-// plain int64 loop over (a - za)(b - zb): int8 and uint8 B, transposed B, extreme values
-// (where vpmaddubsw would saturate), every zero-point form, depths that are not a multiple of 4,
+// Each int8 GEMM tile (AVX2 3x16, and 6x16 with vpmaddubsw for int8 A; AVX-512 VNNI 6x64;
+// src/kernels/x86/gemm_int8.h) against a plain int64 loop over (a - za)(b - zb):
+// int8 and uint8 B, transposed B, extreme values (where vpmaddubsw would saturate on the raw
+// bytes), every zero-point form, depths that are not a multiple of 4,
 // the edges of both tiles, a wider leading dimension of C, the float epilogue (row and column
-// scales, bias), the requantizing epilogue, the run-time packer and the thread split (with L2
+// scales, bias), the requantizing epilogue (with exact ties), the run-time packer and the thread split (with L2
 // chunks). Op-level behaviour is covered by the registry-wide consistency test.
 #include <gtest/gtest.h>
 
@@ -48,23 +49,42 @@ struct Problem {
   bool col_zps = false;    // one B zero point per column
   bool to_float = false;
   int64_t ldc_pad = 0;
+  bool a_signed = false;  // A as int8 in [-127, 127] (Int8GemmArgs::a_signed)
 };
+
+// A's values: random bytes, or with `is_signed` random int8 values other than -128 (the extremes
+// are then -127, 127, -1 and 0).
+std::vector<uint8_t> a_bytes(size_t n, uint32_t seed, bool extreme, bool is_signed) {
+  std::vector<uint8_t> a = random_bytes(n, seed, extreme);
+  if (is_signed) {
+    std::replace(a.begin(), a.end(), uint8_t{0}, uint8_t{1});
+    for (uint8_t& v : a) v ^= 0x80u;
+  }
+  return a;
+}
+
+// The backends that take A as given: every one for uint8 A, those with signed_a for int8 A.
+bool takes(const Int8GemmBackend& backend, bool a_signed) { return !a_signed || backend.signed_a; }
 
 std::string describe(const Problem& p, const Int8GemmBackend& b) {
   return std::string(b.name) + " m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k) +
          (p.b_unsigned ? " u8 B" : " s8 B") + (p.trans ? " trans" : "") + (p.extreme ? " extreme" : "") +
-         (p.row_zps ? " row zps" : "") + (p.col_zps ? " col zps" : "") + (p.to_float ? " float" : "");
+         (p.row_zps ? " row zps" : "") + (p.col_zps ? " col zps" : "") + (p.to_float ? " float" : "") + (p.a_signed ? " s8 A" : "");
 }
 
 void check(const Problem& p, const Int8GemmBackend& backend, ThreadPool* pool, uint32_t seed) {
   const std::string where = describe(p, backend);
-  const std::vector<uint8_t> a = random_bytes(static_cast<size_t>(p.m * p.k), seed, p.extreme);
+  const std::vector<uint8_t> a = a_bytes(static_cast<size_t>(p.m * p.k), seed, p.extreme, p.a_signed);
+  const auto a_at = [&](int64_t i, int64_t kk) -> int32_t {
+    const uint8_t raw = a[static_cast<size_t>(i * p.k + kk)];
+    return p.a_signed ? static_cast<int32_t>(static_cast<int8_t>(raw)) : static_cast<int32_t>(raw);
+  };
   const std::vector<uint8_t> b = random_bytes(static_cast<size_t>(p.k * p.n), seed + 1, p.extreme);
   std::mt19937 rng(seed + 2);
   std::vector<int32_t> za(static_cast<size_t>(p.m)), zb(static_cast<size_t>(p.n));
   const int32_t za0 = static_cast<int32_t>(rng() % 256);
   const int32_t zb0 = p.b_unsigned ? static_cast<int32_t>(rng() % 256) : static_cast<int32_t>(rng() % 256) - 128;
-  for (auto& z : za) z = p.row_zps ? static_cast<int32_t>(rng() % 256) : za0;
+  for (auto& z : za) z = (p.row_zps ? static_cast<int32_t>(rng() % 256) : za0) - (p.a_signed ? 128 : 0);
   for (auto& z : zb) z = p.col_zps ? (p.b_unsigned ? static_cast<int32_t>(rng() % 256) : static_cast<int32_t>(rng() % 256) - 128) : zb0;
   std::vector<float> row_scale(static_cast<size_t>(p.m)), col_scale(static_cast<size_t>(p.n)), bias(static_cast<size_t>(p.n));
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -86,7 +106,11 @@ void check(const Problem& p, const Int8GemmBackend& backend, ThreadPool* pool, u
     shift[static_cast<size_t>(j)] = (p.b_unsigned ? 128 : 0) - zb[static_cast<size_t>(j)];
     corr[static_cast<size_t>(j)] = static_cast<int32_t>(s - p.k * zb[static_cast<size_t>(j)]);
   }
-  int8_row_sums(a.data(), p.m, p.k, p.k, row_sum.data());
+  for (int64_t i = 0; i < p.m; ++i) {
+    int32_t sum = 0;
+    for (int64_t kk = 0; kk < p.k; ++kk) sum += a_at(i, kk);
+    row_sum[static_cast<size_t>(i)] = sum;
+  }
 
   const int64_t ldc = p.n + p.ldc_pad;
   std::vector<int32_t> ci(static_cast<size_t>(p.m * ldc), -7);
@@ -100,6 +124,7 @@ void check(const Problem& p, const Int8GemmBackend& backend, ThreadPool* pool, u
   g.row_sum = row_sum.data();
   g.col_shift = shift.data();
   g.col_corr = corr.data();
+  g.a_signed = p.a_signed ? reinterpret_cast<const int8_t*>(a.data()) : nullptr;
   g.ldc = ldc;
   if (p.to_float) {
     g.c_f32 = cf.data();
@@ -121,7 +146,7 @@ void check(const Problem& p, const Int8GemmBackend& backend, ThreadPool* pool, u
       }
       int64_t want = 0;
       for (int64_t kk = 0; kk < p.k; ++kk)
-        want += (static_cast<int64_t>(a[static_cast<size_t>(i * p.k + kk)]) - za[static_cast<size_t>(i)]) *
+        want += (static_cast<int64_t>(a_at(i, kk)) - za[static_cast<size_t>(i)]) *
                 (b_at(kk, j) - zb[static_cast<size_t>(j)]);
       if (p.to_float) {
         const float expect = static_cast<float>(static_cast<int32_t>(want)) * col_scale[static_cast<size_t>(j)] *
@@ -151,7 +176,9 @@ TEST(Int8Gemm, MatchesIntegerLoop) {
           p.col_zps = (seed % 7) < 3;
           p.to_float = (seed % 4) == 1;
           p.ldc_pad = (seed % 6) == 0 ? 5 : 0;
-          check(p, *backend, nullptr, seed++);
+          p.a_signed = (seed / 2) % 2 == 0;
+          if (takes(*backend, p.a_signed)) check(p, *backend, nullptr, seed);
+          ++seed;
           if (HasFatalFailure()) return;
         }
   }
@@ -161,12 +188,15 @@ TEST(Int8Gemm, ExtremeValuesStayExact) {
   // 255 * 127 summed over a quad exceeds int16: exact only without 16-bit saturation.
   for (const Int8GemmBackend* backend : backends()) {
     for (bool b_unsigned : {false, true}) {
-      Problem p{.m = 7, .n = 40, .k = 515, .b_unsigned = b_unsigned, .extreme = true};
-      check(p, *backend, nullptr, 11);
-      Problem q = p;
-      q.row_zps = q.col_zps = true;
-      q.to_float = true;
-      check(q, *backend, nullptr, 12);
+      for (bool a_signed : {false, true}) {
+        if (!takes(*backend, a_signed)) continue;
+        Problem p{.m = 7, .n = 40, .k = 515, .b_unsigned = b_unsigned, .extreme = true, .a_signed = a_signed};
+        check(p, *backend, nullptr, 11);
+        Problem q = p;
+        q.row_zps = q.col_zps = true;
+        q.to_float = true;
+        check(q, *backend, nullptr, 12);
+      }
     }
   }
 }
@@ -179,6 +209,7 @@ TEST(Int8Gemm, ThreadSplitByColumnsAndRows) {
     // 2 panels per L2 chunk at this depth: each thread walks its panels chunk by chunk.
     check(Problem{.m = 13, .n = 300, .k = 1030}, *backend, &pool, 23);
     check(Problem{.m = 13, .n = 300, .k = 1030}, *backend, nullptr, 24);
+    if (takes(*backend, true)) check(Problem{.m = 131, .n = 70, .k = 700, .col_zps = true, .a_signed = true}, *backend, &pool, 25);
   }
 }
 
@@ -207,35 +238,58 @@ TEST(Int8Gemm, PackRowsMatchesPack) {
   }
 }
 
+// A requantizing GEMM of A [m x k] (uint8 `a`, or int8 `a_s` where not null) by `packed` into
+// c [m x n]: A's zero points `za` per row, and B's column sums as the correction (B's zero
+// point 0). The caller sets the multipliers, zero point and bounds.
+struct RequantProblem {
+  std::vector<int32_t> za, corr;
+  Int8GemmArgs g;
+  RequantProblem(int64_t m, int64_t k, const uint8_t* a, const int8_t* a_s, int32_t a_zero_point,
+                 const PackedInt8B& packed, std::vector<uint8_t>& c)
+      : za(static_cast<size_t>(m), a_zero_point), corr(packed.column_sums(), packed.column_sums() + packed.n()) {
+    g.m = m;
+    g.a = a;
+    g.a_signed = a_s;
+    g.lda = k;
+    g.b = &packed;
+    g.row_zp = za.data();
+    g.col_corr = corr.data();
+    g.c_q = c.data();
+    g.ldc = packed.n();
+  }
+};
+
 // The requantizing epilogue against its definition (gemm_int8.h) evaluated on the exact
-// integer sums: per-row multipliers with a bias, per-column multipliers, uint8 and int8, and a
-// raised lower bound (a folded Relu).
+// integer sums: per-row multipliers with a bias, per-column multipliers, uint8 and int8, a
+// raised lower bound (a folded Relu), and multipliers of 1/2 and 1/4 on small sums, whose products are often
+// exact half-integers (ties to even, which the float32 paths send to float64).
 TEST(Int8Gemm, RequantizedOutputFollowsItsDefinition) {
   for (const Int8GemmBackend* backend : backends()) {
-    for (int variant = 0; variant < 4; ++variant) {
+    for (int variant = 0; variant < 16; ++variant) {
       const int64_t m = 7, n = 45, k = 37;
-      const bool per_row = variant % 2 == 0, is_signed = variant >= 2;
-      const std::vector<uint8_t> a = random_bytes(static_cast<size_t>(m * k), 40 + variant, false);
-      const std::vector<uint8_t> b = random_bytes(static_cast<size_t>(k * n), 50 + variant, false);
+      const bool per_row = variant % 2 == 0, is_signed = variant % 4 >= 2, ties = variant % 8 >= 4;
+      const bool a_signed = variant >= 8;  // A's values are then a - 128 as int8, with zero point 0
+      if (!takes(*backend, a_signed)) continue;
+      std::vector<uint8_t> a = a_bytes(static_cast<size_t>(m * k), 40 + variant, false, false);
+      std::vector<uint8_t> b = random_bytes(static_cast<size_t>(k * n), 50 + variant, false);
+      if (ties) {  // sums of a few hundred, so that a half-integer product lands inside the range
+        for (auto& v : a) v = static_cast<uint8_t>(125 + v % 7);
+        for (auto& v : b) v = static_cast<uint8_t>(static_cast<int8_t>(v % 7 - 3));
+      }
       const PackedInt8B packed = PackedInt8B::pack(b.data(), false, k, n, n, false);
-      std::vector<int32_t> corr(static_cast<size_t>(n)), bias(static_cast<size_t>(m));
-      for (int64_t j = 0; j < n; ++j) corr[static_cast<size_t>(j)] = packed.column_sums()[j];
-      std::vector<int32_t> za(static_cast<size_t>(m), 128);
+      std::vector<int32_t> bias(static_cast<size_t>(m));
+      std::vector<int8_t> a_s(a.size());
+      for (size_t i = 0; i < a.size(); ++i) a_s[i] = static_cast<int8_t>(std::max<int>(a[i], 1) - 128);
+      if (a_signed)
+        for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(a_s[i] + 128);
       std::vector<float> scale(static_cast<size_t>(per_row ? m : n));
       std::mt19937 rng(60 + variant);
-      for (auto& v : scale) v = std::uniform_real_distribution<float>(2e-4f, 6e-4f)(rng);
-      for (auto& v : bias) v = static_cast<int32_t>(rng() % 20001) - 10000;
+      for (auto& v : scale) v = ties ? (rng() % 2 ? 0.5f : 0.25f) : std::uniform_real_distribution<float>(2e-4f, 6e-4f)(rng);
+      for (auto& v : bias) v = ties ? static_cast<int32_t>(rng() % 41) - 20 : static_cast<int32_t>(rng() % 20001) - 10000;
       const int32_t zp = is_signed ? -3 : 130, lo = is_signed ? -100 : 0, hi = is_signed ? 127 : 255;
       std::vector<uint8_t> c(static_cast<size_t>(m * n), 0xA5);
-      Int8GemmArgs g;
-      g.m = m;
-      g.a = a.data();
-      g.lda = k;
-      g.b = &packed;
-      g.row_zp = za.data();
-      g.col_corr = corr.data();
-      g.c_q = c.data();
-      g.ldc = n;
+      RequantProblem rp(m, k, a.data(), a_signed ? a_s.data() : nullptr, a_signed ? 0 : 128, packed, c);
+      Int8GemmArgs& g = rp.g;
       g.q_signed = is_signed;
       g.q_bias = per_row ? bias.data() : nullptr;
       (per_row ? g.q_row_scale : g.q_col_scale) = scale.data();
@@ -243,6 +297,7 @@ TEST(Int8Gemm, RequantizedOutputFollowsItsDefinition) {
       g.q_min = lo;
       g.q_max = hi;
       gemm_u8s8(g, nullptr, *backend);
+      int in_range_ties = 0;
       for (int64_t i = 0; i < m; ++i) {
         for (int64_t j = 0; j < n; ++j) {
           int64_t acc = per_row ? bias[static_cast<size_t>(i)] : 0;
@@ -251,12 +306,64 @@ TEST(Int8Gemm, RequantizedOutputFollowsItsDefinition) {
                    static_cast<int8_t>(b[static_cast<size_t>(kk * n + j)]);
           const double mult = scale[static_cast<size_t>(per_row ? i : j)];
           const double r = std::nearbyint(static_cast<double>(acc) * mult + zp);
+          const double v = static_cast<double>(acc) * mult + zp;
+          in_range_ties += v - std::floor(v) == 0.5 && v > lo && v < hi;
           const auto want = static_cast<int32_t>(std::clamp(r, static_cast<double>(lo), static_cast<double>(hi)));
           const uint8_t raw = c[static_cast<size_t>(i * n + j)];
           const int32_t got = is_signed ? static_cast<int8_t>(raw) : raw;
           ASSERT_EQ(got, want) << backend->name << " variant " << variant << " at (" << i << ", " << j << ")";
         }
       }
+      if (ties) {
+        EXPECT_GT(in_range_ties, 30) << backend->name << " variant " << variant;
+      }
+    }
+  }
+}
+
+// Products within about 1e-5 of a half-integer, where a float32 evaluation can round to the
+// other side: per-column multipliers chosen as (t + 0.5 + d) / acc for small d, checked against
+// the float64 definition, with both AVX2 tiles (A with and without zero bytes).
+TEST(Int8Gemm, RequantizesNearTiesAsFloat64) {
+  for (const Int8GemmBackend* backend : backends()) {
+    for (bool a_signed : {false, true}) {
+      if (!takes(*backend, a_signed)) continue;
+      const int64_t m = 2, n = 4096, k = 1;
+      const std::vector<uint8_t> a = {255, 200};  // a - 128 = 127 and 72
+      const std::vector<int8_t> a_s = {127, 72};
+      std::vector<uint8_t> b(static_cast<size_t>(n));
+      std::vector<float> scale(static_cast<size_t>(n));
+      std::mt19937 rng(a_signed ? 71 : 72);
+      for (int64_t j = 0; j < n; ++j) {
+        const int32_t bj = 40 + static_cast<int32_t>(rng() % 88);  // 40..127
+        b[static_cast<size_t>(j)] = static_cast<uint8_t>(static_cast<int8_t>(rng() % 2 ? bj : -bj));
+        const double acc0 = 127.0 * static_cast<int8_t>(b[static_cast<size_t>(j)]);
+        const double d = std::uniform_real_distribution<double>(-2e-5, 2e-5)(rng);
+        const double target = std::floor(std::uniform_real_distribution<double>(-100.0, 100.0)(rng)) + 0.5 + d;
+        scale[static_cast<size_t>(j)] = static_cast<float>(target / acc0);
+      }
+      const PackedInt8B packed = PackedInt8B::pack(b.data(), false, k, n, n, false);
+      std::vector<uint8_t> c(static_cast<size_t>(m * n), 0xA5);
+      RequantProblem rp(m, k, a.data(), a_signed ? a_s.data() : nullptr, a_signed ? 0 : 128, packed, c);
+      Int8GemmArgs& g = rp.g;
+      g.q_signed = true;
+      g.q_col_scale = scale.data();
+      g.q_zero_point = 3;
+      g.q_min = -128;
+      g.q_max = 127;
+      gemm_u8s8(g, nullptr, *backend);
+      int near = 0;
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t acc = (static_cast<int64_t>(a[static_cast<size_t>(i)]) - 128) * static_cast<int8_t>(b[static_cast<size_t>(j)]);
+          const double v = static_cast<double>(acc) * static_cast<double>(scale[static_cast<size_t>(j)]) + 3.0;
+          near += std::abs(v - std::floor(v) - 0.5) < 1e-4;
+          const auto want = static_cast<int32_t>(std::clamp(std::nearbyint(v), -128.0, 127.0));
+          ASSERT_EQ(static_cast<int8_t>(c[static_cast<size_t>(i * n + j)]), want)
+              << backend->name << (a_signed ? " s8 A" : "") << " at (" << i << ", " << j << "): " << v;
+        }
+      }
+      EXPECT_GT(near, n / 2) << backend->name;
     }
   }
 }
