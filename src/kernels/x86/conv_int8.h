@@ -57,12 +57,21 @@ struct DepthwiseInt8Channels {
   uint8_t* y = nullptr;                 // [C, oh, ow]
 };
 
+// The extent of x padded as far as the outputs' taps reach (the lanes kernels' planes).
+inline int64_t lanes_padded_rows(const ConvGeometry2d& g) { return (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1; }
+inline int64_t lanes_padded_cols(const ConvGeometry2d& g) { return (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1; }
+
 // Scratch bytes one call needs (one padded block of 16 channels as int32).
 size_t conv_int8_depthwise_lanes_scratch(const ConvGeometry2d& g);
 // Channels [c_begin, c_end), in blocks of 16 from c_begin; any strides, dilations, padding
 // (non-negative) and kh * kw <= 64, on AVX-512 BW + VNNI.
 void conv_int8_depthwise_lanes_avx512(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64_t c_begin,
                                       int64_t c_end, uint8_t* scratch);
+
+// The same on AVX2 (conv_int8_depthwise_lanes_avx2.cc): blocks of 16 channels, two vectors each.
+size_t conv_int8_depthwise_lanes_avx2_scratch(const ConvGeometry2d& g);
+void conv_int8_depthwise_lanes_avx2(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64_t c_begin,
+                                    int64_t c_end, uint8_t* scratch);
 
 // Channels [c_begin, c_end) one plane at a time with 16 output positions in the vector lanes
 // (conv_int8_depthwise_permute_avx512vbmi.cc), on AVX-512 VBMI + VNNI + BW, for weights w_t

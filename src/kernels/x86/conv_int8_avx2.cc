@@ -93,7 +93,7 @@ void conv_int8_depthwise_avx2(const ConvGeometry2d& g, const DepthwiseInt8Plane&
   for (int64_t t = 0; t < taps; ++t) w_sum += p.w[t];
   const int32_t offset = p.bias - p.x_zero_point * w_sum;
   const RequantAvx2 rq(p.y_zero_point, p.q_min, p.q_max, p.y_signed);
-  const __m256d m = _mm256_set1_pd(static_cast<double>(p.multiplier));
+  const __m256 m = _mm256_set1_ps(p.multiplier);
   const __m256i voffset = _mm256_set1_epi32(offset);
   const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
   // Sixteen input bytes of consecutive outputs (every other byte for stride 2) as int16.
@@ -136,8 +136,8 @@ void conv_int8_depthwise_avx2(const ConvGeometry2d& g, const DepthwiseInt8Plane&
         acc_a = _mm256_add_epi32(acc_a, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), w));
         acc_b = _mm256_add_epi32(acc_b, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), w));
       }
-      const __m128i lo = rq.bytes8(_mm256_permute2x128_si256(acc_a, acc_b, 0x20), m, m);
-      const __m128i hi = rq.bytes8(_mm256_permute2x128_si256(acc_a, acc_b, 0x31), m, m);
+      const __m128i lo = rq.bytes8(_mm256_permute2x128_si256(acc_a, acc_b, 0x20), m);
+      const __m128i hi = rq.bytes8(_mm256_permute2x128_si256(acc_a, acc_b, 0x31), m);
       const __m128i bytes = _mm_unpacklo_epi64(lo, hi);
       if (ox + 16 <= g.ow) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(yrow + ox), bytes);

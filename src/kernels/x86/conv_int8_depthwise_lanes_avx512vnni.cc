@@ -18,6 +18,7 @@
 
 #include "kernels/x86/conv_int8.h"
 #include "kernels/x86/requantize_avx512.h"
+#include "kernels/x86/transpose_bytes.h"
 
 namespace ignis::kernels::x86 {
 
@@ -27,41 +28,11 @@ constexpr int64_t kLanes = 16;
 // All 16 lanes, for the maskz forms (GCC 12 warns that the plain ones read an undefined register).
 constexpr __mmask16 kAll = 0xFFFF;
 
-int64_t padded_rows(const ConvGeometry2d& g) { return (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1; }
-int64_t padded_cols(const ConvGeometry2d& g) { return (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1; }
-
-// 16 rows of 16 bytes to 16 columns: out[j] byte i = in[i] byte j. Four rounds of unpacks
-// (bytes, words, dwords, qwords), each doubling the run of one column's bytes.
-[[gnu::always_inline]] inline void transpose16(const __m128i in[16], __m128i out[16]) {
-  __m128i a[16], b[16];
-  for (int k = 0; k < 8; ++k) {  // a[k]: words j = 0-7 of rows 2k, 2k+1; a[8+k]: j = 8-15
-    a[k] = _mm_unpacklo_epi8(in[2 * k], in[2 * k + 1]);
-    a[8 + k] = _mm_unpackhi_epi8(in[2 * k], in[2 * k + 1]);
-  }
-  for (int h = 0; h < 2; ++h)  // b[h*8 + 2m + s]: dwords j = h*8 + s*4 + 0..3 of rows 4m..4m+3
-    for (int m = 0; m < 4; ++m) {
-      b[h * 8 + 2 * m] = _mm_unpacklo_epi16(a[h * 8 + 2 * m], a[h * 8 + 2 * m + 1]);
-      b[h * 8 + 2 * m + 1] = _mm_unpackhi_epi16(a[h * 8 + 2 * m], a[h * 8 + 2 * m + 1]);
-    }
-  // a[q*4 + n*2 + s]: qwords j = q*4 + s*2 + 0..1 of rows 8n..8n+7 (q: the quarter of j).
-  for (int q = 0; q < 4; ++q)
-    for (int n = 0; n < 2; ++n) {
-      const __m128i lo = b[(q / 2) * 8 + 2 * (2 * n) + q % 2], hi = b[(q / 2) * 8 + 2 * (2 * n + 1) + q % 2];
-      a[q * 4 + n * 2] = _mm_unpacklo_epi32(lo, hi);
-      a[q * 4 + n * 2 + 1] = _mm_unpackhi_epi32(lo, hi);
-    }
-  for (int q = 0; q < 4; ++q)
-    for (int s = 0; s < 2; ++s) {
-      out[q * 4 + s * 2] = _mm_unpacklo_epi64(a[q * 4 + s], a[q * 4 + 2 + s]);
-      out[q * 4 + s * 2 + 1] = _mm_unpackhi_epi64(a[q * 4 + s], a[q * 4 + 2 + s]);
-    }
-}
-
 __mmask16 first_lanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << n) - 1); }
 
 // Channels [c0, c0 + n) (n <= 16) of x, padded, into `plane` ([rows x cols] vectors).
 void fill_plane(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64_t c0, int64_t n, __m512i* plane) {
-  const int64_t rows = padded_rows(g), cols = padded_cols(g);
+  const int64_t rows = lanes_padded_rows(g), cols = lanes_padded_cols(g);
   const __m512i pad = _mm512_set1_epi32(p.x_zero_point);
   for (int64_t py = 0; py < rows; ++py) {
     const int64_t iy = py - g.ph;
@@ -95,7 +66,7 @@ void fill_plane(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64_t
 template <int kTaps>
 void output_block(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64_t c0, int64_t n, const __m512i* plane,
                   int64_t taps, const int64_t* at, const __m512i* weights, __m512i offset, __m512 m) {
-  const int64_t cols = padded_cols(g), out_plane = g.oh * g.ow;
+  const int64_t cols = lanes_padded_cols(g), out_plane = g.oh * g.ow;
   const int64_t t_count = kTaps > 0 ? kTaps : taps;
   __m512i w[kTaps > 0 ? kTaps : 1];
   if constexpr (kTaps > 0)
@@ -135,13 +106,13 @@ void output_block(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64
 }  // namespace
 
 size_t conv_int8_depthwise_lanes_scratch(const ConvGeometry2d& g) {
-  return static_cast<size_t>(padded_rows(g) * padded_cols(g)) * sizeof(__m512i) + 64;
+  return static_cast<size_t>(lanes_padded_rows(g) * lanes_padded_cols(g)) * sizeof(__m512i) + 64;
 }
 
 void conv_int8_depthwise_lanes_avx512(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64_t c_begin,
                                       int64_t c_end, uint8_t* scratch) {
   auto* plane = reinterpret_cast<__m512i*>((reinterpret_cast<uintptr_t>(scratch) + 63) & ~uintptr_t{63});
-  const int64_t taps = g.kh * g.kw, cols = padded_cols(g);
+  const int64_t taps = g.kh * g.kw, cols = lanes_padded_cols(g);
   int64_t at[64];
   for (int64_t t = 0; t < taps; ++t) at[t] = t / g.kw * g.dh * cols + t % g.kw * g.dw;
   __m512i weights[64];

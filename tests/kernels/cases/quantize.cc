@@ -179,8 +179,10 @@ std::vector<KernelCase> qlinear_conv_cases() {
       conv_spec({1, 12, 9, 8}, {12, 1, 2, 3}, 12, {1, 2}, {0, 1, 1, 0}),
       conv_spec({1, 16, 21}, {16, 1, 3}, 16, {2}, {1, 1}),
       conv_spec({1, 32, 30, 31}, {32, 1, 3, 3}, 32, {}, {1, 1, 1, 1}),
-      // Depthwise on a plane larger than 56x56: one plane at a time again.
+      // Depthwise on a plane larger than 56x56: one plane at a time again (on AVX2 only where
+      // the output is larger too).
       conv_spec({1, 9, 60, 61}, {9, 1, 3, 3}, 9, {2, 2}, {1, 1, 1, 1}),
+      conv_spec({1, 10, 58, 57}, {10, 1, 3, 3}, 10, {}, {1, 1, 1, 1}),
   };
   // Depthwise with weights whose values less their zero points fit int8, which the kernel
   // with output positions in the lanes (AVX-512 VBMI) takes: 3x3 and 5x5, strides 1 and 2,
