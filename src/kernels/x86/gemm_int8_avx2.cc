@@ -42,6 +42,35 @@ inline void store_requantized8(const Int8GemmArgs& g, int64_t i, int64_t j, __m2
   _mm_storel_epi64(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(g.c_q) + i * g.ldc + j), rq.bytes8(acc, m));
 }
 
+// Eight full columns' sums of row i from column j with the zero-point corrections added.
+inline __m256i corrected8(const Int8GemmArgs& g, int64_t i, int64_t j, __m256i acc) {
+  if (g.row_sum && g.col_shift) {
+    const __m256i shift = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.col_shift + j));
+    acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(shift, _mm256_set1_epi32(g.row_sum[i])));
+  }
+  if (g.row_zp && g.row_zp[i] != 0) {
+    const __m256i corr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.col_corr + j));
+    acc = _mm256_sub_epi32(acc, _mm256_mullo_epi32(corr, _mm256_set1_epi32(g.row_zp[i])));
+  }
+  if (g.col_offset) acc = _mm256_add_epi32(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.col_offset + j)));
+  return acc;
+}
+
+// Requantizes 16 full columns of row i from column j (two vectors of sums) and stores them.
+inline void store_requantized16(const Int8GemmArgs& g, const RequantAvx2& rq, int64_t i, int64_t j, __m256i acc0,
+                                __m256i acc1) {
+  acc0 = corrected8(g, i, j, acc0);
+  acc1 = corrected8(g, i, j + 8, acc1);
+  if (g.q_bias) {
+    const __m256i bias = _mm256_set1_epi32(g.q_bias[i]);
+    acc0 = _mm256_add_epi32(acc0, bias);
+    acc1 = _mm256_add_epi32(acc1, bias);
+  }
+  const __m256 m0 = g.q_row_scale ? _mm256_set1_ps(g.q_row_scale[i]) : _mm256_loadu_ps(g.q_col_scale + j);
+  const __m256 m1 = g.q_row_scale ? m0 : _mm256_loadu_ps(g.q_col_scale + j + 8);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(g.c_q) + i * g.ldc + j), rq.bytes16(acc0, m0, acc1, m1));
+}
+
 // Stores 8 columns [j, j + valid) of row i: the correction, then int32, requantized or scaled
 // float.
 inline void store8(const Int8GemmArgs& g, int64_t i, int64_t j, __m256i acc, int valid) {
@@ -69,15 +98,7 @@ inline void store8(const Int8GemmArgs& g, int64_t i, int64_t j, __m256i acc, int
     }
     return;
   }
-  if (g.row_sum && g.col_shift) {
-    const __m256i shift = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.col_shift + j));
-    acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(shift, _mm256_set1_epi32(g.row_sum[i])));
-  }
-  if (g.row_zp && g.row_zp[i] != 0) {
-    const __m256i corr = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.col_corr + j));
-    acc = _mm256_sub_epi32(acc, _mm256_mullo_epi32(corr, _mm256_set1_epi32(g.row_zp[i])));
-  }
-  if (g.col_offset) acc = _mm256_add_epi32(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.col_offset + j)));
+  acc = corrected8(g, i, j, acc);
   if (g.c_i32) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(g.c_i32 + i * g.ldc + j), acc);
     return;
@@ -180,6 +201,12 @@ void signed_tile(const Int8GemmArgs& g, int64_t i0, int64_t panel, int half) {
     step(full, [&](int r) {
       return _mm256_set1_epi32(load_quad(reinterpret_cast<const uint8_t*>(a + r * g.lda + full * kInt8Quad), valid));
     });
+  }
+  if (g.c_q && cols == kCols) {
+    const RequantAvx2 rq(g.q_zero_point, g.q_min, g.q_max, g.q_signed);
+    #pragma GCC unroll 16
+    for (int r = 0; r < kR; ++r) store_requantized16(g, rq, i0 + r, j0, acc[r][0], acc[r][1]);
+    return;
   }
   #pragma GCC unroll 16
   for (int r = 0; r < kR; ++r) {
