@@ -68,7 +68,7 @@ size_t conv_int8_depthwise_lanes_scratch(const ConvGeometry2d& g);
 void conv_int8_depthwise_lanes_avx512(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64_t c_begin,
                                       int64_t c_end, uint8_t* scratch);
 
-// The same on AVX2 (conv_int8_depthwise_lanes_avx2.cc): blocks of 16 channels, two vectors each.
+// The same on AVX2 (conv_int8_depthwise_lanes_avx2.cc): blocks of 16 channels as int16 lanes.
 size_t conv_int8_depthwise_lanes_avx2_scratch(const ConvGeometry2d& g);
 void conv_int8_depthwise_lanes_avx2(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64_t c_begin,
                                     int64_t c_end, uint8_t* scratch);

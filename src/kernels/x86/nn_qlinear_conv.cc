@@ -421,10 +421,10 @@ class QLinearConvKernel final : public Kernel {
   // 112x112 the padded block of int32 lanes (830 KB) outgrows the caches and the per-plane walk
   // wins (1.3x at stride 2).
   static constexpr int64_t kMinLaneChannels = 8, kMaxLanePlane = 56 * 56;
-  // On AVX2 (blocks of 16 channels as two vectors of int32 lanes) the same holds up to 56x56
+  // On AVX2 (blocks of 16 channels as int16 lanes, taps in pairs) the same holds up to 56x56
   // outputs, also from a 112x112 input at stride 2; at 112x112 outputs the planes win (Zen 3,
-  // one thread, single layers against the per-plane kernel: 7x7x960 2.8x, 56x56x144 1.1x,
-  // 112x112 -> 56x56 x96 1.1x, 112x112x32 0.87x).
+  // one thread, single layers against the per-plane kernel: 7x7x960 5x, 56x56x144 1.15x,
+  // 112x112 -> 56x56 x96 1.3x, 112x112x32 0.9x).
   static constexpr int64_t kMaxLaneOutputsAvx2 = 56 * 56;
 
   using ChannelsKernel = void (*)(const ConvGeometry2d&, const DepthwiseInt8Channels&, int64_t, int64_t, uint8_t*);
