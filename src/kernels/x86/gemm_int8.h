@@ -78,6 +78,13 @@ struct Int8GemmArgs {
   // backends with `signed_a` (the AVX2 vpmaddubsw tile): the sums are then of these values,
   // and the corrections above take them as A (row_sum their row sums, row_zp in their domain).
   const int8_t* a_signed = nullptr;
+  // With a_signed: entries of A held one step nearer zero than their value (int8_signed_rows:
+  // -128 held as -127, or with a_fix_up 128 as 127), per row i the depths
+  // a_fix_k[a_fix_start[i] .. a_fix_start[i + 1]); the tile takes B's row k off (adds it, with
+  // a_fix_up) once for each. Null when there are none.
+  const int32_t* a_fix_start = nullptr;
+  const int32_t* a_fix_k = nullptr;
+  bool a_fix_up = false;
   // Output: int32 when c_i32 is set; requantized uint8 / int8 when c_q is set (below); else
   // float32 c_f32 = acc * row_scale[i] * col_scale[j] + bias[j] (row_scale and bias may be
   // null; col_scale is required).
@@ -128,6 +135,13 @@ int64_t int8_panels_per_chunk(int64_t k);
 // col_sums[0, n). AVX2 (gemm_int8_pack_avx2.cc).
 void int8_pack_rows(const uint8_t* const* rows, int64_t col0, int64_t k, int64_t n, bool is_unsigned, int8_t* out,
                     int32_t* col_sums);
+
+// A [M x K] (uint8 less 128, or int8: values v in [-128, 127]) into `out` as int8 v + shift for
+// Int8GemmArgs::a_signed, where the returned shift is 0 or 1, whichever leaves fewer values
+// outside [-127, 127] (v = -128 with shift 0, v = 127 with shift 1: a dynamically quantized
+// row's minimum or maximum); those are held one step nearer zero (Int8GemmArgs::a_fix_*), and
+// per row their number goes to held[i]. AVX2 (gemm_int8_pack_avx2.cc).
+int int8_signed_rows(const uint8_t* a, bool is_unsigned, int64_t m, int64_t k, int8_t* out, int32_t* held);
 
 // sum_k a[i][k] for each row of a [M x K] uint8 matrix (leading dimension lda).
 void int8_row_sums(const uint8_t* a, int64_t m, int64_t k, int64_t lda, int32_t* out);

@@ -2,7 +2,9 @@
 // The int8 GEMM tiles for AVX2 CPUs without VNNI. vpmaddubsw (u8 x s8 pairs summed in int16)
 // would saturate on uint8 A (255 * 127 * 2 > 32767), so each tile keeps the sums exact its own
 // way:
-// - signed_tile, for int8 A in [-127, 127] (Int8GemmArgs::a_signed; quantized weights): each
+// - signed_tile, for int8 A in [-127, 127] (Int8GemmArgs::a_signed: quantized weights, or
+//   activations with the few values outside that range held one step nearer zero and
+//   corrected after the sums): each
 //   product w x with B's stored bytes x in [-128, 127] is |x| * (w with x's sign) (vpabsb once
 //   per B vector, vpsignb per row), a pair at most 2 * 128 * 127 = 32512 in int16; vpmaddwd
 //   against ones then adds the pairs into int32. 6 rows x 16 columns. In a register loop on
@@ -201,6 +203,20 @@ void signed_tile(const Int8GemmArgs& g, int64_t i0, int64_t panel, int half) {
     step(full, [&](int r) {
       return _mm256_set1_epi32(load_quad(reinterpret_cast<const uint8_t*>(a + r * g.lda + full * kInt8Quad), valid));
     });
+  }
+  if (g.a_fix_start) {
+    #pragma GCC unroll 16
+    for (int r = 0; r < kR; ++r) {
+      for (int32_t f = g.a_fix_start[i0 + r]; f < g.a_fix_start[i0 + r + 1]; ++f) {
+        // A's value at depth kk was multiplied one step nearer zero: B's row kk once more.
+        const int32_t kk = g.a_fix_k[f];
+        const int8_t* row = bp + kk / kInt8Quad * 128 + kk % kInt8Quad;
+        alignas(32) int32_t b_row[kCols];
+        for (int c = 0; c < kCols; ++c) b_row[c] = g.a_fix_up ? row[c * kInt8Quad] : -row[c * kInt8Quad];
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_load_si256(reinterpret_cast<const __m256i*>(b_row)));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_load_si256(reinterpret_cast<const __m256i*>(b_row + 8)));
+      }
+    }
   }
   if (g.c_q && cols == kCols) {
     const RequantAvx2 rq(g.q_zero_point, g.q_min, g.q_max, g.q_signed);

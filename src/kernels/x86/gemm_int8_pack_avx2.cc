@@ -3,6 +3,7 @@
 // rows, or shifted views of its padded input) into the int8 GEMM's B layout (gemm_int8.h) at run time. Four rows of 32 bytes become one
 // packed quad row of a panel by two rounds of byte / word interleaving and a lane swap; the
 // column sums come from the same registers (vpmaddubsw against ones, then vpmaddwd: exact).
+// Also the signed copy of a run-time A for the AVX2 vpmaddubsw tile (int8_signed_rows).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -70,6 +71,44 @@ void int8_pack_rows(const uint8_t* const* rows, int64_t col0, int64_t k, int64_t
     const int32_t shift = is_unsigned ? static_cast<int32_t>(128 * k) : 0;
     for (int64_t c = 0; c < cols; ++c) col_sums[j0 + c] = s[c] + shift;
   }
+}
+
+int int8_signed_rows(const uint8_t* a, bool is_unsigned, int64_t m, int64_t k, int8_t* out, int32_t* held) {
+  const uint8_t flip_byte = is_unsigned ? 0x80 : 0;
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(flip_byte));
+  const auto count_of = [&](const uint8_t* src, int8_t value) {
+    const __m256i target = _mm256_set1_epi8(value);
+    int64_t count = 0, kk = 0;
+    for (; kk + 32 <= k; kk += 32) {
+      const __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + kk)), flip);
+      count += __builtin_popcount(static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, target))));
+    }
+    for (; kk < k; ++kk) count += static_cast<int8_t>(src[kk] ^ flip_byte) == value;
+    return count;
+  };
+  int64_t lowest = 0, highest = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    lowest += count_of(a + i * k, -128);
+    highest += count_of(a + i * k, 127);
+  }
+  const int shift = highest < lowest ? 1 : 0;
+  const __m256i floor = _mm256_set1_epi8(-127), one = _mm256_set1_epi8(1);
+  for (int64_t i = 0; i < m; ++i) {
+    const uint8_t* src = a + i * k;
+    int8_t* dst = out + i * k;
+    held[i] = static_cast<int32_t>(count_of(src, shift ? 127 : -128));
+    int64_t kk = 0;
+    for (; kk + 32 <= k; kk += 32) {
+      const __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + kk)), flip);
+      // v + 1 saturates 128 to 127; max keeps -128 at -127.
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + kk), shift ? _mm256_adds_epi8(v, one) : _mm256_max_epi8(v, floor));
+    }
+    for (; kk < k; ++kk) {
+      const int v = static_cast<int8_t>(src[kk] ^ flip_byte) + shift;
+      dst[kk] = static_cast<int8_t>(std::clamp(v, -127, 127));
+    }
+  }
+  return shift;
 }
 
 }  // namespace ignis::kernels::x86

@@ -60,6 +60,31 @@ ColumnTerms column_terms(const PackedInt8B& b, const Tensor* zp) {
   return t;
 }
 
+// A as int8 for a backend that takes signed A (int8_signed_rows), with the values it holds one
+// step nearer zero listed per row: fix_start [M + 1] offsets into fix_k. None (values null)
+// when more than 1 in 32 would be (each costs a pass over a row of B in the tile).
+struct SignedRows {
+  const int8_t* values = nullptr;
+  int shift = 0;
+  std::vector<int32_t> fix_k;
+};
+
+SignedRows signed_rows(const uint8_t* a, bool a_int8, int64_t rows, int64_t k, int8_t* out, int32_t* fix_start) {
+  SignedRows r;
+  r.shift = int8_signed_rows(a, !a_int8, rows, k, out, fix_start + 1);
+  fix_start[0] = 0;
+  for (int64_t i = 0; i < rows; ++i) fix_start[i + 1] += fix_start[i];
+  if (int64_t{fix_start[rows]} * 32 > rows * k) return SignedRows{};
+  // The held values: v = -128 (shift 0) or 127 (shift 1), v being a - 128 for uint8 A.
+  const uint8_t held = static_cast<uint8_t>((r.shift ? 127 : -128) ^ (a_int8 ? 0 : 0x80));
+  r.fix_k.reserve(static_cast<size_t>(fix_start[rows]));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t kk = 0; kk < k && fix_start[i + 1] > fix_start[i]; ++kk)
+      if (a[i * k + kk] == held) r.fix_k.push_back(static_cast<int32_t>(kk));
+  r.values = out;
+  return r;
+}
+
 bool is_vector_of(const Tensor& t, int64_t n) { return t.numel() == 1 || (t.rank() == 1 && t.dim(0) == n); }
 
 class Int8MatMulKernel final : public Kernel {
@@ -120,36 +145,58 @@ class Int8MatMulKernel final : public Kernel {
       terms = &terms_now;
     }
 
-    // A as uint8: int8 is flipped to a + 128 (its zero point moves by 128 too).
-    const bool a_signed = a.dtype() == DType::I8;
-    const uint8_t* au = static_cast<const uint8_t*>(a.data());
-    const size_t a_bytes = a_signed ? align_up(static_cast<size_t>(rows * k)) : 0;
+    // A as uint8 (int8 flipped to a + 128, its zero point moved by 128 too), or, for a backend
+    // that takes signed A, as int8 (int8_signed_rows: uint8 less 128, plus its shift; the zero
+    // point likewise), the few values held one step nearer zero listed for the tile.
+    const bool a_int8 = a.dtype() == DType::I8;
+    const auto* a_bytes = static_cast<const uint8_t*>(a.data());
+    const size_t copy_bytes = align_up(static_cast<size_t>(rows * k));
     const size_t zp_bytes = align_up(static_cast<size_t>(rows) * sizeof(int32_t));
-    auto* scratch = static_cast<uint8_t*>(ctx.scratch(a_bytes + 2 * zp_bytes));
-    if (a_signed) {
-      uint8_t* flipped = scratch;
-      const auto* src = static_cast<const uint8_t*>(a.data());
-      for (int64_t i = 0; i < rows * k; ++i) flipped[i] = src[i] ^ 0x80u;
-      au = flipped;
+    const size_t fix_bytes = align_up(static_cast<size_t>(rows + 1) * sizeof(int32_t));
+    auto* scratch = static_cast<uint8_t*>(ctx.scratch(copy_bytes + 2 * zp_bytes + fix_bytes));
+    auto* row_zp = reinterpret_cast<int32_t*>(scratch + copy_bytes);
+    auto* row_sum = reinterpret_cast<int32_t*>(scratch + copy_bytes + zp_bytes);
+    auto* fix_start = reinterpret_cast<int32_t*>(scratch + copy_bytes + 2 * zp_bytes);
+    const SignedRows sa = int8_gemm_backend_default().signed_a
+                              ? signed_rows(a_bytes, a_int8, rows, k, reinterpret_cast<int8_t*>(scratch), fix_start)
+                              : SignedRows{};
+    const uint8_t* au = a_bytes;
+    if (!sa.values && a_int8) {
+      for (int64_t i = 0; i < rows * k; ++i) scratch[i] = a_bytes[i] ^ 0x80u;
+      au = scratch;
     }
-    auto* row_zp = reinterpret_cast<int32_t*>(scratch + a_bytes);
-    auto* row_sum = reinterpret_cast<int32_t*>(scratch + a_bytes + zp_bytes);
-    bool any_zp = a_signed;
+    const int32_t zp_shift = sa.values ? (a_int8 ? 0 : -128) + sa.shift : (a_int8 ? 128 : 0);
+    bool any_zp = zp_shift != 0;
     if (has(ctx, in_.a_zp)) {
       const Tensor& zp = ctx.input(in_.a_zp);
       const int64_t m = a.rank() >= 2 ? a.dim(a.rank() - 2) : 1;
       for (int64_t i = 0; i < rows; ++i) {
-        row_zp[i] = zero_point_at(zp, zp.numel() == 1 ? 0 : i % m) + (a_signed ? 128 : 0);
+        row_zp[i] = zero_point_at(zp, zp.numel() == 1 ? 0 : i % m) + zp_shift;
         any_zp |= row_zp[i] != 0;
       }
     } else {
-      std::fill_n(row_zp, rows, a_signed ? 128 : 0);
+      std::fill_n(row_zp, rows, zp_shift);
     }
-    if (!terms->shift.empty()) int8_row_sums(au, rows, k, k, row_sum);
+    if (!terms->shift.empty()) {
+      if (sa.values) {  // sums of the values A stands for (a held one is one step off)
+        for (int64_t i = 0; i < rows; ++i) {
+          int32_t sum = 0;
+          for (int64_t kk = 0; kk < k; ++kk) sum += static_cast<int32_t>(sa.values[i * k + kk]);
+          const int32_t held = fix_start[i + 1] - fix_start[i];
+          row_sum[i] = sum + (sa.shift ? held : -held);
+        }
+      } else {
+        int8_row_sums(au, rows, k, k, row_sum);
+      }
+    }
 
     Int8GemmArgs g;
     g.m = rows;
     g.a = au;
+    g.a_signed = sa.values;
+    g.a_fix_start = sa.fix_k.empty() ? nullptr : fix_start;
+    g.a_fix_k = sa.fix_k.empty() ? nullptr : sa.fix_k.data();
+    g.a_fix_up = sa.shift == 1;
     g.lda = k;
     g.b = pb;
     g.row_zp = any_zp ? row_zp : nullptr;

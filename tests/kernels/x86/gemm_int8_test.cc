@@ -50,6 +50,9 @@ struct Problem {
   bool to_float = false;
   int64_t ldc_pad = 0;
   bool a_signed = false;  // A as int8 in [-127, 127] (Int8GemmArgs::a_signed)
+  // With a_signed: 0, A in [-127, 127]; else A in [-128, 127] through int8_signed_rows, with
+  // 1: fewer -128s than 127s (held -128s, shift 0), 2: fewer 127s (held 127s, shift 1).
+  int a_raised = 0;
 };
 
 // A's values: random bytes, or with `is_signed` random int8 values other than -128 (the extremes
@@ -69,15 +72,42 @@ bool takes(const Int8GemmBackend& backend, bool a_signed) { return !a_signed || 
 std::string describe(const Problem& p, const Int8GemmBackend& b) {
   return std::string(b.name) + " m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k) +
          (p.b_unsigned ? " u8 B" : " s8 B") + (p.trans ? " trans" : "") + (p.extreme ? " extreme" : "") +
-         (p.row_zps ? " row zps" : "") + (p.col_zps ? " col zps" : "") + (p.to_float ? " float" : "") + (p.a_signed ? " s8 A" : "");
+         (p.row_zps ? " row zps" : "") + (p.col_zps ? " col zps" : "") + (p.to_float ? " float" : "") + (p.a_signed ? " s8 A" : "") + (p.a_raised ? " held " + std::to_string(p.a_raised) : "");
 }
 
 void check(const Problem& p, const Int8GemmBackend& backend, ThreadPool* pool, uint32_t seed) {
   const std::string where = describe(p, backend);
-  const std::vector<uint8_t> a = a_bytes(static_cast<size_t>(p.m * p.k), seed, p.extreme, p.a_signed);
+  std::vector<uint8_t> a = p.a_raised ? random_bytes(static_cast<size_t>(p.m * p.k), seed, p.extreme)
+                                      : a_bytes(static_cast<size_t>(p.m * p.k), seed, p.extreme, p.a_signed);
+  if (p.a_raised) {  // every other one of the more common end's bytes moved to the rarer end
+    const uint8_t rare = p.a_raised == 1 ? 0x80 : 0x7F, common = p.a_raised == 1 ? 0x7F : 0x80;
+    int seen = 0;
+    for (uint8_t& v : a)
+      if (v == rare && seen++ % 2 == 0) v = common;
+  }
+  // The signed copy (values plus the shift, the held ones one step nearer zero) and per row the
+  // depths of the held values.
+  std::vector<int8_t> held(a.size());
+  std::vector<int32_t> counts(static_cast<size_t>(p.m)), fix_start(static_cast<size_t>(p.m + 1), 0), fix_k;
+  int a_shift = 0;
+  if (p.a_raised) {
+    a_shift = int8_signed_rows(a.data(), false, p.m, p.k, held.data(), counts.data());
+    if (p.extreme) {
+      ASSERT_EQ(a_shift, p.a_raised - 1);
+    }
+    for (int64_t i = 0; i < p.m; ++i) {
+      for (int64_t kk = 0; kk < p.k; ++kk) {
+        const int v = static_cast<int8_t>(a[static_cast<size_t>(i * p.k + kk)]);
+        ASSERT_EQ(held[static_cast<size_t>(i * p.k + kk)], std::clamp(v + a_shift, -127, 127));
+        if (v + a_shift == -128 || v + a_shift == 128) fix_k.push_back(static_cast<int32_t>(kk));
+      }
+      fix_start[static_cast<size_t>(i + 1)] = static_cast<int32_t>(fix_k.size());
+      ASSERT_EQ(counts[static_cast<size_t>(i)], fix_start[static_cast<size_t>(i + 1)] - fix_start[static_cast<size_t>(i)]);
+    }
+  }
   const auto a_at = [&](int64_t i, int64_t kk) -> int32_t {
     const uint8_t raw = a[static_cast<size_t>(i * p.k + kk)];
-    return p.a_signed ? static_cast<int32_t>(static_cast<int8_t>(raw)) : static_cast<int32_t>(raw);
+    return p.a_signed ? static_cast<int32_t>(static_cast<int8_t>(raw)) + a_shift : static_cast<int32_t>(raw);
   };
   const std::vector<uint8_t> b = random_bytes(static_cast<size_t>(p.k * p.n), seed + 1, p.extreme);
   std::mt19937 rng(seed + 2);
@@ -85,6 +115,8 @@ void check(const Problem& p, const Int8GemmBackend& backend, ThreadPool* pool, u
   const int32_t za0 = static_cast<int32_t>(rng() % 256);
   const int32_t zb0 = p.b_unsigned ? static_cast<int32_t>(rng() % 256) : static_cast<int32_t>(rng() % 256) - 128;
   for (auto& z : za) z = (p.row_zps ? static_cast<int32_t>(rng() % 256) : za0) - (p.a_signed ? 128 : 0);
+  // The GEMM sees A plus the shift (a_at), and so its zero point: the products stay the same.
+  for (auto& z : za) z += a_shift;
   for (auto& z : zb) z = p.col_zps ? (p.b_unsigned ? static_cast<int32_t>(rng() % 256) : static_cast<int32_t>(rng() % 256) - 128) : zb0;
   std::vector<float> row_scale(static_cast<size_t>(p.m)), col_scale(static_cast<size_t>(p.n)), bias(static_cast<size_t>(p.n));
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -124,7 +156,12 @@ void check(const Problem& p, const Int8GemmBackend& backend, ThreadPool* pool, u
   g.row_sum = row_sum.data();
   g.col_shift = shift.data();
   g.col_corr = corr.data();
-  g.a_signed = p.a_signed ? reinterpret_cast<const int8_t*>(a.data()) : nullptr;
+  g.a_signed = p.a_raised ? held.data() : p.a_signed ? reinterpret_cast<const int8_t*>(a.data()) : nullptr;
+  if (p.a_raised && !fix_k.empty()) {
+    g.a_fix_start = fix_start.data();
+    g.a_fix_k = fix_k.data();
+    g.a_fix_up = a_shift == 1;
+  }
   g.ldc = ldc;
   if (p.to_float) {
     g.c_f32 = cf.data();
@@ -177,6 +214,7 @@ TEST(Int8Gemm, MatchesIntegerLoop) {
           p.to_float = (seed % 4) == 1;
           p.ldc_pad = (seed % 6) == 0 ? 5 : 0;
           p.a_signed = (seed / 2) % 2 == 0;
+          p.a_raised = p.a_signed ? static_cast<int>(seed / 4 % 3) : 0;
           if (takes(*backend, p.a_signed)) check(p, *backend, nullptr, seed);
           ++seed;
           if (HasFatalFailure()) return;
@@ -188,9 +226,11 @@ TEST(Int8Gemm, ExtremeValuesStayExact) {
   // 255 * 127 summed over a quad exceeds int16: exact only without 16-bit saturation.
   for (const Int8GemmBackend* backend : backends()) {
     for (bool b_unsigned : {false, true}) {
-      for (bool a_signed : {false, true}) {
+      for (int a_form = 0; a_form < 4; ++a_form) {  // uint8, int8 in [-127, 127], int8 with held values
+        const bool a_signed = a_form > 0;
         if (!takes(*backend, a_signed)) continue;
-        Problem p{.m = 7, .n = 40, .k = 515, .b_unsigned = b_unsigned, .extreme = true, .a_signed = a_signed};
+        Problem p{.m = 7, .n = 40, .k = 515, .b_unsigned = b_unsigned, .extreme = true, .a_signed = a_signed,
+                  .a_raised = std::max(a_form - 1, 0)};
         check(p, *backend, nullptr, 11);
         Problem q = p;
         q.row_zps = q.col_zps = true;
