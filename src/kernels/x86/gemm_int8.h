@@ -6,7 +6,7 @@
 //
 // Two tile implementations share the packed layout: AVX-512 VNNI (vpdpbusd: 64 u8 x s8
 // products summed four at a time into int32, exact) and AVX2 (for int8 A in [-127, 127],
-// vpmaddubsw with the signs moved onto B's side; for uint8 A, each quad widened to int16 and
+// vpmaddubsw on |B| and A carrying B's signs; for uint8 A, each quad widened to int16 and
 // multiplied with vpmaddwd: see gemm_int8_avx2.cc; vpmaddubsw on uint8 A would saturate when
 // two large products meet). uint8 B is stored as b - 128 so all see int8; the
 // shift, and the zero points, come back as one correction per output:
