@@ -45,7 +45,7 @@ inline void store_requantized8(const Int8GemmArgs& g, int64_t i, int64_t j, __m2
 }
 
 // Eight full columns' sums of row i from column j with the zero-point corrections added.
-inline __m256i corrected8(const Int8GemmArgs& g, int64_t i, int64_t j, __m256i acc) {
+[[gnu::always_inline]] inline __m256i corrected8(const Int8GemmArgs& g, int64_t i, int64_t j, __m256i acc) {
   if (g.row_sum && g.col_shift) {
     const __m256i shift = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.col_shift + j));
     acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(shift, _mm256_set1_epi32(g.row_sum[i])));
@@ -59,7 +59,7 @@ inline __m256i corrected8(const Int8GemmArgs& g, int64_t i, int64_t j, __m256i a
 }
 
 // Requantizes 16 full columns of row i from column j (two vectors of sums) and stores them.
-inline void store_requantized16(const Int8GemmArgs& g, const RequantAvx2& rq, int64_t i, int64_t j, __m256i acc0,
+[[gnu::always_inline]] inline void store_requantized16(const Int8GemmArgs& g, const RequantAvx2& rq, int64_t i, int64_t j, __m256i acc0,
                                 __m256i acc1) {
   acc0 = corrected8(g, i, j, acc0);
   acc1 = corrected8(g, i, j + 8, acc1);
@@ -137,7 +137,9 @@ struct HalfPanel {
 
 template <int kR>
 void tile(const Int8GemmArgs& g, int64_t i0, int64_t panel, int half) {
-  const auto [bp, k, quads, full, j0, cols] = HalfPanel(*g.b, panel, half);
+  const HalfPanel hp(*g.b, panel, half);
+  const int8_t* const bp = hp.bp;
+  const int64_t k = hp.k, quads = hp.quads, full = hp.full, j0 = hp.j0, cols = hp.cols;
   __m256i acc[kR][4];
   #pragma GCC unroll 16
   for (int r = 0; r < kR; ++r)
@@ -173,7 +175,9 @@ constexpr int kSignedRows = 6;
 
 template <int kR>
 void signed_tile(const Int8GemmArgs& g, int64_t i0, int64_t panel, int half) {
-  const auto [bp, k, quads, full, j0, cols] = HalfPanel(*g.b, panel, half);
+  const HalfPanel hp(*g.b, panel, half);
+  const int8_t* const bp = hp.bp;
+  const int64_t k = hp.k, quads = hp.quads, full = hp.full, j0 = hp.j0, cols = hp.cols;
   __m256i acc[kR][2];
   #pragma GCC unroll 16
   for (int r = 0; r < kR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();

@@ -69,7 +69,8 @@ struct RequantAvx2 {
   // Sixteen sums (acc0 with multipliers m0, acc1 with m1) as 16 bytes, one test for both.
   __m128i bytes16(__m256i acc0, __m256 m0, __m256i acc1, __m256 m1) const {
     __m256 r0, r1;
-    if (unsure(acc0, m0, r0) | unsure(acc1, m1, r1)) return _mm_unpacklo_epi64(bytes8(acc0, m0), bytes8(acc1, m1));
+    const bool unsure0 = unsure(acc0, m0, r0), unsure1 = unsure(acc1, m1, r1);
+    if (unsure0 || unsure1) return _mm_unpacklo_epi64(bytes8(acc0, m0), bytes8(acc1, m1));
     // packs interleaves the 128-bit halves: [v0 0-3, v1 0-3 | v0 4-7, v1 4-7] as int16.
     const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(clamped(r0), clamped(r1)), 0xD8);
     const __m128i lo = _mm256_castsi256_si128(w16), hi = _mm256_extracti128_si256(w16, 1);
