@@ -23,7 +23,8 @@ void conv_int8_phase_planes(const uint8_t* x, int64_t channels, const ConvGeomet
 
 // One depthwise plane: y = requantize(sum_t (x - x_zp) (w_t - w_zp) + bias) with the int32
 // weights w_t - w_zp given, x uint8 or int8 (x_signed), written as uint8 or int8
-// (y_signed). Strides 1 and 2, any dilation and padding.
+// (y_signed), or the sums plus bias as int32 into y32. Strides 1 and 2, any dilation and
+// padding.
 struct DepthwiseInt8Plane {
   const uint8_t* x = nullptr;     // [ih, iw]
   const int32_t* w = nullptr;     // [kh * kw], zero point subtracted
@@ -33,6 +34,7 @@ struct DepthwiseInt8Plane {
   int32_t y_zero_point = 0, q_min = 0, q_max = 255;
   bool x_signed = false, y_signed = false;
   uint8_t* y = nullptr;           // [oh, ow]
+  int32_t* y32 = nullptr;         // or the sums themselves (ConvInteger; AVX2 only), [oh, ow]
 };
 
 bool conv_int8_depthwise_supported(const ConvGeometry2d& g);

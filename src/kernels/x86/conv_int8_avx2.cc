@@ -136,8 +136,18 @@ void conv_int8_depthwise_avx2(const ConvGeometry2d& g, const DepthwiseInt8Plane&
         acc_a = _mm256_add_epi32(acc_a, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), w));
         acc_b = _mm256_add_epi32(acc_b, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), w));
       }
-      const __m128i lo = rq.bytes8(_mm256_permute2x128_si256(acc_a, acc_b, 0x20), m);
-      const __m128i hi = rq.bytes8(_mm256_permute2x128_si256(acc_a, acc_b, 0x31), m);
+      const __m256i sums_lo = _mm256_permute2x128_si256(acc_a, acc_b, 0x20);
+      const __m256i sums_hi = _mm256_permute2x128_si256(acc_a, acc_b, 0x31);
+      if (p.y32) {
+        int32_t* yrow32 = p.y32 + oy * g.ow;
+        alignas(32) int32_t sums[16];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(sums), sums_lo);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 8), sums_hi);
+        std::memcpy(yrow32 + ox, sums, static_cast<size_t>(std::min<int64_t>(16, g.ow - ox)) * sizeof(int32_t));
+        continue;
+      }
+      const __m128i lo = rq.bytes8(sums_lo, m);
+      const __m128i hi = rq.bytes8(sums_hi, m);
       const __m128i bytes = _mm_unpacklo_epi64(lo, hi);
       if (ox + 16 <= g.ow) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(yrow + ox), bytes);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// x86 QLinearConv (1-D and 2-D, NCHW) on the int8 GEMM (gemm_int8.h) and the direct depthwise
-// kernel (conv_int8.h).
+// x86 QLinearConv and ConvInteger (1-D and 2-D, NCHW) on the int8 GEMM (gemm_int8.h) and the
+// direct depthwise kernel (conv_int8.h). ConvInteger is the same sums stored as int32: no
+// requantization, and its zero points may be absent (0).
 //
 // Per image, Y [Cout x OH*OW] = W [Cout x Cin*KH*KW] * im2col(X): the weights are the GEMM's
 // A rows (uint8, int8 weights flipped to w + 128 with their zero points moved likewise; or int8
@@ -33,12 +34,23 @@ namespace ignis::kernels::x86 {
 
 namespace {
 
-// Input positions of QLinearConv.
-enum Input { kX = 0, kXScale, kXZp, kW, kWScale, kWZp, kYScale, kYZp, kBias };
+// Input positions of QLinearConv, and of ConvInteger (x, w, x_zero_point, w_zero_point; no
+// scales or bias, -1, and an int32 output: the sums themselves).
+struct ConvInputs {
+  int x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, bias;
+  bool int32_out() const { return y_zp < 0; }
+};
+constexpr ConvInputs kQLinearConv{0, 1, 2, 3, 4, 5, 6, 7, 8};
+constexpr ConvInputs kConvInteger{0, -1, 2, 1, -1, 3, -1, -1, -1};
 
 int32_t byte_value(DType t, const void* data, int64_t i) {
   return t == DType::U8 ? static_cast<int32_t>(static_cast<const uint8_t*>(data)[i])
                         : static_cast<int32_t>(static_cast<const int8_t*>(data)[i]);
+}
+
+// Entry i of a zero-point tensor (one value or one per channel) as int32; 0 without one.
+int32_t zero_point_of(const Tensor* zp, int64_t i) {
+  return zp ? byte_value(zp->dtype(), zp->data(), zp->numel() == 1 ? 0 : i) : 0;
 }
 
 // W as the GEMM's A operand: rows [Cout x K], each row's zero point and sum. uint8 rows (int8
@@ -54,14 +66,15 @@ struct WeightRows {
   bool is_signed = false;      // rows hold int8 values (Int8GemmArgs::a_signed)
 };
 
-WeightRows make_weight_rows(const Tensor& w, const Tensor& zp, bool signed_a) {
+WeightRows make_weight_rows(const Tensor& w, const Tensor* zp, bool signed_a) {
   WeightRows r;
   const int64_t m = w.dim(0);
   r.k = w.numel() / std::max<int64_t>(m, 1);
   const bool flip = w.dtype() == DType::I8;
   const auto* src = static_cast<const uint8_t*>(w.data());
-  const auto* zp_bytes = static_cast<const uint8_t*>(zp.data());
-  r.is_signed = signed_a && flip && std::all_of(zp_bytes, zp_bytes + zp.numel(), [](uint8_t z) { return z == 0; }) &&
+  const auto* zp_bytes = zp ? static_cast<const uint8_t*>(zp->data()) : nullptr;
+  const int64_t zp_count = zp ? zp->numel() : 0;
+  r.is_signed = signed_a && flip && std::all_of(zp_bytes, zp_bytes + zp_count, [](uint8_t z) { return z == 0; }) &&
                 std::find(src, src + w.numel(), uint8_t{0x80}) == src + w.numel();
   r.rows.assign(src, src + w.numel());
   if (flip && !r.is_signed)
@@ -70,7 +83,7 @@ WeightRows make_weight_rows(const Tensor& w, const Tensor& zp, bool signed_a) {
   r.sums.resize(static_cast<size_t>(m));
   for (int64_t i = 0; i < m; ++i) {
     r.zero_points[static_cast<size_t>(i)] =
-        r.is_signed ? 0 : byte_value(zp.dtype(), zp.data(), zp.numel() == 1 ? 0 : i) + (flip ? 128 : 0);
+        r.is_signed ? 0 : zero_point_of(zp, i) + (flip ? 128 : 0);
     r.any_zero_point |= r.zero_points[static_cast<size_t>(i)] != 0;
     r.one_zero_point &= r.zero_points[static_cast<size_t>(i)] == r.zero_points[0];
   }
@@ -86,11 +99,11 @@ WeightRows make_weight_rows(const Tensor& w, const Tensor& zp, bool signed_a) {
 }
 
 // Depthwise weights [C, 1, KH, KW] as int32 w - w_zp[c].
-std::vector<int32_t> centered_weights(const Tensor& w, const Tensor& zp) {
+std::vector<int32_t> centered_weights(const Tensor& w, const Tensor* zp) {
   const int64_t channels = w.dim(0), taps = w.numel() / std::max<int64_t>(channels, 1);
   std::vector<int32_t> out(static_cast<size_t>(w.numel()));
   for (int64_t c = 0; c < channels; ++c) {
-    const int32_t z = byte_value(zp.dtype(), zp.data(), zp.numel() == 1 ? 0 : c);
+    const int32_t z = zero_point_of(zp, c);
     for (int64_t t = 0; t < taps; ++t)
       out[static_cast<size_t>(c * taps + t)] = byte_value(w.dtype(), w.data(), c * taps + t) - z;
   }
@@ -107,73 +120,87 @@ struct QuantParams {
   std::vector<float> multiplier;  // x_scale * w_scale[c] / y_scale, as the reference computes it
   int32_t x_zp = 0, y_zp = 0, q_min = 0, q_max = 255;
   bool x_signed = false, y_signed = false;
+  bool int32_out = false;  // ConvInteger: the sums, not requantized
   const int32_t* bias = nullptr;
 };
 
-QuantParams quant_params(const KernelContext& ctx, int64_t channels) {
+QuantParams quant_params(const KernelContext& ctx, const ConvInputs& in, int64_t channels) {
   QuantParams q;
-  const float xs = ctx.input(kXScale).data_as<float>()[0], ys = ctx.input(kYScale).data_as<float>()[0];
-  const Tensor& ws = ctx.input(kWScale);
+  const Tensor& x = ctx.input(in.x);
+  q.x_signed = x.dtype() == DType::I8;
+  q.x_zp = ctx.has_input(in.x_zp) ? byte_value(ctx.input(in.x_zp).dtype(), ctx.input(in.x_zp).data(), 0) : 0;
+  if (in.int32_out()) {
+    q.int32_out = true;
+    return q;
+  }
+  const float xs = ctx.input(in.x_scale).data_as<float>()[0], ys = ctx.input(in.y_scale).data_as<float>()[0];
+  const Tensor& ws = ctx.input(in.w_scale);
   q.multiplier.resize(static_cast<size_t>(channels));
   for (int64_t c = 0; c < channels; ++c)
     q.multiplier[static_cast<size_t>(c)] = xs * ws.data_as<float>()[ws.numel() == 1 ? 0 : c] / ys;
-  const Tensor& x = ctx.input(kX);
-  const Tensor& yzp = ctx.input(kYZp);
-  q.x_signed = x.dtype() == DType::I8;
-  q.x_zp = ctx.has_input(kXZp) ? byte_value(ctx.input(kXZp).dtype(), ctx.input(kXZp).data(), 0) : 0;
+  const Tensor& yzp = ctx.input(in.y_zp);
   q.y_signed = yzp.dtype() == DType::I8;
   q.y_zp = byte_value(yzp.dtype(), yzp.data(), 0);
   q.q_min = q.y_signed ? -128 : 0;
   q.q_max = q.y_signed ? 127 : 255;
-  q.bias = ctx.has_input(kBias) ? ctx.input(kBias).data_as<int32_t>() : nullptr;
+  q.bias = ctx.has_input(in.bias) ? ctx.input(in.bias).data_as<int32_t>() : nullptr;
   return q;
 }
 
+// QLinearConv, or ConvInteger (the same sums, stored as int32).
 class QLinearConvKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init) {
+  static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, const ConvInputs& in) {
     auto k = std::make_unique<QLinearConvKernel>();
-    IGNIS_ASSIGN_OR_RETURN(k->reference_, make_reference_kernel("", "QLinearConv", init, init.input_dtypes[0]));
+    k->in_ = in;
+    IGNIS_ASSIGN_OR_RETURN(k->reference_, make_reference_kernel("", in.int32_out() ? "ConvInteger" : "QLinearConv",
+                                                                init, init.input_dtypes[0]));
     const auto constant = [&](int i) -> const Tensor* {
       return static_cast<size_t>(i) < init.constants.size() ? init.constants[static_cast<size_t>(i)] : nullptr;
     };
-    const Tensor* w = constant(kW);
-    const Tensor* w_zp = constant(kWZp);
+    const Tensor* w = constant(in.w);
+    // A zero point not given is 0 (ConvInteger's are optional): no tensor to read.
+    const bool w_zp_given = static_cast<size_t>(in.w_zp) < init.input_dtypes.size() &&
+                            init.input_dtypes[static_cast<size_t>(in.w_zp)] != DType::Undefined;
+    const Tensor* w_zp = constant(in.w_zp);
     // Weights are prepared (and W's data then never read) only where no run can fall back to
     // the reference kernel: float32 scales, and strides the fast paths take.
     bool f32_scales = true;
-    for (int i : {kXScale, kWScale, kYScale})
-      f32_scales &= static_cast<size_t>(i) < init.input_dtypes.size() && init.input_dtypes[static_cast<size_t>(i)] == DType::F32;
+    for (int i : {in.x_scale, in.w_scale, in.y_scale})
+      f32_scales &= i < 0 || (static_cast<size_t>(i) < init.input_dtypes.size() &&
+                              init.input_dtypes[static_cast<size_t>(i)] == DType::F32);
     const std::vector<int64_t> strides = init.attrs.get_ints("strides");
     int64_t phases = 1;
     for (int64_t v : strides) phases *= std::max<int64_t>(v, 1);
     const int64_t group = init.attrs.get_int("group", 1);
-    const bool usable = w && w_zp && f32_scales && (w->rank() == 3 || w->rank() == 4) &&
-                        (w_zp->numel() == 1 || w_zp->numel() == w->dim(0));
+    const bool usable = w && (w_zp || !w_zp_given) && f32_scales && (w->rank() == 3 || w->rank() == 4) &&
+                        (!w_zp || w_zp->numel() == 1 || w_zp->numel() == w->dim(0));
     if (usable && group == 1 && phases <= 64)
-      k->weights_ = make_weight_rows(*w, *w_zp, int8_gemm_backend_default().signed_a);
+      k->weights_ = make_weight_rows(*w, w_zp, int8_gemm_backend_default().signed_a);
     // Depthwise weights (one input channel per group) as int32 with their zero points taken off.
     const bool depthwise_strides = strides.empty() || strides.back() <= 2;
     if (usable && w->rank() == 4 && w->dim(1) == 1 && group == w->dim(0) && group > 1 && depthwise_strides &&
         w->dim(2) * w->dim(3) <= 64) {
-      k->depthwise_w_ = centered_weights(*w, *w_zp);
+      k->depthwise_w_ = centered_weights(*w, w_zp);
       k->depthwise_w_int8_ = fit_int8(k->depthwise_w_);
     }
-    k->plan_geometry_ = plan_window_geometry(init, kW);
+    k->plan_geometry_ = plan_window_geometry(init, in.w);
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
   // The GEMM and depthwise paths read the prepared weights, never W's data.
   bool uses_constant_data(int input) const override {
-    return input != kW || (weights_.rows.empty() && depthwise_w_.empty());
+    return input != in_.w || (weights_.rows.empty() && depthwise_w_.empty());
   }
 
   Status run(KernelContext& ctx) const override {
-    const Tensor& x = ctx.input(kX);
-    const Tensor& w = ctx.input(kW);
+    const Tensor& x = ctx.input(in_.x);
+    const Tensor& w = ctx.input(in_.w);
     Tensor& y = ctx.output(0);
-    const bool f32_scales = ctx.input(kXScale).dtype() == DType::F32 && ctx.input(kWScale).dtype() == DType::F32 &&
-                            ctx.input(kYScale).dtype() == DType::F32;
+    const bool f32_scales = in_.int32_out() || (ctx.input(in_.x_scale).dtype() == DType::F32 &&
+                                                ctx.input(in_.w_scale).dtype() == DType::F32 &&
+                                                ctx.input(in_.y_scale).dtype() == DType::F32);
+    const Tensor* w_zp = ctx.has_input(in_.w_zp) ? &ctx.input(in_.w_zp) : nullptr;
     if ((x.rank() != 3 && x.rank() != 4) || !f32_scales) return reference_->run(ctx);
     if (y.numel() == 0) return Status::ok();
     IGNIS_ASSIGN_OR_RETURN(const WindowGeometry wg, run_window_geometry(plan_geometry_, ctx.attrs(),
@@ -186,13 +213,13 @@ class QLinearConvKernel final : public Kernel {
       if (!weights_.rows.empty()) {
         run_gemm(ctx, weights_, g, wg.is_pointwise());
       } else {
-        const WeightRows rows = make_weight_rows(w, ctx.input(kWZp), int8_gemm_backend_default().signed_a);
+        const WeightRows rows = make_weight_rows(w, w_zp, int8_gemm_backend_default().signed_a);
         run_gemm(ctx, rows, g, wg.is_pointwise());
       }
       return Status::ok();
     }
     if (w.dim(1) == 1 && group == cout && x.dim(1) == group && conv_int8_depthwise_supported(g)) {
-      run_depthwise(ctx, g, w, ctx.input(kWZp));
+      run_depthwise(ctx, g, w, w_zp);
       return Status::ok();
     }
     return reference_->run(ctx);
@@ -208,12 +235,14 @@ class QLinearConvKernel final : public Kernel {
   // columns per output row (3% at 56 wide, 28% at 7) into a buffer the valid columns are
   // copied from, instead of writing K bytes of im2col per output value.
   void run_gemm(KernelContext& ctx, const WeightRows& wr, const ConvGeometry2d& g, bool pointwise) const {
-    const Tensor& x = ctx.input(kX);
+    const Tensor& x = ctx.input(in_.x);
     const int64_t batch = x.dim(0), cin = x.dim(1), m = static_cast<int64_t>(wr.zero_points.size());
     const int64_t kdim = wr.k, positions = g.oh * g.ow, in_plane = g.ih * g.iw;
-    const QuantParams q = quant_params(ctx, m);
+    const QuantParams q = quant_params(ctx, in_, m);
     const auto* xb = static_cast<const uint8_t*>(x.data());
     auto* yb = static_cast<uint8_t*>(ctx.output(0).data());
+    // Bytes per output value: 1 requantized, 4 as int32 sums.
+    const int64_t out_bytes = q.int32_out ? 4 : 1;
     const bool phased = !pointwise;
     // Phase planes of PH x PW: the padded extent divided by the strides, rounded up.
     const int64_t pw = ((g.ow - 1) * g.sw + (g.kw - 1) * g.dw + g.sw) / g.sw;
@@ -244,7 +273,7 @@ class QLinearConvKernel final : public Kernel {
     const size_t packed_bytes = align_up(static_cast<size_t>(panels * ((kdim + 3) / 4) * 4 * kInt8PanelCols));
     const size_t cols_bytes = align_up(static_cast<size_t>(chunk_cols) * sizeof(int32_t));
     const size_t ptr_bytes = align_up(static_cast<size_t>(kdim) * sizeof(const uint8_t*));
-    const size_t extra_bytes = phased ? align_up(static_cast<size_t>(m * chunk_cols)) : 0;
+    const size_t extra_bytes = phased ? align_up(static_cast<size_t>(m * chunk_cols * out_bytes)) : 0;
     const size_t per_part = packed_bytes + 3 * cols_bytes + ptr_bytes + extra_bytes;
     auto* scratch =
         static_cast<uint8_t*>(ctx.scratch(padded_bytes + bias_bytes + per_part * static_cast<size_t>(parts)));
@@ -261,8 +290,9 @@ class QLinearConvKernel final : public Kernel {
     const bool shifted_zp = off != q.x_zp;
     // With one weight zero point z (per-tensor, or int8 weights with zero points 0), the whole
     // correction (gemm_int8.h) is sum_k w (off - x_zp) + z K x_zp per row, folded into the
-    // bias, and -z sum_k x per column (col_offset): no multiply per output.
-    const bool folded = wr.one_zero_point;
+    // bias, and -z sum_k x per column (col_offset): no multiply per output. The int32 output
+    // has no bias to fold into: it takes the general form.
+    const bool folded = wr.one_zero_point && !q.int32_out;
     const int32_t z = wr.zero_points.empty() ? 0 : wr.zero_points[0];
     auto* row_bias = reinterpret_cast<int32_t*>(scratch + padded_bytes);
     if (folded)
@@ -307,7 +337,7 @@ class QLinearConvKernel final : public Kernel {
             packed_item = item;
           }
           const PackedInt8B b = PackedInt8B::view(packed, col_sums, !q.x_signed, kdim, cols);
-          uint8_t* y_image = yb + image * m * positions;
+          uint8_t* y_image = yb + image * m * positions * out_bytes;
           Int8GemmArgs a;
           a.m = m;
           a.a = wr.rows.data();
@@ -323,7 +353,10 @@ class QLinearConvKernel final : public Kernel {
             a.col_shift = shifted_zp ? col_shift : nullptr;
             a.col_corr = col_corr;
           }
-          a.c_q = phased ? extra : y_image + p0;
+          if (q.int32_out)
+            a.c_i32 = phased ? reinterpret_cast<int32_t*>(extra) : reinterpret_cast<int32_t*>(y_image) + p0;
+          else
+            a.c_q = phased ? extra : y_image + p0;
           a.ldc = phased ? cols : positions;
           a.q_signed = q.y_signed;
           a.q_bias = folded ? row_bias : q.bias;
@@ -336,7 +369,11 @@ class QLinearConvKernel final : public Kernel {
           const int64_t r1 = std::min(m, tiles * (split + 1) / row_splits * 6);
           if (r1 <= r0) continue;
           int8_gemm_backend_default().range(a, r0, r1, 0, b.panels());
-          if (phased) copy_valid_columns(extra, cols, r0, r1, p0, pw, g, y_image);
+          if (phased && q.int32_out)
+            copy_valid_columns(reinterpret_cast<const int32_t*>(extra), cols, r0, r1, p0, pw, g,
+                               reinterpret_cast<int32_t*>(y_image));
+          else if (phased)
+            copy_valid_columns(extra, cols, r0, r1, p0, pw, g, y_image);
         }
       }
     });
@@ -344,22 +381,24 @@ class QLinearConvKernel final : public Kernel {
 
   // Rows [r0, r1) of a chunk of the phased form's output (columns [p0, p0 + cols) of the
   // oh x pw grid, at `chunk` with leading dimension cols) into y's oh x ow planes.
-  static void copy_valid_columns(const uint8_t* chunk, int64_t cols, int64_t r0, int64_t r1, int64_t p0, int64_t pw,
-                                 const ConvGeometry2d& g, uint8_t* y) {
+  template <class T>
+  static void copy_valid_columns(const T* chunk, int64_t cols, int64_t r0, int64_t r1, int64_t p0, int64_t pw,
+                                 const ConvGeometry2d& g, T* y) {
     const int64_t positions = g.oh * g.ow;
     for (int64_t oy = p0 / pw; oy * pw < p0 + cols && oy < g.oh; ++oy) {
       const int64_t a = std::max(p0, oy * pw), b = std::min(p0 + cols, oy * pw + g.ow);
       if (b <= a) continue;
       for (int64_t r = r0; r < r1; ++r)
-        std::memcpy(y + r * positions + oy * g.ow + (a - oy * pw), chunk + r * cols + (a - p0), static_cast<size_t>(b - a));
+        std::memcpy(y + r * positions + oy * g.ow + (a - oy * pw), chunk + r * cols + (a - p0),
+                    static_cast<size_t>(b - a) * sizeof(T));
     }
   }
 
-  void run_depthwise(KernelContext& ctx, const ConvGeometry2d& g, const Tensor& w, const Tensor& wzp) const {
-    const Tensor& x = ctx.input(kX);
+  void run_depthwise(KernelContext& ctx, const ConvGeometry2d& g, const Tensor& w, const Tensor* wzp) const {
+    const Tensor& x = ctx.input(in_.x);
     const int64_t batch = x.dim(0), channels = x.dim(1), taps = g.kh * g.kw;
     const int64_t in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
-    const QuantParams q = quant_params(ctx, channels);
+    const QuantParams q = quant_params(ctx, in_, channels);
     std::vector<int32_t> wc_now;
     if (depthwise_w_.empty()) wc_now = centered_weights(w, wzp);
     const std::vector<int32_t>& wc = depthwise_w_.empty() ? wc_now : depthwise_w_;
@@ -367,7 +406,8 @@ class QLinearConvKernel final : public Kernel {
     auto* yb = static_cast<uint8_t*>(ctx.output(0).data());
     const int64_t planes = batch * channels;
     ThreadPool* pool = ctx.pool();
-    const bool avx512 = &int8_gemm_backend_default() == &int8_gemm_backend_vnni();
+    // int32 sums (ConvInteger) only from the AVX2 per-plane kernel, which every x86 CPU here runs.
+    const bool avx512 = &int8_gemm_backend_default() == &int8_gemm_backend_vnni() && !q.int32_out;
     const bool lanes = avx512 && channels >= kMinLaneChannels && in_plane <= kMaxLanePlane;
     // Output positions in the lanes (VBMI) where the geometry and int8 weights allow: faster than
     // both others on every MobileNet v2 and EfficientNet layer (Zen 4, one thread, against the
@@ -383,7 +423,7 @@ class QLinearConvKernel final : public Kernel {
       run_depthwise_channels(ctx, g, q, wc, 16, conv_int8_depthwise_lanes_scratch(g), conv_int8_depthwise_lanes_avx512);
       return;
     }
-    if (!avx512 && channels >= kMinLaneChannels && out_plane <= kMaxLaneOutputsAvx2) {
+    if (!avx512 && !q.int32_out && channels >= kMinLaneChannels && out_plane <= kMaxLaneOutputsAvx2) {
       run_depthwise_channels(ctx, g, q, wc, 16, conv_int8_depthwise_lanes_avx2_scratch(g), conv_int8_depthwise_lanes_avx2);
       return;
     }
@@ -400,13 +440,14 @@ class QLinearConvKernel final : public Kernel {
           p.w = wc.data() + c * taps;
           p.bias = q.bias ? q.bias[c] : 0;
           p.x_zero_point = q.x_zp;
-          p.multiplier = q.multiplier[static_cast<size_t>(c)];
+          p.multiplier = q.int32_out ? 1.0f : q.multiplier[static_cast<size_t>(c)];
           p.y_zero_point = q.y_zp;
           p.q_min = q.q_min;
           p.q_max = q.q_max;
           p.x_signed = q.x_signed;
           p.y_signed = q.y_signed;
-          p.y = yb + pl * out_plane;
+          if (q.int32_out) p.y32 = reinterpret_cast<int32_t*>(yb) + pl * out_plane;
+          else p.y = yb + pl * out_plane;
           uint8_t* mine = scratch + per_part * static_cast<size_t>(part);
           if (avx512) conv_int8_depthwise_avx512(g, p, mine);
           else conv_int8_depthwise_avx2(g, p, mine);
@@ -436,7 +477,7 @@ class QLinearConvKernel final : public Kernel {
   static void run_depthwise_channels(KernelContext& ctx, const ConvGeometry2d& g, const QuantParams& q,
                                      const std::vector<int32_t>& wc, int64_t block, size_t scratch_bytes,
                                      ChannelsKernel kernel) {
-    const Tensor& x = ctx.input(kX);
+    const Tensor& x = ctx.input(0);  // X is input 0 of both ops
     const int64_t batch = x.dim(0), channels = x.dim(1);
     const int64_t in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
     const int64_t blocks = (channels + block - 1) / block, units = batch * blocks;
@@ -470,6 +511,7 @@ class QLinearConvKernel final : public Kernel {
     });
   }
 
+  ConvInputs in_ = kQLinearConv;
   std::unique_ptr<Kernel> reference_;
   WeightRows weights_;
   std::vector<int32_t> depthwise_w_;  // [C x KH*KW], w - w_zp, when W and w_zp are constant
@@ -483,7 +525,12 @@ void register_nn_qlinear_conv(KernelRegistry& r) {
   r.add({.domain = "", .op_type = "QLinearConv", .since_opset = 10, .types = DTypeSet{DType::U8, DType::I8},
          .isa = Isa::Avx2, .priority = 10, .id = "x86/qlinearconv_u8s8",
          .factory = [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
-           return QLinearConvKernel::create(init);
+           return QLinearConvKernel::create(init, kQLinearConv);
+         }});
+  r.add({.domain = "", .op_type = "ConvInteger", .since_opset = 10, .types = DTypeSet{DType::U8, DType::I8},
+         .isa = Isa::Avx2, .priority = 10, .id = "x86/convinteger_u8s8",
+         .factory = [](const KernelInit& init) -> Result<std::unique_ptr<Kernel>> {
+           return QLinearConvKernel::create(init, kConvInteger);
          }});
 }
 

@@ -101,6 +101,8 @@ std::vector<KernelCase> matmul_integer_cases();            // quantize.cc
 std::vector<KernelCase> matmul_integer_to_float_cases();   // quantize.cc (ai.ignis)
 std::vector<KernelCase> dynamic_quantize_linear_cases();   // quantize.cc
 std::vector<KernelCase> qlinear_conv_cases();              // quantize.cc
+std::vector<KernelCase> conv_integer_cases();              // quantize.cc
+std::vector<KernelCase> cast_cases();                      // quantize.cc
 std::vector<KernelCase> qlinear_matmul_cases();            // quantize.cc
 std::vector<KernelCase> quantize_linear_cases();           // quantize.cc
 std::vector<KernelCase> dequantize_linear_cases();         // quantize.cc
@@ -194,6 +196,8 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"ai.ignis", "MatMulIntegerToFloat", matmul_integer_to_float_cases},
       {"", "DynamicQuantizeLinear", dynamic_quantize_linear_cases},
       {"", "QLinearConv", qlinear_conv_cases},
+      {"", "ConvInteger", conv_integer_cases},
+      {"", "Cast", cast_cases},
       {"", "QLinearMatMul", qlinear_matmul_cases},
       {"", "QuantizeLinear", quantize_linear_cases},
       {"", "DequantizeLinear", dequantize_linear_cases},

@@ -146,10 +146,10 @@ void add_qlinear_ranges(KernelCase& c, int64_t depth) {
                     middle(c.input_dtypes[5], 10), {y, 2.0 * y}, middle(c.input_dtypes[7], 64)};
 }
 
-}  // namespace
 
-std::vector<KernelCase> qlinear_conv_cases() {
-  const std::vector<ConvSpec> specs = {
+// QLinearConv's (and ConvInteger's) geometries.
+std::vector<ConvSpec> quantized_conv_specs() {
+  return {
       conv_spec({1, 16, 7, 9}, {24, 16, 1, 1}),
       conv_spec({2, 3, 5, 5}, {7, 3, 1, 1}),
       conv_spec({1, 8, 10, 11}, {13, 8, 3, 3}, 1, {}, {1, 1, 1, 1}),
@@ -184,6 +184,12 @@ std::vector<KernelCase> qlinear_conv_cases() {
       conv_spec({1, 9, 60, 61}, {9, 1, 3, 3}, 9, {2, 2}, {1, 1, 1, 1}),
       conv_spec({1, 10, 58, 57}, {10, 1, 3, 3}, 10, {}, {1, 1, 1, 1}),
   };
+}
+
+}  // namespace
+
+std::vector<KernelCase> qlinear_conv_cases() {
+  const std::vector<ConvSpec> specs = quantized_conv_specs();
   // Depthwise with weights whose values less their zero points fit int8, which the kernel
   // with output positions in the lanes (AVX-512 VBMI) takes: 3x3 and 5x5, strides 1 and 2,
   // dilation 2, asymmetric pads, odd plane sizes, 14x14 and larger outputs, batch 2.
@@ -250,6 +256,72 @@ std::vector<KernelCase> qlinear_conv_cases() {
   add(specs, Weights::kAny);
   add(int8_weight_specs, Weights::kNarrow);
   add(symmetric_specs, Weights::kSymmetric);
+  return cases;
+}
+
+std::vector<KernelCase> conv_integer_cases() {
+  std::vector<KernelCase> cases;
+  int index = 0;
+  for (DType tx : {DType::U8, DType::I8}) {
+    for (DType tw : {DType::I8, DType::U8}) {
+      for (const ConvSpec& s : quantized_conv_specs()) {
+        const int64_t m = s.w[0];
+        // Zero points: none, x's only, both (w's per channel on every other case), and for int8
+        // weights symmetric ones (zero point 0, no -128: the AVX2 GEMM's int8 weights).
+        const int zps = index % 4;
+        const bool symmetric = tw == DType::I8 && index % 3 == 0;
+        ++index;
+        KernelCase c;
+        c.op_type = "ConvInteger";
+        c.opset = 10;
+        c.inputs = {s.x, s.w};
+        c.input_dtypes = {tx, tw};
+        c.input_ranges = {{1.0, 0.0}, symmetric ? std::pair<double, double>{-127.0, 127.0} : std::pair<double, double>{1.0, 0.0}};
+        if (zps >= 1 || symmetric) {
+          c.inputs.push_back(Shape{});
+          c.input_dtypes.push_back(tx);
+          c.input_ranges.push_back(middle(tx, 20));
+        }
+        if (zps >= 2 || symmetric) {
+          c.inputs.push_back(zps == 3 ? Shape{m} : Shape{});
+          c.input_dtypes.push_back(tw);
+          c.input_ranges.push_back(symmetric ? std::pair<double, double>{0.0, 0.0} : middle(tw, 20));
+        }
+        if (s.group > 1) c.attrs.set("group", int_attr(s.group));
+        if (!s.strides.empty()) c.attrs.set("strides", ints_attr(s.strides));
+        if (!s.pads.empty()) c.attrs.set("pads", ints_attr(s.pads));
+        if (!s.dilations.empty()) c.attrs.set("dilations", ints_attr(s.dilations));
+        c.weight_inputs = {1, 3};
+        c.label = str_cat("x ", type_label(tx), s.x.str(), " w ", type_label(tw), s.w.str(), " group ", s.group,
+                          " zero points ", c.inputs.size() - 2, symmetric ? " symmetric w" : "");
+        cases.push_back(std::move(c));
+      }
+    }
+  }
+  return cases;
+}
+
+std::vector<KernelCase> cast_cases() {
+  // int32, uint8 and int8 to float32 around the 8-lane width and over the thread split, int32
+  // up to 1e9 (where float32 rounds); and to other types, which the x86 kernel hands to the
+  // reference.
+  constexpr int64_t kFloat = 1, kInt32 = 6, kInt64 = 7;
+  std::vector<KernelCase> cases;
+  const auto add = [&](DType from, int64_t to, int64_t n) {
+    KernelCase c;
+    c.op_type = "Cast";
+    c.opset = 13;
+    c.inputs = {Shape{n}};
+    c.input_dtypes = {from};
+    if (from == DType::I32) c.input_ranges = {{-1e9, 1e9}};
+    c.attrs.set("to", int_attr(to));
+    c.label = str_cat(type_label(from), " [", n, "] to ", to);
+    cases.push_back(std::move(c));
+  };
+  for (DType from : {DType::I32, DType::U8, DType::I8})
+    for (int64_t n : {1, 7, 8, 9, 33, 1000, 70001}) add(from, kFloat, n);
+  add(DType::I32, kInt64, 19);
+  add(DType::U8, kInt32, 19);
   return cases;
 }
 
