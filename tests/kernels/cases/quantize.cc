@@ -171,6 +171,8 @@ std::vector<ConvSpec> quantized_conv_specs() {
       conv_spec({1, 4, 15, 13}, {6, 4, 3, 3}, 1, {2, 2}, {2, 2, 2, 2}, {2, 2}),
       conv_spec({1, 3, 17, 16}, {5, 3, 4, 4}, 1, {3, 3}, {1, 2, 0, 1}),
       conv_spec({2, 70, 15, 15}, {40, 70, 1, 1}, 1, {2, 2}),
+      // One chunk of two panels, enough work for two threads: they share it by rows.
+      conv_spec({1, 160, 7, 7}, {480, 160, 1, 1}),
       // Depthwise with 16 channels in the vector lanes: partial channel blocks, plane sizes
       // that are not a multiple of 16, asymmetric pads, strides, dilations, 1-D.
       conv_spec({1, 35, 7, 7}, {35, 1, 3, 3}, 35, {}, {1, 1, 1, 1}),
