@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Statically quantized CNNs: ignis vs onnxruntime, float32 vs int8, on the zoo's CNNs.
+"""Quantized CNNs: ignis vs onnxruntime, float32 vs int8 (static and dynamic), on the zoo's CNNs.
 
     python3 bench/quantized_cnn.py [--models resnet50 mobilenet_v2 efficientnet_b0] [--threads 2] [--rounds 3]
                                    [--runs 30] [--json OUT.json]
 
-For each model (built by tools/make_zoo.py into models/) two files run in both engines:
-  float    the float32 model;
-  ort_qdq  onnxruntime's quantize_static: QDQ format, uint8 activations, int8 weights per
-           channel, min/max calibration on four random inputs from a fixed seed.
+For each model (built by tools/make_zoo.py into models/) three files run in both engines:
+  float        the float32 model;
+  ort_qdq      onnxruntime's quantize_static: QDQ format, uint8 activations, int8 weights per
+               channel, min/max calibration on four random inputs from a fixed seed;
+  ort_dynamic  onnxruntime's quantize_dynamic (int8 weights per tensor, its default):
+               DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul per convolution.
 The QDQ file is standard ONNX; ignis runs it as QLinearConv / QLinearMatMul
 (fuse_qdq_into_qlinear), onnxruntime as its own int8 kernels. The input is one image from a
 fixed seed. Every engine runs in a fresh process per round (ignis through `ignis bench
---json`, onnxruntime through bench/peer_runner.py), all four in an order rotated by one each round;
+--json`, onnxruntime through bench/peer_runner.py), all six in an order rotated by one each round;
 reported are the medians over rounds of each round's p50 latency, ignis / onnxruntime
 (below 1: ignis is faster) and each file against ignis float32.
 """
@@ -40,7 +42,7 @@ def model_input(path):
 
 
 def make_variants(folder, name):
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic, quantize_static
 
     src = os.path.join(ROOT, "models", name + ".onnx")
     if not os.path.exists(src):
@@ -58,7 +60,9 @@ def make_variants(folder, name):
     qdq = os.path.join(folder, name + "_ort_qdq.onnx")
     quantize_static(src, qdq, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-    return {"float": src, "ort_qdq": qdq}
+    dynamic = os.path.join(folder, name + "_ort_dynamic.onnx")
+    quantize_dynamic(src, dynamic, weight_type=QuantType.QInt8)
+    return {"float": src, "ort_qdq": qdq, "ort_dynamic": dynamic}
 
 
 def make_inputs(folder, name):
@@ -75,7 +79,7 @@ def main():
     args = ap.parse_args()
     results = {"cpu": cpu_model(), "threads": args.threads, "rounds": args.rounds, "models": {}}
     print(f"CPU: {results['cpu']}, {args.threads} threads, batch 1, medians of {args.rounds} rounds of p50 latency")
-    print(f"{'model':<22} {'ignis ms':>9} {'ort ms':>9} {'ignis/ort':>9} {'vs ig f32':>9} {'ort vs f32':>10}")
+    print(f"{'model':<28} {'ignis ms':>9} {'ort ms':>9} {'ignis/ort':>9} {'vs ig f32':>9} {'ort vs f32':>10}")
     with tempfile.TemporaryDirectory() as folder:
         for name in args.models:
             variants = make_variants(folder, name)
@@ -90,7 +94,7 @@ def main():
                 a, b = medians[(v, "ignis")], medians[(v, "ort")]
                 results["models"][f"{name}/{v}"] = {"ignis_p50_ms": a, "onnxruntime_p50_ms": b, "ratio": a / b,
                                                      "vs_ignis_float": a / ig_float, "ort_vs_ort_float": b / ort_float}
-                print(f"{name + '/' + v:<22} {a:9.2f} {b:9.2f} {a / b:9.2f} {a / ig_float:9.2f} {b / ort_float:10.2f}")
+                print(f"{name + '/' + v:<28} {a:9.2f} {b:9.2f} {a / b:9.2f} {a / ig_float:9.2f} {b / ort_float:10.2f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
