@@ -45,35 +45,15 @@ __m128i load_bytes(const uint8_t* src, int64_t count) {
 // int16 lanes). A channel's last bytes may be read past its plane, into the next channel's,
 // when that channel is in the block too.
 void fill_plane(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64_t c0, int64_t n, __m256i* plane) {
-  const int64_t rows = lanes_padded_rows(g), cols = lanes_padded_cols(g);
-  const __m256i pad = _mm256_set1_epi16(static_cast<int16_t>(p.x_zero_point));
-  for (int64_t py = 0; py < rows; ++py) {
-    const int64_t iy = py - g.ph;
-    if (iy < 0 || iy >= g.ih) {
-      std::fill_n(plane + py * cols, cols, pad);
-      continue;
-    }
-    std::fill_n(plane + py * cols, std::min(g.pw, cols), pad);
-    for (int64_t px = g.pw + g.iw; px < cols; ++px) plane[py * cols + px] = pad;
-  }
   const int64_t in_plane = g.ih * g.iw;
-  __m128i in[16], out[16];
-  int64_t iy = 0, ix = 0;
-  for (int64_t q0 = 0; q0 < in_plane; q0 += kPositions) {
-    const int64_t count = std::min(kPositions, in_plane - q0);
-    for (int64_t j = 0; j < kLanes; ++j) {
-      const uint8_t* src = p.x + (c0 + j) * in_plane + q0;
-      in[j] = j >= n ? _mm_setzero_si128() : j + 1 < n ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src))
+  fill_padded_plane(
+      g, _mm256_set1_epi16(static_cast<int16_t>(p.x_zero_point)), plane,
+      [&](int64_t j, int64_t q0, int64_t count) {
+        const uint8_t* src = p.x + (c0 + j) * in_plane + q0;
+        return j >= n ? _mm_setzero_si128() : j + 1 < n ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src))
                                                          : load_bytes(src, count);
-    }
-    transpose16(in, out);
-    for (int64_t i = 0; i < count; ++i) {
-      const int64_t py = iy + g.ph, px = ix + g.pw;
-      if (py < rows && px < cols)
-        _mm256_storeu_si256(plane + py * cols + px, p.x_signed ? _mm256_cvtepi8_epi16(out[i]) : _mm256_cvtepu8_epi16(out[i]));
-      if (++ix == g.iw) ix = 0, ++iy;
-    }
-  }
+      },
+      [&](__m128i bytes) { return p.x_signed ? _mm256_cvtepi8_epi16(bytes) : _mm256_cvtepu8_epi16(bytes); });
 }
 
 // Output block of channels [c0, c0 + n): 16 positions at a time, each sum over the tap pairs

@@ -32,33 +32,15 @@ __mmask16 first_lanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : static_c
 
 // Channels [c0, c0 + n) (n <= 16) of x, padded, into `plane` ([rows x cols] vectors).
 void fill_plane(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64_t c0, int64_t n, __m512i* plane) {
-  const int64_t rows = lanes_padded_rows(g), cols = lanes_padded_cols(g);
-  const __m512i pad = _mm512_set1_epi32(p.x_zero_point);
-  for (int64_t py = 0; py < rows; ++py) {
-    const int64_t iy = py - g.ph;
-    if (iy < 0 || iy >= g.ih) {
-      std::fill_n(plane + py * cols, cols, pad);
-      continue;
-    }
-    std::fill_n(plane + py * cols, std::min(g.pw, cols), pad);
-    for (int64_t px = g.pw + g.iw; px < cols; ++px) plane[py * cols + px] = pad;
-  }
   const int64_t in_plane = g.ih * g.iw;
-  __m128i in[16], out[16];
-  int64_t iy = 0, ix = 0;
-  for (int64_t q0 = 0; q0 < in_plane; q0 += kLanes) {
-    const __mmask16 mask = first_lanes(in_plane - q0);
-    for (int64_t j = 0; j < kLanes; ++j)
-      in[j] = j < n ? _mm_maskz_loadu_epi8(mask, p.x + (c0 + j) * in_plane + q0) : _mm_setzero_si128();
-    transpose16(in, out);
-    const int64_t count = std::min(kLanes, in_plane - q0);
-    for (int64_t i = 0; i < count; ++i) {
-      const int64_t py = iy + g.ph, px = ix + g.pw;
-      const __m512i v = p.x_signed ? _mm512_maskz_cvtepi8_epi32(kAll, out[i]) : _mm512_maskz_cvtepu8_epi32(kAll, out[i]);
-      if (py < rows && px < cols) plane[py * cols + px] = v;
-      if (++ix == g.iw) ix = 0, ++iy;
-    }
-  }
+  fill_padded_plane(
+      g, _mm512_set1_epi32(p.x_zero_point), plane,
+      [&](int64_t j, int64_t q0, int64_t count) {
+        return j < n ? _mm_maskz_loadu_epi8(first_lanes(count), p.x + (c0 + j) * in_plane + q0) : _mm_setzero_si128();
+      },
+      [&](__m128i bytes) {
+        return p.x_signed ? _mm512_maskz_cvtepi8_epi32(kAll, bytes) : _mm512_maskz_cvtepu8_epi32(kAll, bytes);
+      });
 }
 
 // Output block of channels [c0, c0 + n): 16 positions at a time, each sum over the taps of

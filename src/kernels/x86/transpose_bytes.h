@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// A 16 x 16 byte transpose in 128-bit unpacks, shared by the depthwise int8 kernels that hold
-// channels in the vector lanes (conv_int8_depthwise_lanes_avx2.cc, _avx512vnni.cc).
+// What the depthwise int8 kernels that hold channels in the vector lanes share
+// (conv_int8_depthwise_lanes_avx2.cc, _avx512vnni.cc): a 16 x 16 byte transpose in 128-bit
+// unpacks, and the filling of their padded plane of one vector per position.
 //
 // In an unnamed namespace on purpose: each ISA file compiles its own copy with its own flags,
 // and internal linkage keeps the linker from merging an AVX-512 copy into AVX2 code.
 #pragma once
 
 #include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/x86/conv_int8.h"
 
 namespace ignis::kernels::x86 {
 namespace {
@@ -36,6 +42,37 @@ namespace {
       out[q * 4 + s * 2] = _mm_unpacklo_epi64(a[q * 4 + s], a[q * 4 + 2 + s]);
       out[q * 4 + s * 2 + 1] = _mm_unpackhi_epi64(a[q * 4 + s], a[q * 4 + 2 + s]);
     }
+}
+
+// 16 channels' input padded into `plane` ([rows x cols] vectors V, one per position; input
+// (iy, ix) at (iy + ph, ix + pw)): positions outside the input are `pad`; the input's, 16 at a
+// time, are the channels' rows load(j, q0, count) (16 bytes of channel j from position q0, of
+// which count are the plane's) transposed, each position's 16 bytes made a vector by widen.
+template <class V, class Load, class Widen>
+[[gnu::always_inline]] inline void fill_padded_plane(const ConvGeometry2d& g, V pad, V* plane, Load load, Widen widen) {
+  const int64_t rows = lanes_padded_rows(g), cols = lanes_padded_cols(g);
+  for (int64_t py = 0; py < rows; ++py) {
+    const int64_t iy = py - g.ph;
+    if (iy < 0 || iy >= g.ih) {
+      std::fill_n(plane + py * cols, cols, pad);
+      continue;
+    }
+    std::fill_n(plane + py * cols, std::min(g.pw, cols), pad);
+    for (int64_t px = g.pw + g.iw; px < cols; ++px) plane[py * cols + px] = pad;
+  }
+  const int64_t in_plane = g.ih * g.iw;
+  __m128i in[16], out[16];
+  int64_t iy = 0, ix = 0;
+  for (int64_t q0 = 0; q0 < in_plane; q0 += 16) {
+    const int64_t count = std::min<int64_t>(16, in_plane - q0);
+    for (int j = 0; j < 16; ++j) in[j] = load(j, q0, count);
+    transpose16(in, out);
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t py = iy + g.ph, px = ix + g.pw;
+      if (py < rows && px < cols) plane[py * cols + px] = widen(out[i]);
+      if (++ix == g.iw) ix = 0, ++iy;
+    }
+  }
 }
 
 }  // namespace
