@@ -23,7 +23,11 @@
 // depth loop cost 4% and was dropped. Prepacked B panels come from L3 when the weights
 // exceed L2, so the next panel is prefetched during the current one (+11% on BM_MatMul
 // 128x768x3072), and the C tile (two or three lines per row) is prefetched before the depth
-// loop (+6% on BM_Sgemm/1024, whose C reads on later depth slices otherwise miss).
+// loop (+6% on BM_Sgemm/1024, whose C reads on later depth slices otherwise miss). The next
+// panel's lines are issued inside the depth loop, two every four depth steps, rather than in a
+// burst before each tile: with weights streamed from DRAM (a transformer's projections at a
+// few tokens) a burst of 144 prefetches fills the miss queues and stalls the FMAs behind it
+// (BM_SgemmColdWeights at 16 rows, one thread: 5.5 -> 8.2 GB/s of weights).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -62,9 +66,10 @@ constexpr int64_t kKc = kGemmKc;
   "vfmadd231ps %%ymm12, %%ymm15, %%ymm9\n\tvfmadd231ps %%ymm13, %%ymm15, %%ymm10\n\t"                  \
   "vfmadd231ps %%ymm14, %%ymm15, %%ymm11\n\t"
 
-void depth_loop_4x24(int64_t kc, const float* a, const float* b, float* out) {
+void depth_loop_4x24(int64_t kc, const float* a, const float* b, float* out, const char* pf, int64_t pf_lines) {
   static_assert(kMr == 4 && kNr == 24, "the assembly loop hard-codes the 4x24 panel strides");
   int64_t n4 = kc / 4, n1 = kc % 4;
+  const char* pf_end = pf + 64 * pf_lines;
   asm volatile(
       "vxorps %%ymm0, %%ymm0, %%ymm0\n\tvxorps %%ymm1, %%ymm1, %%ymm1\n\tvxorps %%ymm2, %%ymm2, %%ymm2\n\t"
       "vxorps %%ymm3, %%ymm3, %%ymm3\n\tvxorps %%ymm4, %%ymm4, %%ymm4\n\tvxorps %%ymm5, %%ymm5, %%ymm5\n\t"
@@ -73,7 +78,13 @@ void depth_loop_4x24(int64_t kc, const float* a, const float* b, float* out) {
       "test %[n4], %[n4]\n\t"
       "jz 2f\n\t"
       ".p2align 4\n"
-      "1:\n\t" IGNIS_GEMM_STEP(0, 0) IGNIS_GEMM_STEP(16, 96) IGNIS_GEMM_STEP(32, 192) IGNIS_GEMM_STEP(48, 288)
+      "1:\n\t" IGNIS_GEMM_STEP(0, 0) IGNIS_GEMM_STEP(16, 96)
+      "cmp %[pfe], %[pf]\n\t"
+      "jae 5f\n\t"
+      "prefetcht1 (%[pf])\n\t"
+      "prefetcht1 64(%[pf])\n\t"
+      "add $128, %[pf]\n"
+      "5:\n\t" IGNIS_GEMM_STEP(32, 192) IGNIS_GEMM_STEP(48, 288)
       "add $64, %[a]\n\t"
       "add $384, %[b]\n\t"
       "dec %[n4]\n\t"
@@ -91,10 +102,11 @@ void depth_loop_4x24(int64_t kc, const float* a, const float* b, float* out) {
       "vmovaps %%ymm3, 96(%[out])\n\tvmovaps %%ymm4, 128(%[out])\n\tvmovaps %%ymm5, 160(%[out])\n\t"
       "vmovaps %%ymm6, 192(%[out])\n\tvmovaps %%ymm7, 224(%[out])\n\tvmovaps %%ymm8, 256(%[out])\n\t"
       "vmovaps %%ymm9, 288(%[out])\n\tvmovaps %%ymm10, 320(%[out])\n\tvmovaps %%ymm11, 352(%[out])\n"
-      : [a] "+r"(a), [b] "+r"(b), [n4] "+r"(n4), [n1] "+r"(n1)
-      : [out] "r"(out)
+      : [a] "+r"(a), [b] "+r"(b), [n4] "+r"(n4), [n1] "+r"(n1), [pf] "+r"(pf)
+      : [out] "r"(out), [pfe] "r"(pf_end)
       : "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
         "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+  for (; pf < pf_end; pf += 64) _mm_prefetch(pf, _MM_HINT_T1);  // more lines than the loop had room for
 }
 #undef IGNIS_GEMM_STEP
 
@@ -108,23 +120,24 @@ struct FloatRows {
 // depth step) and a B panel (stride kNr).
 template <int M, bool kTail>
 void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b, float* c, int64_t ldc,
-                const TileParams& tp, int64_t row0, int64_t col0, int cols) {
+                const TileParams& tp, int64_t row0, int64_t col0, int cols, const char* pf, int64_t pf_lines) {
   __m256 acc[kMr][3];
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = acc[i][2] = _mm256_setzero_ps();
   prefetch_tile_4x24<M>(c, ldc, tp, row0, col0);
   if constexpr (M == kMr) {
     alignas(32) float out[kMr * kNr];
-    depth_loop_4x24(kc, a, b, out);
+    depth_loop_4x24(kc, a, b, out, pf, pf_lines);
     for (int i = 0; i < kMr; ++i)
       for (int v = 0; v < 3; ++v) acc[i][v] = _mm256_load_ps(out + i * kNr + 8 * v);
   } else {
+    for (int64_t l = 0; l < pf_lines; ++l) _mm_prefetch(pf + l * 64, _MM_HINT_T1);
     depth_loop_4x24_rows<FloatRows, M>(kc, a, b, acc);
   }
   store_tile_4x24<M, kTail>(acc, c, ldc, tp, row0, col0, cols);
 }
 
 using TileFn = void (*)(int64_t, const float*, const float*, float*, int64_t, const TileParams&, int64_t, int64_t,
-                        int);
+                        int, const char*, int64_t);
 
 constexpr TileFn kTiles[2][kMr] = {
     {micro_tile<1, false>, micro_tile<2, false>, micro_tile<3, false>, micro_tile<4, false>},
@@ -134,9 +147,9 @@ constexpr TileFn kTiles[2][kMr] = {
 // The mc x nc block of C at (row0, col0) from a packed A block and a packed B block.
 void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
                   const TileParams& tp, int64_t row0, int64_t col0) {
-  for_each_tile<kMr, kNr, false>(mc, nc, kc, ap, bp, false, [&](int64_t ir, int rows, int64_t jr, int cols, const char*, int64_t) {
+  for_each_tile<kMr, kNr, true>(mc, nc, kc, ap, bp, false, [&](int64_t ir, int rows, int64_t jr, int cols, const char* pf, int64_t lines) {
     kTiles[cols < kNr][rows - 1](kc, ap + ir * kc, bp + jr * kc, c + ir * ldc + jr, ldc, tp, row0 + ir, col0 + jr,
-                                 cols);
+                                 cols, pf, lines);
   });
 }
 
