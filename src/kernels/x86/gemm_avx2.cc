@@ -130,8 +130,7 @@ void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b
     for (int i = 0; i < kMr; ++i)
       for (int v = 0; v < 3; ++v) acc[i][v] = _mm256_load_ps(out + i * kNr + 8 * v);
   } else {
-    for (int64_t l = 0; l < pf_lines; ++l) _mm_prefetch(pf + l * 64, _MM_HINT_T1);
-    depth_loop_4x24_rows<FloatRows, M>(kc, a, b, acc);
+    depth_loop_4x24_rows<FloatRows, M>(kc, a, b, acc, pf, pf_lines);
   }
   store_tile_4x24<M, kTail>(acc, c, ldc, tp, row0, col0, cols);
 }

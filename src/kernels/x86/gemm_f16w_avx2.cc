@@ -31,16 +31,16 @@ struct HalfRows {
 // depth step) and a half B panel (stride kNr).
 template <int M, bool kTail>
 void micro_tile(int64_t kc, const float* __restrict a, const uint16_t* __restrict b, float* c, int64_t ldc,
-                const TileParams& tp, int64_t row0, int64_t col0, int cols) {
+                const TileParams& tp, int64_t row0, int64_t col0, int cols, const char* pf, int64_t pf_lines) {
   __m256 acc[kMr][3];
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = acc[i][2] = _mm256_setzero_ps();
   prefetch_tile_4x24<M>(c, ldc, tp, row0, col0);
-  depth_loop_4x24_rows<HalfRows, M>(kc, a, b, acc);
+  depth_loop_4x24_rows<HalfRows, M>(kc, a, b, acc, pf, pf_lines);
   store_tile_4x24<M, kTail>(acc, c, ldc, tp, row0, col0, cols);
 }
 
 using TileFn = void (*)(int64_t, const float*, const uint16_t*, float*, int64_t, const TileParams&, int64_t, int64_t,
-                        int);
+                        int, const char*, int64_t);
 
 constexpr TileFn kTiles[2][kMr] = {
     {micro_tile<1, false>, micro_tile<2, false>, micro_tile<3, false>, micro_tile<4, false>},
@@ -68,10 +68,10 @@ struct Avx2F16wTiles {
   static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, float* c,
                            int64_t ldc, const TileParams& tp, int64_t row0, int64_t col0) {
     const auto* bh = reinterpret_cast<const uint16_t*>(bp);
-    for_each_tile<kMr, kNr, false, 2>(mc, nc, kc, ap, bp, false,
-                                      [&](int64_t ir, int rows, int64_t jr, int cols, const char*, int64_t) {
+    for_each_tile<kMr, kNr, true, 2>(mc, nc, kc, ap, bp, false,
+                                     [&](int64_t ir, int rows, int64_t jr, int cols, const char* pf, int64_t lines) {
       kTiles[cols < kNr][rows - 1](kc, ap + ir * kc, bh + jr * kc, c + ir * ldc + jr, ldc, tp, row0 + ir, col0 + jr,
-                                   cols);
+                                   cols, pf, lines);
     });
   }
 };

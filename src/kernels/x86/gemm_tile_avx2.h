@@ -65,13 +65,15 @@ template <int M>
 // acc[i][v] += sum_p A[i, p] * B[p, 8v : 8v + 8] for the first M rows of a float32 A panel
 // (stride kGemmMr per depth step) and a B panel (stride kGemmNr) whose rows BRow loads:
 // BRow::Elem is the panel's element type, BRow::load(b) the 8 columns at b as floats (float32
-// panels in gemm_avx2.cc, half panels in gemm_f16w_avx2.cc).
+// panels in gemm_avx2.cc, half panels in gemm_f16w_avx2.cc). The lines [pf, pf + 64 *
+// pf_lines) are prefetched into L2 along the way, two every four depth steps (what is left at
+// the end, at once): spread out, they do not stall the FMAs as a burst would.
 template <class BRow, int M>
 [[gnu::always_inline]] inline void depth_loop_4x24_rows(int64_t kc, const float* __restrict a,
                                                         const typename BRow::Elem* __restrict b,
-                                                        __m256 (&acc)[kGemmMr][3]) {
-#pragma GCC unroll 4
-  for (int64_t p = 0; p < kc; ++p) {
+                                                        __m256 (&acc)[kGemmMr][3], const char* pf = nullptr,
+                                                        int64_t pf_lines = 0) {
+  auto step = [&] {
     const __m256 b0 = BRow::load(b), b1 = BRow::load(b + 8), b2 = BRow::load(b + 16);
     for (int i = 0; i < M; ++i) {
       const __m256 ai = _mm256_broadcast_ss(a + i);
@@ -81,7 +83,22 @@ template <class BRow, int M>
     }
     a += kGemmMr;
     b += kGemmNr;
+  };
+  const char* const pf_end = pf + 64 * pf_lines;
+  int64_t p = 0;
+  for (; p + 4 <= kc; p += 4) {
+    step();
+    step();
+    if (pf < pf_end) {
+      _mm_prefetch(pf, _MM_HINT_T1);
+      _mm_prefetch(pf + 64, _MM_HINT_T1);
+      pf += 128;
+    }
+    step();
+    step();
   }
+  for (; p < kc; ++p) step();
+  for (; pf < pf_end; pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
 }
 
 // Stores a finished tile of M rows (M <= 4; all 24 columns, or the first `cols` when kTail)
