@@ -162,10 +162,14 @@ BENCHMARK_CAPTURE(BM_SgemmWeights, f16w_avx2, kernels::x86::gemm_backend_f16w_av
 // 16 tokens. MiniLM's 42 MB of float32 weights (BERT-base's 340 MB) do not fit in the L3, so
 // in a model every projection streams its weights from DRAM, which a single-matrix benchmark
 // (weights left in the caches by the previous iteration) never shows. Each iteration here
-// multiplies by the next of enough copies of the weights to exceed 64 MiB.
+// multiplies by the next of enough copies of the weights to exceed 64 MiB, packed by the
+// backend named (float32 or half panels).
 
-void BM_SgemmColdWeights(benchmark::State& state) {
-  if (skip_without_avx2(state)) return;
+void BM_SgemmColdWeights(benchmark::State& state, const kernels::x86::GemmBackend& (*backend)(), Isa isa) {
+  if (!kernels::isa_available(isa)) {
+    state.SkipWithError("CPU lacks the backend's ISA");
+    return;
+  }
   const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
   const int threads = static_cast<int>(state.range(3));
   ThreadPool pool(threads);
@@ -175,7 +179,7 @@ void BM_SgemmColdWeights(benchmark::State& state) {
   std::vector<PackedMatrix> copies;
   size_t bytes = 0;
   while (bytes < (size_t{64} << 20)) {
-    copies.push_back(PackedMatrix::pack(PackedMatrix::Side::B, k, n, b.data_as<float>(), n, false));
+    copies.push_back(PackedMatrix::pack(PackedMatrix::Side::B, k, n, b.data_as<float>(), n, false, backend()));
     bytes += copies.back().bytes();
   }
   kernels::x86::GemmArgs g;
@@ -206,7 +210,13 @@ void cold_weights_args(benchmark::internal::Benchmark* b) {
   }
   b->ArgNames({"m", "k", "n", "threads"})->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
-BENCHMARK(BM_SgemmColdWeights)->Apply(cold_weights_args);
+BENCHMARK_CAPTURE(BM_SgemmColdWeights, f32_avx512, kernels::x86::gemm_backend_avx512, Isa::Avx512)
+    ->Apply(cold_weights_args);
+BENCHMARK_CAPTURE(BM_SgemmColdWeights, f16w_avx512, kernels::x86::gemm_backend_f16w_avx512, Isa::Avx512)
+    ->Apply(cold_weights_args);
+BENCHMARK_CAPTURE(BM_SgemmColdWeights, f32_avx2, kernels::x86::gemm_backend_avx2, Isa::Avx2)->Apply(cold_weights_args);
+BENCHMARK_CAPTURE(BM_SgemmColdWeights, f16w_avx2, kernels::x86::gemm_backend_f16w_avx2, Isa::Avx2)
+    ->Apply(cold_weights_args);
 
 // ---- registered kernels on model shapes --------------------------------------------------
 
