@@ -5,7 +5,7 @@
 //   QuantizeLinear(OP(DequantizeLinear(x_q, s, zp), ...), s', zp')  =>  OP(x_q, ...)
 // for OP in MaxPool (Indices unused), Reshape, Flatten, Transpose, Squeeze, Unsqueeze,
 // Identity, Slice, Concat (every input a DequantizeLinear), Resize in nearest mode,
-// SpaceToDepth and DepthToSpace.
+// SpaceToDepth and DepthToSpace; and a bare pair QuantizeLinear(DequantizeLinear(x_q)) => x_q.
 // Exact, not approximately so: s' == s and zp' == zp (values compared; per tensor), and s is a
 // positive normal float32. Then Q(DQ(q)) == q for every q of the type: with n = q - zp,
 // |n| <= 255, fl(fl(n * s) / s) lies within two ulps of n, far less than the 0.5 that would
@@ -66,6 +66,17 @@ Result<int> eliminate_qdq_around_data_movement(ir::Graph& g, const PassContext&)
     if (!y || y->count() != 1 || !round_trips(y->scale->data_as<float>()[0])) return false;
     const std::string& v = q.inputs[0];
     if (!index.single_use(v)) return false;
+    // A bare pair, Q(DQ(x_q)) at the same parameters (what is left when the op between them
+    // was dropped as a no-op, e.g. a Reshape to the shape its input has): x_q itself.
+    if (const auto dq = per_tensor_dq(g, index, v); dq && same_params(dq->second, *y)) {
+      ir::Node id;
+      id.name = q.name;
+      id.op_type = "Identity";
+      id.inputs = {g.nodes[dq->first].inputs[0]};
+      id.outputs = {q.outputs[0]};
+      replace_nodes(g, {dq->first, qi}, std::move(id));
+      return true;
+    }
     const int oi = index.producer(v);
     if (oi < 0 || !moves_elements(g, g.nodes[oi])) return false;
     const ir::Node& op = g.nodes[oi];

@@ -331,6 +331,16 @@ std::vector<ValueFact> infer_node(const ir::Graph& g, const ir::Node& n, const F
     }
   } else if (op == "Size") {
     out[0] = with_rank(DType::I64, 0);
+  } else if (op == "DequantizeLinear") {
+    // Same shape as x; the scale's element type (opset 21 adds output_dtype, 0 = the scale's).
+    out[0] = x;
+    auto to = dtype_from_onnx(static_cast<int32_t>(n.attrs.get_int("output_dtype", 0)));
+    out[0].dtype = to ? *to : in(1).dtype;
+  } else if (op == "QuantizeLinear") {
+    // Same shape as x; the zero point's element type, else output_dtype, else uint8.
+    out[0] = x;
+    auto to = dtype_from_onnx(static_cast<int32_t>(n.attrs.get_int("output_dtype", 0)));
+    out[0].dtype = n.inputs.size() > 2 && !n.inputs[2].empty() ? in(2).dtype : to ? *to : DType::U8;
   } else if (op == "DynamicQuantizeLinear") {
     out[0] = x;
     out[0].dtype = DType::U8;

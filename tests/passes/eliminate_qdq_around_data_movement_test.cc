@@ -159,6 +159,35 @@ TEST(EliminateQdqAroundDataMovement, RunsTheOpOnTheQuantizedValues) {
   }
 }
 
+// Q(DQ(x_q)) at the same parameters with nothing between them (a Reshape to the shape its
+// input has, dropped as a no-op, leaves this): x_q, exactly.
+TEST(EliminateQdqAroundDataMovement, DropsABarePair) {
+  for (DType t : {DType::U8, DType::I8}) {
+    const int zp = t == DType::U8 ? 131 : -7;
+    const Pattern p{.op = "Reshape", .t = t, .x_zero_point = zp, .y_zero_point = zp};
+    ir::Graph g = qdq_graph(p);
+    g.initializers["shape"] = Tensor::empty(DType::I64, Shape{4});
+    const int64_t same[4] = {1, kChannels, 6, 6};
+    std::memcpy(g.initializers["shape"].data(), same, sizeof(same));
+    const ir::Graph f = optimized_without(g, "");
+    EXPECT_EQ(count_ops(f, "Reshape"), 0);
+    EXPECT_EQ(count_ops(f, "QuantizeLinear"), 1);  // x's
+    EXPECT_EQ(count_ops(f, "DequantizeLinear"), 1);  // y's
+    const auto feeds = random_inputs(g, {{1, kChannels, 6, 6}}, 7);
+    expect_identical(run_as_is(f, feeds), run_as_is(g, feeds));
+  }
+  // Other parameters: a requantization, left alone.
+  GraphBuilder b(17);
+  b.input("x", {1, 4});
+  b.scalar("s", kScale).scalar("s2", kScale * 2);
+  b.node("QuantizeLinear", {"x", "s", "z"}, {"xq"}).node("DequantizeLinear", {"xq", "s", "z"}, {"xd"});
+  b.node("QuantizeLinear", {"xd", "s2", "z"}, {"yq"});
+  b.output("yq");
+  ir::Graph g = b.graph();
+  g.initializers["z"] = filled(DType::U8, Shape{}, 128);
+  EXPECT_EQ(rewrites(g), 0);
+}
+
 TEST(EliminateQdqAroundDataMovement, DropsAnUnreadIndicesOutput) {
   ir::Graph g = qdq_graph({});
   for (ir::Node& n : g.nodes)

@@ -64,6 +64,33 @@ TEST(GraphFacts, PropagatesDtypesRanksAndExtentsThroughKnownOps) {
   EXPECT_FALSE(f.same_shape("m", "emb"));
 }
 
+// QuantizeLinear / DequantizeLinear keep the shape; the element type is the zero point's (Q)
+// or the scale's (DQ). onnxruntime's quantize_dynamic writes an embedding table as int8 with a
+// DequantizeLinear after its Gather: without these rules every later value had no rank, and
+// the transformer's attention did not fuse.
+TEST(GraphFacts, QuantizeAndDequantizeKeepTheShape) {
+  GraphBuilder b;
+  b.input("ids", {-1, -1}, {"batch", "seq"}, DType::I64).input("x", {-1, 3, 8}, {"batch", "", ""});
+  b.scalar("s", 0.1f);
+  b.node("QuantizeLinear", {"x", "s", "zi8"}, {"q8"}).node("QuantizeLinear", {"x", "s"}, {"qu8"});
+  b.node("DequantizeLinear", {"q8", "s", "zi8"}, {"d"});
+  b.node("Gather", {"table", "ids"}, {"rows"}).node("DequantizeLinear", {"rows", "s", "zi8"}, {"emb"});
+  ir::Graph g = b.graph();
+  Tensor table = Tensor::empty(DType::I8, Shape{50, 16});
+  for (int64_t i = 0; i < table.numel(); ++i) table.data_as<int8_t>()[i] = static_cast<int8_t>(i % 7);
+  g.initializers["table"] = table;
+  g.initializers["zi8"] = Tensor::empty(DType::I8, Shape{});
+  g.initializers["zi8"].data_as<int8_t>()[0] = 0;
+  const passes::GraphFacts f(g);
+  EXPECT_EQ(dims(f, "q8"), "[batch, 3, 8]");
+  EXPECT_EQ(f.dtype("q8"), DType::I8);
+  EXPECT_EQ(f.dtype("qu8"), DType::U8);
+  EXPECT_EQ(dims(f, "d"), "[batch, 3, 8]");
+  EXPECT_EQ(f.dtype("d"), DType::F32);
+  EXPECT_EQ(dims(f, "emb"), "[batch, seq, 16]");
+  EXPECT_EQ(f.dtype("emb"), DType::F32);
+}
+
 TEST(GraphFacts, BroadcastsOnlyWhatValidityImplies) {
   GraphBuilder b;
   b.input("a", {-1, 4}, {"n", ""}).input("b", {1, 4}).input("c", {-1, 1}, {"m", ""}).input("d", {-1, 4}, {"k", ""});

@@ -326,6 +326,32 @@ def test_minilm_dynamic_keeps_sentence_embeddings(minilm, tmp_path, ort):
     assert to_ort.min() >= 0.99, dict(zip(SENTENCES, to_ort.round(4)))
 
 
+def test_minilm_onnxruntime_dynamic_file_fuses_attention(minilm, tmp_path, ort):
+    """onnxruntime's quantize_dynamic also makes the embedding tables int8 (Gather, then
+    DequantizeLinear); ignis still sees the shapes through them, so the six attention blocks
+    fuse as in the float model, and the answers stay onnxruntime's within quantization noise."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    model, weights = minilm
+    dyn = tmp_path / "minilm.ort_dyn.onnx"
+    quantize_dynamic(str(model), str(dyn), weight_type=QuantType.QInt8)
+    assert _ops(onnx.load(str(dyn)))["DequantizeLinear"] > 0  # the int8 embedding tables
+    fused = tmp_path / "minilm.ort_dyn.all.onnx"
+    ignis.optimize(str(dyn), str(fused), level="all")
+    ops = _ops(onnx.load(str(fused)))
+    assert ops["Attention"] == 6, ops
+    assert ops["Softmax"] == 0, ops
+
+    ids, mask = WordPiece(weights / "vocab.txt").encode(SENTENCES)
+    feeds = {"input_ids": ids, "attention_mask": mask}
+    (got,) = ignis.InferenceSession(str(dyn)).run(None, feeds)
+    (want,) = ort.InferenceSession(str(dyn), providers=["CPUExecutionProvider"]).run(None, feeds)
+    m = mask[..., None].astype(np.float32)
+    a, b = (got * m).sum(axis=1) / m.sum(axis=1), (want * m).sum(axis=1) / m.sum(axis=1)
+    cosine = (a * b).sum(axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    assert cosine.min() >= 0.99, dict(zip(SENTENCES, cosine.round(4)))
+
+
 @pytest.mark.parametrize(
     ("precision", "min_cosine"),
     [
