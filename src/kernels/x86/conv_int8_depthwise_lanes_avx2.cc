@@ -75,11 +75,14 @@ void output_block(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int64
       if (i < valid && ++ox == g.ow) ox = 0, ++oy;
     }
     // Pair-major over 4 positions at a time: 8 independent sums, so the adds' latency overlaps.
+    // The pair loop is kept rolled: unrolled, the compiler sums the products as a tree and
+    // spills most of them to the stack.
     for (int64_t h = 0; h < valid; h += 4) {
       const __m256i* const* s4 = src + h;
       __m256i acc[4][2];
 #pragma GCC unroll 4
       for (int i = 0; i < 4; ++i) acc[i][0] = offset[0], acc[i][1] = offset[1];
+#pragma GCC unroll 1
       for (int64_t q = 0; q < q_count; ++q) {
         const __m256i w_lo = _mm256_load_si256(weights + 2 * q), w_hi = _mm256_load_si256(weights + 2 * q + 1);
         const int64_t a0 = at[2 * q], a1 = at[2 * q + 1];
