@@ -44,72 +44,6 @@ constexpr int kMr = kGemmMr;
 constexpr int kNr = kGemmNr;
 constexpr int64_t kKc = kGemmKc;
 
-// The depth loop of a full-height tile: out[i][v] = sum_p A[i, p] * B[p, 8v : 8v + 8] for the
-// four rows i and three vectors v, accumulated in ymm0-ymm11 and stored to `out` (row-major,
-// 32-byte aligned). Written in assembly because the compiler, with all 16 ymm registers live
-// (12 accumulators, 3 B vectors, 1 broadcast), adds register copies that cost ~2% (depth loop
-// at 90.8 vs 92.5 GFLOP/s in L1 on the tuning machine).
-#define IGNIS_GEMM_STEP(A_OFF, B_OFF)                                                                  \
-  "vmovaps " #B_OFF "(%[b]), %%ymm12\n\t"                                                              \
-  "vmovaps " #B_OFF "+32(%[b]), %%ymm13\n\t"                                                           \
-  "vmovaps " #B_OFF "+64(%[b]), %%ymm14\n\t"                                                           \
-  "vbroadcastss " #A_OFF "(%[a]), %%ymm15\n\t"                                                         \
-  "vfmadd231ps %%ymm12, %%ymm15, %%ymm0\n\tvfmadd231ps %%ymm13, %%ymm15, %%ymm1\n\t"                    \
-  "vfmadd231ps %%ymm14, %%ymm15, %%ymm2\n\t"                                                           \
-  "vbroadcastss " #A_OFF "+4(%[a]), %%ymm15\n\t"                                                       \
-  "vfmadd231ps %%ymm12, %%ymm15, %%ymm3\n\tvfmadd231ps %%ymm13, %%ymm15, %%ymm4\n\t"                    \
-  "vfmadd231ps %%ymm14, %%ymm15, %%ymm5\n\t"                                                           \
-  "vbroadcastss " #A_OFF "+8(%[a]), %%ymm15\n\t"                                                       \
-  "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\tvfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"                    \
-  "vfmadd231ps %%ymm14, %%ymm15, %%ymm8\n\t"                                                           \
-  "vbroadcastss " #A_OFF "+12(%[a]), %%ymm15\n\t"                                                      \
-  "vfmadd231ps %%ymm12, %%ymm15, %%ymm9\n\tvfmadd231ps %%ymm13, %%ymm15, %%ymm10\n\t"                  \
-  "vfmadd231ps %%ymm14, %%ymm15, %%ymm11\n\t"
-
-void depth_loop_4x24(int64_t kc, const float* a, const float* b, float* out, const char* pf, int64_t pf_lines) {
-  static_assert(kMr == 4 && kNr == 24, "the assembly loop hard-codes the 4x24 panel strides");
-  int64_t n4 = kc / 4, n1 = kc % 4;
-  const char* pf_end = pf + 64 * pf_lines;
-  asm volatile(
-      "vxorps %%ymm0, %%ymm0, %%ymm0\n\tvxorps %%ymm1, %%ymm1, %%ymm1\n\tvxorps %%ymm2, %%ymm2, %%ymm2\n\t"
-      "vxorps %%ymm3, %%ymm3, %%ymm3\n\tvxorps %%ymm4, %%ymm4, %%ymm4\n\tvxorps %%ymm5, %%ymm5, %%ymm5\n\t"
-      "vxorps %%ymm6, %%ymm6, %%ymm6\n\tvxorps %%ymm7, %%ymm7, %%ymm7\n\tvxorps %%ymm8, %%ymm8, %%ymm8\n\t"
-      "vxorps %%ymm9, %%ymm9, %%ymm9\n\tvxorps %%ymm10, %%ymm10, %%ymm10\n\tvxorps %%ymm11, %%ymm11, %%ymm11\n\t"
-      "test %[n4], %[n4]\n\t"
-      "jz 2f\n\t"
-      ".p2align 4\n"
-      "1:\n\t" IGNIS_GEMM_STEP(0, 0) IGNIS_GEMM_STEP(16, 96)
-      "cmp %[pfe], %[pf]\n\t"
-      "jae 5f\n\t"
-      "prefetcht1 (%[pf])\n\t"
-      "prefetcht1 64(%[pf])\n\t"
-      "add $128, %[pf]\n"
-      "5:\n\t" IGNIS_GEMM_STEP(32, 192) IGNIS_GEMM_STEP(48, 288)
-      "add $64, %[a]\n\t"
-      "add $384, %[b]\n\t"
-      "dec %[n4]\n\t"
-      "jnz 1b\n"
-      "2:\n\t"
-      "test %[n1], %[n1]\n\t"
-      "jz 4f\n"
-      "3:\n\t" IGNIS_GEMM_STEP(0, 0)
-      "add $16, %[a]\n\t"
-      "add $96, %[b]\n\t"
-      "dec %[n1]\n\t"
-      "jnz 3b\n"
-      "4:\n\t"
-      "vmovaps %%ymm0, (%[out])\n\tvmovaps %%ymm1, 32(%[out])\n\tvmovaps %%ymm2, 64(%[out])\n\t"
-      "vmovaps %%ymm3, 96(%[out])\n\tvmovaps %%ymm4, 128(%[out])\n\tvmovaps %%ymm5, 160(%[out])\n\t"
-      "vmovaps %%ymm6, 192(%[out])\n\tvmovaps %%ymm7, 224(%[out])\n\tvmovaps %%ymm8, 256(%[out])\n\t"
-      "vmovaps %%ymm9, 288(%[out])\n\tvmovaps %%ymm10, 320(%[out])\n\tvmovaps %%ymm11, 352(%[out])\n"
-      : [a] "+r"(a), [b] "+r"(b), [n4] "+r"(n4), [n1] "+r"(n1), [pf] "+r"(pf)
-      : [out] "r"(out), [pfe] "r"(pf_end)
-      : "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
-        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
-  for (; pf < pf_end; pf += 64) _mm_prefetch(pf, _MM_HINT_T1);  // more lines than the loop had room for
-}
-#undef IGNIS_GEMM_STEP
-
 // Float32 B panel rows for depth_loop_4x24_rows (gemm_tile_avx2.h).
 struct FloatRows {
   using Elem = float;
@@ -126,7 +60,7 @@ void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b
   prefetch_tile_4x24<M>(c, ldc, tp, row0, col0);
   if constexpr (M == kMr) {
     alignas(32) float out[kMr * kNr];
-    depth_loop_4x24(kc, a, b, out, pf, pf_lines);
+    depth_loop_4x24<false>(kc, a, b, out, pf, pf_lines);
     for (int i = 0; i < kMr; ++i)
       for (int v = 0; v < 3; ++v) acc[i][v] = _mm256_load_ps(out + i * kNr + 8 * v);
   } else {

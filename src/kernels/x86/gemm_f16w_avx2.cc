@@ -27,6 +27,7 @@ struct HalfRows {
   }
 };
 
+
 // C[0:M, 0:24] (or the first `cols` columns when kTail) from a float32 A panel (stride kMr per
 // depth step) and a half B panel (stride kNr).
 template <int M, bool kTail>
@@ -35,7 +36,14 @@ void micro_tile(int64_t kc, const float* __restrict a, const uint16_t* __restric
   __m256 acc[kMr][3];
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = acc[i][2] = _mm256_setzero_ps();
   prefetch_tile_4x24<M>(c, ldc, tp, row0, col0);
-  depth_loop_4x24_rows<HalfRows, M>(kc, a, b, acc, pf, pf_lines);
+  if constexpr (M == kMr) {
+    alignas(32) float out[kMr * kNr];
+    depth_loop_4x24<true>(kc, a, b, out, pf, pf_lines);
+    for (int i = 0; i < kMr; ++i)
+      for (int v = 0; v < 3; ++v) acc[i][v] = _mm256_load_ps(out + i * kNr + 8 * v);
+  } else {
+    depth_loop_4x24_rows<HalfRows, M>(kc, a, b, acc, pf, pf_lines);
+  }
   store_tile_4x24<M, kTail>(acc, c, ldc, tp, row0, col0, cols);
 }
 
