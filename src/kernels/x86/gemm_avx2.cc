@@ -44,45 +44,12 @@ constexpr int kMr = kGemmMr;
 constexpr int kNr = kGemmNr;
 constexpr int64_t kKc = kGemmKc;
 
-// Float32 B panel rows for depth_loop_4x24_rows (gemm_tile_avx2.h).
-struct FloatRows {
-  using Elem = float;
-  static __m256 load(const float* b) { return _mm256_load_ps(b); }
-};
-
-// C[0:M, 0:24] (or the first `cols` columns when kTail) from an A panel (stride kMr per
-// depth step) and a B panel (stride kNr).
-template <int M, bool kTail>
-void micro_tile(int64_t kc, const float* __restrict a, const float* __restrict b, float* c, int64_t ldc,
-                const TileParams& tp, int64_t row0, int64_t col0, int cols, const char* pf, int64_t pf_lines) {
-  __m256 acc[kMr][3];
-  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = acc[i][2] = _mm256_setzero_ps();
-  prefetch_tile_4x24<M>(c, ldc, tp, row0, col0);
-  if constexpr (M == kMr) {
-    alignas(32) float out[kMr * kNr];
-    depth_loop_4x24<false>(kc, a, b, out, pf, pf_lines);
-    for (int i = 0; i < kMr; ++i)
-      for (int v = 0; v < 3; ++v) acc[i][v] = _mm256_load_ps(out + i * kNr + 8 * v);
-  } else {
-    depth_loop_4x24_rows<FloatRows, M>(kc, a, b, acc, pf, pf_lines);
-  }
-  store_tile_4x24<M, kTail>(acc, c, ldc, tp, row0, col0, cols);
-}
-
-using TileFn = void (*)(int64_t, const float*, const float*, float*, int64_t, const TileParams&, int64_t, int64_t,
-                        int, const char*, int64_t);
-
-constexpr TileFn kTiles[2][kMr] = {
-    {micro_tile<1, false>, micro_tile<2, false>, micro_tile<3, false>, micro_tile<4, false>},
-    {micro_tile<1, true>, micro_tile<2, true>, micro_tile<3, true>, micro_tile<4, true>},
-};
-
 // The mc x nc block of C at (row0, col0) from a packed A block and a packed B block.
 void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
                   const TileParams& tp, int64_t row0, int64_t col0) {
   for_each_tile<kMr, kNr, true>(mc, nc, kc, ap, bp, false, [&](int64_t ir, int rows, int64_t jr, int cols, const char* pf, int64_t lines) {
-    kTiles[cols < kNr][rows - 1](kc, ap + ir * kc, bp + jr * kc, c + ir * ldc + jr, ldc, tp, row0 + ir, col0 + jr,
-                                 cols, pf, lines);
+    kTiles4x24<FloatRows>[cols < kNr][rows - 1](kc, ap + ir * kc, bp + jr * kc, c + ir * ldc + jr, ldc, tp, row0 + ir,
+                                                col0 + jr, cols, pf, lines);
   });
 }
 

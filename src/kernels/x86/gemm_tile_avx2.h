@@ -146,10 +146,10 @@ template <bool kHalf>
 
 // acc[i][v] += sum_p A[i, p] * B[p, 8v : 8v + 8] for the first M rows of a float32 A panel
 // (stride kGemmMr per depth step) and a B panel (stride kGemmNr) whose rows BRow loads:
-// BRow::Elem is the panel's element type, BRow::load(b) the 8 columns at b as floats (float32
-// panels in gemm_avx2.cc, half panels in gemm_f16w_avx2.cc). The lines [pf, pf + 64 *
-// pf_lines) are prefetched into L2 along the way, two every four depth steps (what is left at
-// the end, at once): spread out, they do not stall the FMAs as a burst would.
+// BRow::Elem is the panel's element type, BRow::load(b) the 8 columns at b as floats (FloatRows,
+// HalfRows below). The lines [pf, pf + 64 * pf_lines) are prefetched into L2 along the way,
+// two every four depth steps (what is left at the end, at once): spread out, they do not
+// stall the FMAs as a burst would.
 template <class BRow, int M>
 [[gnu::always_inline]] inline void depth_loop_4x24_rows(int64_t kc, const float* __restrict a,
                                                         const typename BRow::Elem* __restrict b,
@@ -203,6 +203,52 @@ inline void store_tile_4x24(const __m256 (&acc)[kGemmMr][3], float* c, int64_t l
       if (!kTail || cols > 8 * v) store8<kTail>(acc[i][v], ci + 8 * v, t, row0 + i, col0 + 8 * v, mask[v]);
   }
 }
+
+// B panel rows for depth_loop_4x24_rows and micro_tile_4x24: float32 panels (gemm_avx2.cc)
+// and half ones, 8 halves widened by vcvtph2ps with the load folded in (gemm_f16w_avx2.cc).
+struct FloatRows {
+  using Elem = float;
+  static constexpr bool kHalf = false;
+  static __m256 load(const float* b) { return _mm256_load_ps(b); }
+};
+struct HalfRows {
+  using Elem = uint16_t;
+  static constexpr bool kHalf = true;
+  static __m256 load(const uint16_t* b) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b))); }
+};
+
+// C[0:M, 0:24] (or the first `cols` columns when kTail) from a float32 A panel (stride 4 per
+// depth step) and a B panel of Rows (stride 24): full-height tiles run the assembly loop,
+// shorter ones the compiled one; both prefetch [pf, pf + 64 * pf_lines) along the way.
+template <class Rows, int M, bool kTail>
+void micro_tile_4x24(int64_t kc, const float* __restrict a, const typename Rows::Elem* __restrict b, float* c,
+                     int64_t ldc, const TileParams& tp, int64_t row0, int64_t col0, int cols, const char* pf,
+                     int64_t pf_lines) {
+  __m256 acc[kGemmMr][3];
+  for (int i = 0; i < kGemmMr; ++i) acc[i][0] = acc[i][1] = acc[i][2] = _mm256_setzero_ps();
+  prefetch_tile_4x24<M>(c, ldc, tp, row0, col0);
+  if constexpr (M == kGemmMr) {
+    alignas(32) float out[kGemmMr * kGemmNr];
+    depth_loop_4x24<Rows::kHalf>(kc, a, b, out, pf, pf_lines);
+    for (int i = 0; i < kGemmMr; ++i)
+      for (int v = 0; v < 3; ++v) acc[i][v] = _mm256_load_ps(out + i * kGemmNr + 8 * v);
+  } else {
+    depth_loop_4x24_rows<Rows, M>(kc, a, b, acc, pf, pf_lines);
+  }
+  store_tile_4x24<M, kTail>(acc, c, ldc, tp, row0, col0, cols);
+}
+
+// micro_tile_4x24 by [partial columns][rows - 1].
+template <class Rows>
+using TileFn4x24 = void (*)(int64_t, const float*, const typename Rows::Elem*, float*, int64_t, const TileParams&,
+                            int64_t, int64_t, int, const char*, int64_t);
+template <class Rows>
+constexpr TileFn4x24<Rows> kTiles4x24[2][kGemmMr] = {
+    {micro_tile_4x24<Rows, 1, false>, micro_tile_4x24<Rows, 2, false>, micro_tile_4x24<Rows, 3, false>,
+     micro_tile_4x24<Rows, 4, false>},
+    {micro_tile_4x24<Rows, 1, true>, micro_tile_4x24<Rows, 2, true>, micro_tile_4x24<Rows, 3, true>,
+     micro_tile_4x24<Rows, 4, true>},
+};
 
 }  // namespace
 }  // namespace ignis::kernels::x86
