@@ -117,28 +117,46 @@ BENCHMARK(BM_Sgemm)->Apply(sgemm_args);
 // batch-1 transformers, with the weights stored as float32 or as half (precision fp16).
 // WeightGB/s counts the packed weight bytes streamed per call.
 
-void BM_SgemmWeights(benchmark::State& state, const kernels::x86::GemmBackend& (*backend)(), Isa isa) {
+// m x k by prepacked k x n weights packed by `backend`, on `threads` threads; each iteration
+// multiplies by the next of enough copies of the weights to hold at least `min_bytes` (one
+// copy for 0). WeightGB/s: the packed bytes read per second.
+void run_weights_bench(benchmark::State& state, const kernels::x86::GemmBackend& backend, Isa isa, int64_t m,
+                       int64_t k, int64_t n, int threads, size_t min_bytes) {
   if (!kernels::isa_available(isa)) {
     state.SkipWithError("CPU lacks the backend's ISA");
     return;
   }
-  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  std::unique_ptr<ThreadPool> pool = threads > 1 ? std::make_unique<ThreadPool>(threads) : nullptr;
   const Tensor a = random_tensor({m, k}, 1), b = random_tensor({k, n}, 2);
   AlignedFloats c(static_cast<size_t>(m * n));
   using kernels::x86::PackedMatrix;
-  const auto packed = PackedMatrix::pack(PackedMatrix::Side::B, k, n, b.data_as<float>(), n, false, backend());
+  std::vector<PackedMatrix> copies;
+  size_t bytes = 0;
+  do {
+    copies.push_back(PackedMatrix::pack(PackedMatrix::Side::B, k, n, b.data_as<float>(), n, false, backend));
+    bytes += copies.back().bytes();
+  } while (bytes < min_bytes);
   kernels::x86::GemmArgs g;
   g.m = m;
   g.n = n;
   g.k = k;
   g.a = {.data = a.data_as<float>(), .ld = k};
-  g.b = {.packed = &packed};
+  g.b = {.packed = &copies[0]};
   g.c = c.get();
   g.ldc = n;
-  AlignedFloats ws(kernels::x86::gemm_f32_workspace(g, 1));
-  timed(state, 2.0 * static_cast<double>(m * n * k), [&] { kernels::x86::gemm_f32(g, nullptr, ws.get()); });
-  const double bytes = static_cast<double>(packed.bytes()) * static_cast<double>(state.iterations());
-  state.counters["WeightGB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsRate);
+  AlignedFloats ws(kernels::x86::gemm_f32_workspace(g, threads));
+  size_t next = 0;
+  timed(state, 2.0 * static_cast<double>(m * n * k), [&] {
+    g.b = {.packed = &copies[next]};
+    next = (next + 1) % copies.size();
+    kernels::x86::gemm_f32(g, pool.get(), ws.get());
+  });
+  state.counters["WeightGB/s"] = benchmark::Counter(
+      static_cast<double>(copies[0].bytes()) * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+}
+
+void BM_SgemmWeights(benchmark::State& state, const kernels::x86::GemmBackend& (*backend)(), Isa isa) {
+  run_weights_bench(state, backend(), isa, state.range(0), state.range(1), state.range(2), 1, 0);
 }
 
 void sgemm_weights_args(benchmark::internal::Benchmark* b) {
@@ -166,39 +184,8 @@ BENCHMARK_CAPTURE(BM_SgemmWeights, f16w_avx2, kernels::x86::gemm_backend_f16w_av
 // backend named (float32 or half panels).
 
 void BM_SgemmColdWeights(benchmark::State& state, const kernels::x86::GemmBackend& (*backend)(), Isa isa) {
-  if (!kernels::isa_available(isa)) {
-    state.SkipWithError("CPU lacks the backend's ISA");
-    return;
-  }
-  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
-  const int threads = static_cast<int>(state.range(3));
-  ThreadPool pool(threads);
-  const Tensor a = random_tensor({m, k}, 1), b = random_tensor({k, n}, 2);
-  AlignedFloats c(static_cast<size_t>(m * n));
-  using kernels::x86::PackedMatrix;
-  std::vector<PackedMatrix> copies;
-  size_t bytes = 0;
-  while (bytes < (size_t{64} << 20)) {
-    copies.push_back(PackedMatrix::pack(PackedMatrix::Side::B, k, n, b.data_as<float>(), n, false, backend()));
-    bytes += copies.back().bytes();
-  }
-  kernels::x86::GemmArgs g;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.a = {.data = a.data_as<float>(), .ld = k};
-  g.c = c.get();
-  g.ldc = n;
-  g.b = {.packed = &copies[0]};
-  AlignedFloats ws(kernels::x86::gemm_f32_workspace(g, threads));
-  size_t next = 0;
-  timed(state, 2.0 * static_cast<double>(m * n * k), [&] {
-    g.b = {.packed = &copies[next]};
-    next = (next + 1) % copies.size();
-    kernels::x86::gemm_f32(g, &pool, ws.get());
-  });
-  state.counters["WeightGB/s"] = benchmark::Counter(
-      static_cast<double>(copies[0].bytes()) * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+  run_weights_bench(state, backend(), isa, state.range(0), state.range(1), state.range(2),
+                    static_cast<int>(state.range(3)), size_t{64} << 20);
 }
 
 void cold_weights_args(benchmark::internal::Benchmark* b) {
