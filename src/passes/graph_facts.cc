@@ -332,7 +332,7 @@ std::vector<ValueFact> infer_node(const ir::Graph& g, const ir::Node& n, const F
   } else if (op == "Size") {
     out[0] = with_rank(DType::I64, 0);
   } else if (op == "DequantizeLinear") {
-    // Same shape as x; the scale's element type (opset 21 adds output_dtype, 0 = the scale's).
+    // Same shape as x; the scale's element type (opset 23 adds output_dtype, 0 = the scale's).
     out[0] = x;
     auto to = dtype_from_onnx(static_cast<int32_t>(n.attrs.get_int("output_dtype", 0)));
     out[0].dtype = to ? *to : in(1).dtype;
