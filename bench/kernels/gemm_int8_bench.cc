@@ -8,6 +8,8 @@
 #include <benchmark/benchmark.h>
 #include <time.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -28,7 +30,10 @@ double cpu_seconds() {
 }
 
 // range(0..2) = M, N, K; range(3) = 1 for the VNNI tile, 0 for AVX2; range(4) = 1 for float out;
-// range(5) = 1 for int8 A in [-127, 127] (Int8GemmArgs::a_signed: the AVX2 vpmaddubsw tile).
+// range(5): int8 A in [-127, 127] (Int8GemmArgs::a_signed: the AVX2 vpmaddubsw tile), 1 uniform
+// (the worst case for its pair split: a quarter of the pairs unsafe), split per call; 2 normal
+// with 4 standard deviations at 127 (like per-channel weights), split once beforehand as a
+// convolution does; 0 for uint8 A.
 void BM_Int8Gemm(benchmark::State& state) {
   const bool vnni = state.range(3) != 0;
   if (!kernels::isa_available(kernels::Isa::Avx2) || (vnni && !cpu_features().avx512vnni)) {
@@ -39,8 +44,12 @@ void BM_Int8Gemm(benchmark::State& state) {
   std::mt19937 rng(7);
   std::vector<uint8_t> a(static_cast<size_t>(m * k));
   std::vector<int8_t> b(static_cast<size_t>(k * n));
-  const bool is_signed = state.range(5) != 0;
-  for (auto& v : a) v = static_cast<uint8_t>(is_signed ? 1 + rng() % 255 - 128 : rng());
+  const bool is_signed = state.range(5) != 0, presplit = state.range(5) == 2;
+  std::normal_distribution<float> normal(0.0f, 127.0f / 4);
+  for (auto& v : a) {
+    if (presplit) v = static_cast<uint8_t>(static_cast<int8_t>(std::clamp(std::nearbyint(normal(rng)), -127.0f, 127.0f)));
+    else v = static_cast<uint8_t>(is_signed ? 1 + rng() % 255 - 128 : rng());
+  }
   for (auto& v : b) v = static_cast<int8_t>(rng());
   const PackedInt8B packed = PackedInt8B::pack(b.data(), false, k, n, n, false);
   std::vector<int32_t> c(static_cast<size_t>(m * n));
@@ -55,6 +64,11 @@ void BM_Int8Gemm(benchmark::State& state) {
   g.col_corr = corr.data();
   g.ldc = n;
   g.a_signed = is_signed ? reinterpret_cast<const int8_t*>(a.data()) : nullptr;
+  kernels::x86::Int8PairSplit split;
+  if (presplit) {
+    kernels::x86::int8_split_pairs(g.a_signed, k, k, 0, m, split);
+    g.a_split = &split;
+  }
   if (state.range(4) != 0) {
     g.c_f32 = cf.data();
     g.col_scale = scale.data();
@@ -84,9 +98,12 @@ BENCHMARK(BM_Int8Gemm)
     ->Args({128, 384, 384, 0, 0, 0})
     ->Args({128, 384, 384, 0, 0, 1})
     ->Args({128, 768, 768, 0, 1, 0})
-    // a resnet50 3x3 convolution at 28x28 (Cout x positions x Cin * 9)
+    ->Args({128, 384, 384, 0, 0, 2})
+    // resnet50 convolutions (Cout x positions x Cin * kernel): 3x3 at 28x28, 1x1 at 56x56
     ->Args({128, 784, 1152, 0, 0, 0})
-    ->Args({128, 784, 1152, 0, 0, 1});
+    ->Args({128, 784, 1152, 0, 0, 1})
+    ->Args({128, 784, 1152, 0, 0, 2})
+    ->Args({256, 3136, 64, 0, 0, 2});
 
 }  // namespace
 }  // namespace ignis

@@ -90,9 +90,18 @@ void gemm_u8s8(const Int8GemmArgs& g, ThreadPool* pool, const Int8GemmBackend& b
   // Work below ~256 Ki multiply-adds stays on one thread (waking another costs more).
   const int64_t work = g.m * g.b->k() * g.b->n();
   const int parts = static_cast<int>(std::clamp<int64_t>(work >> 18, 1, threads));
+  // The AVX2 tile's split of signed A, made once here rather than in every call of `range`.
+  thread_local Int8PairSplit split;
+  Int8GemmArgs split_args;
+  if (backend.signed_a && g.a_signed && !g.a_split) {
+    int8_split_pairs(g.a_signed, g.lda, g.b->k(), 0, g.m, split);
+    split_args = g;
+    split_args.a_split = &split;
+  }
+  const Int8GemmArgs& args = split_args.a_split ? split_args : g;
   const int64_t chunk = int8_panels_per_chunk(g.b->k());
   if (parts == 1) {
-    for (int64_t p = 0; p < panels; p += chunk) backend.range(g, 0, g.m, p, std::min(p + chunk, panels));
+    for (int64_t p = 0; p < panels; p += chunk) backend.range(args, 0, g.m, p, std::min(p + chunk, panels));
     return;
   }
   // Split by columns (each thread streams its own part of B) when every thread gets a panel;
@@ -102,11 +111,11 @@ void gemm_u8s8(const Int8GemmArgs& g, ThreadPool* pool, const Int8GemmBackend& b
     for (int64_t part = begin; part < end; ++part) {
       if (by_columns) {
         const int64_t p1 = panels * (part + 1) / parts;
-        for (int64_t p = panels * part / parts; p < p1; p += chunk) backend.range(g, 0, g.m, p, std::min(p + chunk, p1));
+        for (int64_t p = panels * part / parts; p < p1; p += chunk) backend.range(args, 0, g.m, p, std::min(p + chunk, p1));
       } else {
         const int64_t groups = (g.m + 7) / 8;
         const int64_t i0 = std::min(g.m, groups * part / parts * 8), i1 = std::min(g.m, groups * (part + 1) / parts * 8);
-        if (i1 > i0) backend.range(g, i0, i1, 0, panels);
+        if (i1 > i0) backend.range(args, i0, i1, 0, panels);
       }
     }
   });

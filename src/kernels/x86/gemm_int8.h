@@ -5,10 +5,10 @@
 // or requantized to uint8 / int8 (QLinearConv, QLinearMatMul).
 //
 // Two tile implementations share the packed layout: AVX-512 VNNI (vpdpbusd: 64 u8 x s8
-// products summed four at a time into int32, exact) and AVX2 (for int8 A in [-127, 127],
-// vpmaddubsw on |B| and A carrying B's signs; for uint8 A, each quad widened to int16 and
-// multiplied with vpmaddwd: see gemm_int8_avx2.cc; vpmaddubsw on uint8 A would saturate when
-// two large products meet). uint8 B is stored as b - 128 so all see int8; the
+// products summed four at a time into int32, exact) and AVX2 (for int8 A, vpmaddubsw on B as
+// uint8 with A's unsafe pairs split off (Int8PairSplit), or on |B| with A carrying B's signs;
+// for uint8 A, each quad widened to int16 and multiplied with vpmaddwd: see
+// gemm_int8_avx2.cc; vpmaddubsw on uint8 A would saturate when two large products meet). uint8 B is stored as b - 128 so all see int8; the
 // shift, and the zero points, come back as one correction per output:
 //   sum_k (a - za_i)(b - zb_j) = sum_k a (b - off) + (off - zb_j) sum_k a - za_i (sum_k b - K zb_j)
 // where off is 128 for uint8 B and 0 for int8 B. A signed int8 A is flipped to uint8 by the
@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "core/thread_pool.h"
 
@@ -57,6 +58,35 @@ class PackedInt8B {
   std::shared_ptr<int32_t> col_sums_;
 };
 
+// Signed A (Int8GemmArgs::a_signed) made safe for the AVX2 tile, which multiplies B's bytes as
+// uint8 (0..255) by A's as int8 with vpmaddubsw, adding each adjacent pair in int16 and
+// saturating past 32767. A pair of A's values is safe when its positive values sum to at most
+// 128 and its negative ones to at least -128 (255 * 128 = 32640). `main` holds A with the
+// second value of each unsafe pair moved so that the pair sums to +-128; what was taken off is
+// listed per row as a quad of its own (`quad`: its index, `word`: its 4 bytes), whose values
+// are within +-128 and so safe too: the tile runs one more step for that row. Random
+// per-channel int8 weights have 1-7% of their pairs unsafe. (Listing the quads per block of
+// tile rows instead, as further steps of the whole tile, ran 12% slower on resnet50: a quad
+// where one row of six has something to add costs the other five a step too.)
+struct Int8PairSplit {
+  // False when splitting would not pay (too many quads listed, e.g. dynamically quantized
+  // activations bunched at one end of the range: post-GELU values near the zero point are all
+  // near -128 as int8, every pair unsafe): `main` then holds A as given, nothing is listed,
+  // and the tile multiplies with vpsignb instead (four vector instructions per 32
+  // multiply-adds against three).
+  bool split = true;
+  int64_t i0 = 0;              // the row of A that main's first row is
+  int64_t ld = 0;              // main's leading dimension: K rounded up to whole quads
+  std::vector<int8_t> main;    // [rows x ld], zero past K
+  std::vector<int32_t> sums;   // per row, sum_k A[r][k] of the values split
+  std::vector<int32_t> start;  // row r's extra quads are [start[r], start[r + 1])
+  std::vector<int32_t> quad, word;
+};
+
+// Splits rows [i0, i1) of int8 A (depth k, leading dimension lda) into `out`. AVX2
+// (gemm_int8_avx2.cc).
+void int8_split_pairs(const int8_t* a, int64_t lda, int64_t k, int64_t i0, int64_t i1, Int8PairSplit& out);
+
 // One integer GEMM. The zero-point correction per output is
 //   row_sum[i] * col_shift[j] - row_zp[i] * col_corr[j]
 // (col_shift = off - zb, col_corr = sum_k b - K zb; see the file comment), where row_sum may be
@@ -82,6 +112,11 @@ struct Int8GemmArgs {
   // -128 held as -127, or with a_fix_up 128 as 127), per row i the depths
   // a_fix_k[a_fix_start[i] .. a_fix_start[i + 1]); the tile takes B's row k off (adds it, with
   // a_fix_up) once for each. Null when there are none.
+  // With a_signed, for the AVX2 tile: its rows split once (int8_split_pairs over at least the
+  // rows each call runs), e.g. constant weights at session creation; null: split per call.
+  // The tile then reads A only from it: a_signed, still set to choose the signed path, need
+  // not hold A's values.
+  const Int8PairSplit* a_split = nullptr;
   const int32_t* a_fix_start = nullptr;
   const int32_t* a_fix_k = nullptr;
   bool a_fix_up = false;

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // The int8 GEMM tiles for AVX2 CPUs without VNNI. vpmaddubsw (u8 x s8 pairs summed in int16)
-// would saturate on uint8 A (255 * 127 * 2 > 32767), so each tile keeps the sums exact its own
-// way:
-// - signed_tile, for int8 A in [-127, 127] (Int8GemmArgs::a_signed: quantized weights, or
-//   activations with the few values outside that range held one step nearer zero and
-//   corrected after the sums): each
-//   product w x with B's stored bytes x in [-128, 127] is |x| * (w with x's sign) (vpabsb once
-//   per B vector, vpsignb per row), a pair at most 2 * 128 * 127 = 32512 in int16; vpmaddwd
-//   against ones then adds the pairs into int32. 6 rows x 16 columns. In a register loop on
-//   Zen 3, 1.5x the multiply-adds per second of the widening tile; 1.2-1.3x in the GEMM.
+// saturates when two large products meet, so each tile keeps the sums exact its own way:
+// - split_tile, for int8 A (Int8GemmArgs::a_signed: quantized weights, or activations with the
+//   few values outside [-127, 127] held one step nearer zero and corrected after the sums)
+//   whose pairs mostly allow it: B's bytes as uint8 times A's as int8, each unsafe pair of A
+//   split off beforehand (Int8PairSplit, gemm_int8_split_avx2.cc) and run as a further step
+//   for its row. Three vector instructions per 32 multiply-adds; 6 rows x 16 columns, the
+//   depth loop in assembly.
+// - sign_tile, for int8 A whose pairs do not allow it (activations bunched at one end of the
+//   range): each product w x with B's stored bytes x in [-128, 127] is |x| * (w with x's
+//   sign), a pair at most 2 * 128 * 127 = 32512 in int16. Four vector instructions per 32
+//   multiply-adds; 5 rows x 16 columns, the depth loop in assembly.
 // - tile, for uint8 A: each packed quad row of 4 columns (16 bytes) widened to int16 and
 //   multiplied by the row's 4 bytes of A (widened likewise) with vpmaddwd, giving per column two
 //   int32 partial sums added at the end. 3 rows x 4 accumulators per row use 12 of the 16 ymm
@@ -18,6 +20,7 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/x86/gemm_int8.h"
 #include "kernels/x86/requantize_avx2.h"
@@ -171,43 +174,51 @@ void tile(const Int8GemmArgs& g, int64_t i0, int64_t panel, int half) {
   }
 }
 
-constexpr int kSignedRows = 6;
+alignas(32) constexpr int16_t kOnes16[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+alignas(32) constexpr uint8_t kFlip8[32] = {128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128,
+                                            128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128,
+                                            128, 128, 128, 128, 128, 128, 128, 128, 128, 128};
 
+// The start of an assembly depth loop of n steps (label 1; 2 follows it).
+#define IGNIS_INT8_LOOP_START "test %[n], %[n]\n\tjz 2f\n\t.p2align 4\n1:\n\t"
+// ROW(source of the row's broadcast quad, its two accumulators) for the first five rows of A,
+// at a0 and a3 (rows 0 and 3) with leading dimension lda.
+#define IGNIS_INT8_ROWS_5(ROW)                                                                      \
+  ROW("(%[a0])", "0", "1") ROW("(%[a0],%[lda])", "2", "3") ROW("(%[a0],%[lda],2)", "4", "5")          \
+  ROW("(%[a3])", "6", "7") ROW("(%[a3],%[lda])", "8", "9")
+// The end of an assembly depth loop over A at a0 and a3 (rows 0 and 3) and B at b: the next
+// quad, the loop back, then ymm0-ymm9 stored to out (what a 6-row loop adds follows).
+#define IGNIS_INT8_LOOP_END_STORE_10                                                                \
+  "add $4, %[a0]\n\t"                                                                               \
+  "add $4, %[a3]\n\t"                                                                               \
+  "sub $-128, %[b]\n\t"                                                                             \
+  "dec %[n]\n\t"                                                                                    \
+  "jnz 1b\n"                                                                                         \
+  "2:\n\t"                                                                                          \
+  "vmovdqa %%ymm0, (%[out])\n\tvmovdqa %%ymm1, 32(%[out])\n\tvmovdqa %%ymm2, 64(%[out])\n\t"            \
+  "vmovdqa %%ymm3, 96(%[out])\n\tvmovdqa %%ymm4, 128(%[out])\n\tvmovdqa %%ymm5, 160(%[out])\n\t"        \
+  "vmovdqa %%ymm6, 192(%[out])\n\tvmovdqa %%ymm7, 224(%[out])\n\tvmovdqa %%ymm8, 256(%[out])\n\t"       \
+  "vmovdqa %%ymm9, 288(%[out])\n"
+#define IGNIS_INT8_CLOBBERS                                                                         \
+  "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", \
+      "xmm12", "xmm13", "xmm14", "xmm15"
+
+// acc[r][v] = the 8 sums an assembly depth loop stored at sums + 16r + 8v.
 template <int kR>
-void signed_tile(const Int8GemmArgs& g, int64_t i0, int64_t panel, int half) {
-  const HalfPanel hp(*g.b, panel, half);
-  const int8_t* const bp = hp.bp;
-  const int64_t k = hp.k, quads = hp.quads, full = hp.full, j0 = hp.j0, cols = hp.cols;
-  __m256i acc[kR][2];
+[[gnu::always_inline]] inline void load_sums(const int32_t* sums, __m256i (&acc)[kR][2]) {
   #pragma GCC unroll 16
-  for (int r = 0; r < kR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-  const __m256i ones = _mm256_set1_epi16(1);
-  const int8_t* a = g.a_signed + i0 * g.lda;
-  // One quad: `quad_of(r)` gives row r's 4 values of A, broadcast.
-  const auto step = [&](int64_t q, auto quad_of) __attribute__((always_inline)) {
-    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128));
-    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128 + 32));
-    const __m256i abs0 = _mm256_abs_epi8(x0), abs1 = _mm256_abs_epi8(x1);
-    #pragma GCC unroll 16
-    for (int r = 0; r < kR; ++r) {
-      const __m256i w = quad_of(r);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(abs0, _mm256_sign_epi8(w, x0)), ones));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(abs1, _mm256_sign_epi8(w, x1)), ones));
-    }
-  };
-  for (int64_t q = 0; q < full; ++q) {
-    step(q, [&](int r) {
-      int32_t quad;
-      std::memcpy(&quad, a + r * g.lda + q * kInt8Quad, sizeof quad);
-      return _mm256_set1_epi32(quad);
-    });
+  for (int r = 0; r < kR; ++r) {
+    acc[r][0] = _mm256_load_si256(reinterpret_cast<const __m256i*>(sums + 16 * r));
+    acc[r][1] = _mm256_load_si256(reinterpret_cast<const __m256i*>(sums + 16 * r + 8));
   }
-  if (full < quads) {  // the values past K read as 0
-    const int valid = static_cast<int>(k - full * kInt8Quad);
-    step(full, [&](int r) {
-      return _mm256_set1_epi32(load_quad(reinterpret_cast<const uint8_t*>(a + r * g.lda + full * kInt8Quad), valid));
-    });
-  }
+}
+
+// The end of a signed tile of kR rows from row i0 over the half panel at bp (columns j0..,
+// `cols` of them real), acc holding the sums against B's stored bytes: the held values' fixes,
+// then the stores.
+template <int kR>
+[[gnu::always_inline]] inline void finish_signed_tile(const Int8GemmArgs& g, const int8_t* bp, int64_t i0, int64_t j0,
+                                                      int64_t cols, __m256i (&acc)[kR][2]) {
   if (g.a_fix_start) {
     #pragma GCC unroll 16
     for (int r = 0; r < kR; ++r) {
@@ -233,6 +244,199 @@ void signed_tile(const Int8GemmArgs& g, int64_t i0, int64_t panel, int half) {
     store8(g, i0 + r, j0, acc[r][0], static_cast<int>(std::min<int64_t>(8, cols)));
     if (cols > 8) store8(g, i0 + r, j0 + 8, acc[r][1], static_cast<int>(cols - 8));
   }
+}
+
+// --- The sign tile: int8 A as given -----------------------------------------------------
+// Each product w x with B's stored bytes x in [-128, 127] is |x| * (w with x's sign)
+// (vpabsb once per B vector, vpsignb per row), a pair at most 2 * 128 * 127 = 32512 in int16;
+// vpmaddwd against ones adds the pairs into int32. Four vector instructions per 32
+// multiply-adds: the split tile below needs three where A's pairs allow it.
+
+constexpr int kSignRows = 5;
+
+// One row of the sign tile's depth step: row r's 4 values of A broadcast (ymm13), given B's
+// signs per column (vpsignb against the stored bytes), multiplied with |B| (ymm11, ymm12),
+// summed into int32 against ones (ymm10) and added to the row's two accumulators.
+#define IGNIS_INT8_SIGN_ROW(SRC, ACC0, ACC1)                                                         \
+  "vpbroadcastd " SRC ", %%ymm13\n\t"                                                                \
+  "vpsignb (%[b]), %%ymm13, %%ymm14\n\t"                                                             \
+  "vpsignb 32(%[b]), %%ymm13, %%ymm15\n\t"                                                           \
+  "vpmaddubsw %%ymm14, %%ymm11, %%ymm14\n\t"                                                         \
+  "vpmaddubsw %%ymm15, %%ymm12, %%ymm15\n\t"                                                         \
+  "vpmaddwd %%ymm10, %%ymm14, %%ymm14\n\t"                                                           \
+  "vpmaddwd %%ymm10, %%ymm15, %%ymm15\n\t"                                                           \
+  "vpaddd %%ymm14, %%ymm" ACC0 ", %%ymm" ACC0 "\n\t"                                                 \
+  "vpaddd %%ymm15, %%ymm" ACC1 ", %%ymm" ACC1 "\n\t"
+
+// The depth loop of a full 5-row sign tile over `quads` quads: out[2r + v] (8 int32
+// each, 32-byte aligned) = the sums of row r of A (int8, leading dimension lda) against the
+// half panel's vector v. In assembly so that the 16 ymm registers hold exactly the 10
+// accumulators, the ones, |B| and three temporaries (compiled from intrinsics, a 6-row loop
+// spilled accumulators on every step and ran at about 0.75x this one in L1 on Zen 3).
+[[gnu::noinline]] void sign_depth_loop_5x16(int64_t quads, const int8_t* a, int64_t lda, const int8_t* b,
+                                            int32_t* out) {
+  static_assert(kSignRows == 5, "the assembly loop hard-codes 5 rows");
+  const int8_t* a3 = a + 3 * lda;
+  asm volatile(
+      "vmovdqa %[ones], %%ymm10\n\t"
+      "vpxor %%ymm0, %%ymm0, %%ymm0\n\tvpxor %%ymm1, %%ymm1, %%ymm1\n\tvpxor %%ymm2, %%ymm2, %%ymm2\n\t"
+      "vpxor %%ymm3, %%ymm3, %%ymm3\n\tvpxor %%ymm4, %%ymm4, %%ymm4\n\tvpxor %%ymm5, %%ymm5, %%ymm5\n\t"
+      "vpxor %%ymm6, %%ymm6, %%ymm6\n\tvpxor %%ymm7, %%ymm7, %%ymm7\n\tvpxor %%ymm8, %%ymm8, %%ymm8\n\t"
+      "vpxor %%ymm9, %%ymm9, %%ymm9\n\t"
+      IGNIS_INT8_LOOP_START
+      "vpabsb (%[b]), %%ymm11\n\t"
+      "vpabsb 32(%[b]), %%ymm12\n\t"
+      IGNIS_INT8_ROWS_5(IGNIS_INT8_SIGN_ROW)
+      IGNIS_INT8_LOOP_END_STORE_10
+      : [a0] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(quads)
+      : [lda] "r"(lda), [out] "r"(out), [ones] "m"(kOnes16)
+      : IGNIS_INT8_CLOBBERS);
+}
+#undef IGNIS_INT8_SIGN_ROW
+
+// kR rows of int8 A as given (rows i0.. of `s`, not split) times a half panel of B.
+template <int kR>
+void sign_tile(const Int8GemmArgs& g, const Int8PairSplit& s, int64_t i0, int64_t panel, int half) {
+  const HalfPanel hp(*g.b, panel, half);
+  const int8_t* const bp = hp.bp;
+  const int64_t quads = hp.quads, j0 = hp.j0, cols = hp.cols;
+  const int8_t* a = s.main.data() + (i0 - s.i0) * s.ld;
+  __m256i acc[kR][2];
+  if constexpr (kR == kSignRows) {
+    alignas(32) int32_t sums[kR * 2 * 8];
+    sign_depth_loop_5x16(quads, a, s.ld, bp, sums);
+    load_sums<kR>(sums, acc);
+  } else {
+    #pragma GCC unroll 16
+    for (int r = 0; r < kR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int64_t q = 0; q < quads; ++q) {
+      const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128));
+      const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128 + 32));
+      const __m256i abs0 = _mm256_abs_epi8(x0), abs1 = _mm256_abs_epi8(x1);
+      #pragma GCC unroll 16
+      for (int r = 0; r < kR; ++r) {
+        int32_t quad;
+        std::memcpy(&quad, a + r * s.ld + q * kInt8Quad, sizeof quad);
+        const __m256i w = _mm256_set1_epi32(quad);
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(abs0, _mm256_sign_epi8(w, x0)), ones));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(abs1, _mm256_sign_epi8(w, x1)), ones));
+      }
+    }
+  }
+  finish_signed_tile<kR>(g, bp, i0, j0, cols, acc);
+}
+
+// --- The split tile: int8 A split into safe pairs (Int8PairSplit) ------------------------
+// B's bytes as uint8 (the stored int8 flipped back) times A's as int8 with vpmaddubsw, the
+// pairs summed into int32 with vpmaddwd.
+
+constexpr int kSplitRows = 6;
+
+// One row of the split tile's depth step in assembly: row r's 4 values of A broadcast
+// (ymm14), multiplied with B as uint8 (ymm12, ymm13) into int16 pairs, summed into int32
+// against ones and added to the row's two accumulators.
+#define IGNIS_INT8_SPLIT_ROW(SRC, ACC0, ACC1)                                                       \
+  "vpbroadcastd " SRC ", %%ymm14\n\t"                                                                \
+  "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t"                                                         \
+  "vpmaddwd %[ones], %%ymm15, %%ymm15\n\t"                                                           \
+  "vpaddd %%ymm15, %%ymm" ACC0 ", %%ymm" ACC0 "\n\t"                                                 \
+  "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t"                                                         \
+  "vpmaddwd %[ones], %%ymm15, %%ymm15\n\t"                                                           \
+  "vpaddd %%ymm15, %%ymm" ACC1 ", %%ymm" ACC1 "\n\t"
+
+// The depth loop of a full 6-row split tile: out[2r + v] (8 int32 each, 32-byte aligned) =
+// init[r] + the sums of row r of A (int8, leading dimension lda, `quads` quads) times the half
+// panel's vector v read as uint8. Three vector instructions per 32 multiply-adds
+// (vpmaddubsw, vpmaddwd, vpaddd), two of them on the two pipes that multiply: that is the
+// bound, reached in L1 (~31 multiply-adds per cycle on Zen 3, against ~24 for the 4-instruction
+// vpsignb form this replaced). Written in assembly so that the 16 ymm registers hold the 12
+// accumulators, B's two vectors and two temporaries, the ones and the flip read as memory
+// operands; compiled from intrinsics, a loop of this size spilled accumulators to the stack on
+// every step.
+[[gnu::noinline]] void split_depth_loop_6x16(int64_t quads, const int8_t* a, int64_t lda, const int8_t* b,
+                                              const int32_t* init, int32_t* out) {
+  static_assert(kSplitRows == 6, "the assembly loop hard-codes 6 rows");
+  const int8_t* a3 = a + 3 * lda;
+  asm volatile(
+      "vpbroadcastd (%[init]), %%ymm0\n\tvmovdqa %%ymm0, %%ymm1\n\t"
+      "vpbroadcastd 4(%[init]), %%ymm2\n\tvmovdqa %%ymm2, %%ymm3\n\t"
+      "vpbroadcastd 8(%[init]), %%ymm4\n\tvmovdqa %%ymm4, %%ymm5\n\t"
+      "vpbroadcastd 12(%[init]), %%ymm6\n\tvmovdqa %%ymm6, %%ymm7\n\t"
+      "vpbroadcastd 16(%[init]), %%ymm8\n\tvmovdqa %%ymm8, %%ymm9\n\t"
+      "vpbroadcastd 20(%[init]), %%ymm10\n\tvmovdqa %%ymm10, %%ymm11\n\t"
+      IGNIS_INT8_LOOP_START
+      "vmovdqu (%[b]), %%ymm12\n\t"
+      "vpxor %[flip], %%ymm12, %%ymm12\n\t"
+      "vmovdqu 32(%[b]), %%ymm13\n\t"
+      "vpxor %[flip], %%ymm13, %%ymm13\n\t"
+      IGNIS_INT8_ROWS_5(IGNIS_INT8_SPLIT_ROW)
+      IGNIS_INT8_SPLIT_ROW("(%[a3],%[lda],2)", "10", "11")
+      IGNIS_INT8_LOOP_END_STORE_10 "\tvmovdqa %%ymm10, 320(%[out])\n\tvmovdqa %%ymm11, 352(%[out])\n"
+      : [a0] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(quads)
+      : [lda] "r"(lda), [init] "r"(init), [out] "r"(out), [ones] "m"(kOnes16), [flip] "m"(kFlip8)
+      : IGNIS_INT8_CLOBBERS);
+}
+#undef IGNIS_INT8_SPLIT_ROW
+#undef IGNIS_INT8_LOOP_END_STORE_10
+#undef IGNIS_INT8_CLOBBERS
+#undef IGNIS_INT8_LOOP_START
+#undef IGNIS_INT8_ROWS_5
+
+// B's quad q of the half panel as uint8 (the stored int8 flipped back): two vectors.
+[[gnu::always_inline]] inline void load_b_unsigned(const int8_t* bp, int64_t q, __m256i& u0, __m256i& u1) {
+  const __m256i flip = _mm256_load_si256(reinterpret_cast<const __m256i*>(kFlip8));
+  u0 = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128)), flip);
+  u1 = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128 + 32)), flip);
+}
+
+// acc[0..1] += the products of one broadcast quad of A with B's quad (u0, u1), as uint8.
+[[gnu::always_inline]] inline void add_quad(__m256i (&acc)[2], __m256i w, __m256i u0, __m256i u1) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(_mm256_maddubs_epi16(u0, w), ones));
+  acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(_mm256_maddubs_epi16(u1, w), ones));
+}
+
+// kR rows of split signed A (rows i0.. of `s`) times a half panel of B. The sums against B as
+// uint8 are the sums against the stored int8 bytes plus 128 times the row's sum: the
+// accumulators start at -128 times it.
+template <int kR>
+void split_tile(const Int8GemmArgs& g, const Int8PairSplit& s, int64_t i0, int64_t panel, int half) {
+  const HalfPanel hp(*g.b, panel, half);
+  const int8_t* const bp = hp.bp;
+  const int64_t quads = hp.quads, j0 = hp.j0, cols = hp.cols;
+  const int64_t r0 = i0 - s.i0;
+  const int8_t* a = s.main.data() + r0 * s.ld;
+  __m256i acc[kR][2];
+  if constexpr (kR == kSplitRows) {
+    alignas(32) int32_t sums[kR * 2 * 8];
+    int32_t init[kR];
+    for (int r = 0; r < kR; ++r) init[r] = -128 * s.sums[static_cast<size_t>(r0 + r)];
+    split_depth_loop_6x16(quads, a, s.ld, bp, init, sums);
+    load_sums<kR>(sums, acc);
+  } else {
+    #pragma GCC unroll 16
+    for (int r = 0; r < kR; ++r) acc[r][0] = acc[r][1] = _mm256_set1_epi32(-128 * s.sums[static_cast<size_t>(r0 + r)]);
+    for (int64_t q = 0; q < quads; ++q) {
+      __m256i u0, u1;
+      load_b_unsigned(bp, q, u0, u1);
+      #pragma GCC unroll 16
+      for (int r = 0; r < kR; ++r) {
+        int32_t quad;
+        std::memcpy(&quad, a + r * s.ld + q * kInt8Quad, sizeof quad);
+        add_quad(acc[r], _mm256_set1_epi32(quad), u0, u1);
+      }
+    }
+  }
+  #pragma GCC unroll 16
+  for (int r = 0; r < kR; ++r) {
+    for (int32_t e = s.start[static_cast<size_t>(r0 + r)]; e < s.start[static_cast<size_t>(r0 + r) + 1]; ++e) {
+      __m256i u0, u1;
+      load_b_unsigned(bp, s.quad[static_cast<size_t>(e)], u0, u1);
+      add_quad(acc[r], _mm256_set1_epi32(s.word[static_cast<size_t>(e)]), u0, u1);
+    }
+  }
+  finish_signed_tile<kR>(g, bp, i0, j0, cols, acc);
 }
 
 // Calls tile(std::integral_constant<int, rows>) for 1 <= rows <= kMax.
@@ -264,8 +468,17 @@ void walk(const Int8GemmArgs& g, int64_t i0, int64_t i1, int64_t p0, int64_t p1,
 
 void range(const Int8GemmArgs& g, int64_t i0, int64_t i1, int64_t p0, int64_t p1) {
   if (g.a_signed) {
-    walk<kSignedRows>(g, i0, i1, p0, p1, [&](int64_t rows, int64_t i, int64_t p, int half) {
-      with_rows<kSignedRows>(rows, [&](auto r) { signed_tile<decltype(r)::value>(g, i, p, half); });
+    thread_local Int8PairSplit split_now;
+    if (!g.a_split) int8_split_pairs(g.a_signed, g.lda, g.b->k(), i0, i1, split_now);
+    const Int8PairSplit& split = g.a_split ? *g.a_split : split_now;
+    if (!split.split) {
+      walk<kSignRows>(g, i0, i1, p0, p1, [&](int64_t rows, int64_t i, int64_t p, int half) {
+        with_rows<kSignRows>(rows, [&](auto r) { sign_tile<decltype(r)::value>(g, split, i, p, half); });
+      });
+      return;
+    }
+    walk<kSplitRows>(g, i0, i1, p0, p1, [&](int64_t rows, int64_t i, int64_t p, int half) {
+      with_rows<kSplitRows>(rows, [&](auto r) { split_tile<decltype(r)::value>(g, split, i, p, half); });
     });
   } else {
     walk<kRows>(g, i0, i1, p0, p1, [&](int64_t rows, int64_t i, int64_t p, int half) {

@@ -20,7 +20,6 @@
 // exceed 64 and float16 scales go to the reference.
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 #include <vector>
 
 #include "core/aligned_alloc.h"
@@ -63,7 +62,9 @@ struct WeightRows {
   int64_t k = 0;
   bool any_zero_point = false;
   bool one_zero_point = true;  // every row's is zero_points[0]
-  bool is_signed = false;      // rows hold int8 values (Int8GemmArgs::a_signed)
+  bool is_signed = false;      // int8 values, held only as `split` (Int8GemmArgs::a_signed)
+  Int8PairSplit split;         // with is_signed, the rows split for the AVX2 tile (rows then empty)
+  bool empty() const { return rows.empty() && split.main.empty(); }
 };
 
 WeightRows make_weight_rows(const Tensor& w, const Tensor* zp, bool signed_a) {
@@ -76,9 +77,11 @@ WeightRows make_weight_rows(const Tensor& w, const Tensor* zp, bool signed_a) {
   const int64_t zp_count = zp ? zp->numel() : 0;
   r.is_signed = signed_a && flip && std::all_of(zp_bytes, zp_bytes + zp_count, [](uint8_t z) { return z == 0; }) &&
                 std::find(src, src + w.numel(), uint8_t{0x80}) == src + w.numel();
-  r.rows.assign(src, src + w.numel());
-  if (flip && !r.is_signed)
-    for (uint8_t& v : r.rows) v ^= 0x80u;
+  if (!r.is_signed) {
+    r.rows.assign(src, src + w.numel());
+    if (flip)
+      for (uint8_t& v : r.rows) v ^= 0x80u;
+  }
   r.zero_points.resize(static_cast<size_t>(m));
   r.sums.resize(static_cast<size_t>(m));
   for (int64_t i = 0; i < m; ++i) {
@@ -88,10 +91,9 @@ WeightRows make_weight_rows(const Tensor& w, const Tensor* zp, bool signed_a) {
     r.one_zero_point &= r.zero_points[static_cast<size_t>(i)] == r.zero_points[0];
   }
   if (r.is_signed) {
-    for (int64_t i = 0; i < m; ++i) {
-      const auto* row = reinterpret_cast<const int8_t*>(r.rows.data()) + i * r.k;
-      r.sums[static_cast<size_t>(i)] = std::accumulate(row, row + r.k, int32_t{0});
-    }
+    // The tile reads only the split, which has the row sums too: one copy of the weights.
+    int8_split_pairs(reinterpret_cast<const int8_t*>(src), r.k, r.k, 0, m, r.split);
+    r.sums = r.split.sums;
   } else {
     int8_row_sums(r.rows.data(), m, r.k, r.k, r.sums.data());
   }
@@ -190,7 +192,7 @@ class QLinearConvKernel final : public Kernel {
 
   // The GEMM and depthwise paths read the prepared weights, never W's data.
   bool uses_constant_data(int input) const override {
-    return input != in_.w || (weights_.rows.empty() && depthwise_w_.empty());
+    return input != in_.w || (weights_.empty() && depthwise_w_.empty());
   }
 
   Status run(KernelContext& ctx) const override {
@@ -210,7 +212,7 @@ class QLinearConvKernel final : public Kernel {
     const int64_t group = ctx.attrs().get_int("group", 1);
     const int64_t cout = w.dim(0);
     if (group == 1 && g.sh * g.sw <= 64) {
-      if (!weights_.rows.empty()) {
+      if (!weights_.empty()) {
         run_gemm(ctx, weights_, g, wg.is_pointwise());
       } else {
         const WeightRows rows = make_weight_rows(w, w_zp, int8_gemm_backend_default().signed_a);
@@ -343,7 +345,10 @@ class QLinearConvKernel final : public Kernel {
           a.a = wr.rows.data();
           a.lda = kdim;
           a.b = &b;
-          if (wr.is_signed) a.a_signed = reinterpret_cast<const int8_t*>(wr.rows.data());
+          if (wr.is_signed) {
+            a.a_signed = wr.split.main.data();  // not read: the split stands for it
+            a.a_split = &wr.split;
+          }
           if (folded) {
             // int8 weights (zero point 0, onnxruntime's default): no column term at all.
             a.col_offset = z != 0 ? col_corr : nullptr;

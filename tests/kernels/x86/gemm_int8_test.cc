@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Each int8 GEMM tile (AVX2 3x16, and 6x16 with vpmaddubsw for int8 A; AVX-512 VNNI 6x64;
+// Each int8 GEMM tile (AVX2 3x16, and 6x16 with vpmaddubsw for int8 A, split per call or
+// beforehand; AVX-512 VNNI 6x64;
 // src/kernels/x86/gemm_int8.h) against a plain int64 loop over (a - za)(b - zb):
 // int8 and uint8 B, transposed B, extreme values (where vpmaddubsw would saturate on the raw
 // bytes), every zero-point form, depths that are not a multiple of 4,
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -53,6 +55,13 @@ struct Problem {
   // With a_signed: 0, A in [-127, 127]; else A in [-128, 127] through int8_signed_rows, with
   // 1: fewer -128s than 127s (held -128s, shift 0), 2: fewer 127s (held 127s, shift 1).
   int a_raised = 0;
+  // With a_signed, on a backend with signed_a: A split once beforehand (Int8GemmArgs::a_split,
+  // int8_split_pairs over every row), a_signed then pointing at bytes that are not A.
+  bool presplit = false;
+  // With a_signed: A mostly within +-16, one value in 16 anywhere in [-127, 127], as quantized
+  // weights are (few unsafe pairs: the AVX2 tile splits them; uniform or extreme A it runs as
+  // given).
+  bool narrow = false;
 };
 
 // A's values: random bytes, or with `is_signed` random int8 values other than -128 (the extremes
@@ -72,13 +81,16 @@ bool takes(const Int8GemmBackend& backend, bool a_signed) { return !a_signed || 
 std::string describe(const Problem& p, const Int8GemmBackend& b) {
   return std::string(b.name) + " m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k) +
          (p.b_unsigned ? " u8 B" : " s8 B") + (p.trans ? " trans" : "") + (p.extreme ? " extreme" : "") +
-         (p.row_zps ? " row zps" : "") + (p.col_zps ? " col zps" : "") + (p.to_float ? " float" : "") + (p.a_signed ? " s8 A" : "") + (p.a_raised ? " held " + std::to_string(p.a_raised) : "");
+         (p.row_zps ? " row zps" : "") + (p.col_zps ? " col zps" : "") + (p.to_float ? " float" : "") + (p.a_signed ? " s8 A" : "") + (p.a_raised ? " held " + std::to_string(p.a_raised) : "") + (p.presplit ? " presplit" : "") + (p.narrow ? " narrow" : "");
 }
 
 void check(const Problem& p, const Int8GemmBackend& backend, ThreadPool* pool, uint32_t seed) {
   const std::string where = describe(p, backend);
   std::vector<uint8_t> a = p.a_raised ? random_bytes(static_cast<size_t>(p.m * p.k), seed, p.extreme)
                                       : a_bytes(static_cast<size_t>(p.m * p.k), seed, p.extreme, p.a_signed);
+  if (p.narrow && p.a_signed && !p.a_raised)
+    for (uint8_t& v : a)
+      if (v % 16 != 0) v = static_cast<uint8_t>(static_cast<int8_t>(v) / 8);
   if (p.a_raised) {  // every other one of the more common end's bytes moved to the rarer end
     const uint8_t rare = p.a_raised == 1 ? 0x80 : 0x7F, common = p.a_raised == 1 ? 0x7F : 0x80;
     int seen = 0;
@@ -162,6 +174,13 @@ void check(const Problem& p, const Int8GemmBackend& backend, ThreadPool* pool, u
     g.a_fix_k = fix_k.data();
     g.a_fix_up = a_shift == 1;
   }
+  Int8PairSplit split;
+  const std::vector<int8_t> not_a(a.size(), 0x55);
+  if (p.presplit && g.a_signed && backend.signed_a) {
+    int8_split_pairs(g.a_signed, p.k, p.k, 0, p.m, split);
+    g.a_split = &split;
+    g.a_signed = not_a.data();
+  }
   g.ldc = ldc;
   if (p.to_float) {
     g.c_f32 = cf.data();
@@ -215,6 +234,8 @@ TEST(Int8Gemm, MatchesIntegerLoop) {
           p.ldc_pad = (seed % 6) == 0 ? 5 : 0;
           p.a_signed = (seed / 2) % 2 == 0;
           p.a_raised = p.a_signed ? static_cast<int>(seed / 4 % 3) : 0;
+          p.presplit = (seed / 3) % 2 == 0;
+          p.narrow = (seed / 5) % 3 != 0;
           if (takes(*backend, p.a_signed)) check(p, *backend, nullptr, seed);
           ++seed;
           if (HasFatalFailure()) return;
@@ -236,6 +257,8 @@ TEST(Int8Gemm, ExtremeValuesStayExact) {
         q.row_zps = q.col_zps = true;
         q.to_float = true;
         check(q, *backend, nullptr, 12);
+        q.presplit = true;
+        check(q, *backend, nullptr, 13);
       }
     }
   }
@@ -249,7 +272,82 @@ TEST(Int8Gemm, ThreadSplitByColumnsAndRows) {
     // 2 panels per L2 chunk at this depth: each thread walks its panels chunk by chunk.
     check(Problem{.m = 13, .n = 300, .k = 1030}, *backend, &pool, 23);
     check(Problem{.m = 13, .n = 300, .k = 1030}, *backend, nullptr, 24);
-    if (takes(*backend, true)) check(Problem{.m = 131, .n = 70, .k = 700, .col_zps = true, .a_signed = true}, *backend, &pool, 25);
+    if (takes(*backend, true)) {
+      check(Problem{.m = 131, .n = 70, .k = 700, .col_zps = true, .a_signed = true}, *backend, &pool, 25);
+      // Rows split by the thread split in groups of 8, not of the tile's 6.
+      check(Problem{.m = 131, .n = 20, .k = 700, .a_signed = true, .presplit = true}, *backend, &pool, 26);
+      check(Problem{.m = 131, .n = 20, .k = 700, .a_signed = true, .presplit = true, .narrow = true}, *backend, &pool, 27);
+      check(Problem{.m = 131, .n = 70, .k = 700, .col_zps = true, .a_signed = true, .narrow = true}, *backend, &pool, 28);
+    }
+  }
+}
+
+// int8_split_pairs: every pair of `main` is safe for vpmaddubsw against uint8 B (positive values
+// summing to at most 128, negative ones to at least -128), main plus the listed quads gives A
+// back (zero past K), and the sums are A's; where too many quads would be listed (A at the
+// ends of the range), main is A as given with nothing listed.
+TEST(Int8PairSplit, EveryPairSafeAndTheSumIsA) {
+  if (!isa_available(Isa::Avx2)) GTEST_SKIP() << "CPU lacks AVX2";
+  for (int64_t k : {1, 2, 7, 32, 33, 64, 101, 515}) {
+    for (int form = 0; form < 3; ++form) {  // random bytes, the ends only, small values with a few large
+      const int64_t m = 9, lda = k + 3;
+      std::mt19937 rng(static_cast<uint32_t>(k * 3 + form));
+      std::vector<int8_t> a(static_cast<size_t>(m * lda), 99);  // past K in each row: not A
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t kk = 0; kk < k; ++kk) {
+          int v = static_cast<int>(rng() % 256) - 128;
+          if (form == 1) v = v < 0 ? -128 + static_cast<int>(rng() % 2) : 127 - static_cast<int>(rng() % 2);
+          if (form == 2 && rng() % 16 != 0) v /= 8;
+          a[static_cast<size_t>(i * lda + kk)] = static_cast<int8_t>(v);
+        }
+      Int8PairSplit s;
+      int8_split_pairs(a.data(), lda, k, 2, m, s);  // rows 2..8
+      const std::string where = "k=" + std::to_string(k) + " form " + std::to_string(form);
+      ASSERT_EQ(s.i0, 2);
+      ASSERT_EQ(s.ld % kInt8Quad, 0);
+      ASSERT_GE(s.ld, k);
+      ASSERT_EQ(s.start.size(), static_cast<size_t>(m - 2 + 1));
+      if (form == 1 && k >= 32) {
+        ASSERT_FALSE(s.split) << where;
+      }
+      if (form == 2) {
+        ASSERT_TRUE(s.split) << where;
+      }
+      if (!s.split) {
+        ASSERT_TRUE(s.quad.empty()) << where;
+        ASSERT_EQ(s.start.back(), 0) << where;
+      }
+      for (int64_t r = 0; r < m - 2; ++r) {
+        std::vector<int> total(static_cast<size_t>(s.ld));
+        for (int64_t kk = 0; kk < s.ld; ++kk) total[static_cast<size_t>(kk)] = s.main[static_cast<size_t>(r * s.ld + kk)];
+        for (int64_t kk = 0; kk < s.ld && s.split; kk += 2) {
+          const int v0 = total[static_cast<size_t>(kk)], v1 = total[static_cast<size_t>(kk + 1)];
+          ASSERT_LE(std::max(v0, 0) + std::max(v1, 0), 128) << where << " row " << r << " depth " << kk;
+          ASSERT_GE(std::min(v0, 0) + std::min(v1, 0), -128) << where << " row " << r << " depth " << kk;
+        }
+        int prev = -1;
+        for (int32_t e = s.start[static_cast<size_t>(r)]; e < s.start[static_cast<size_t>(r + 1)]; ++e) {
+          const int q = s.quad[static_cast<size_t>(e)];
+          ASSERT_GT(q, prev) << where;  // one entry per quad, in order
+          prev = q;
+          ASSERT_LT(q * kInt8Quad, s.ld) << where;
+          int8_t bytes[4];
+          std::memcpy(bytes, &s.word[static_cast<size_t>(e)], 4);
+          for (int t = 0; t < 4; t += 2) {  // each pair of the extra quad is safe too
+            ASSERT_LE(std::max<int>(bytes[t], 0) + std::max<int>(bytes[t + 1], 0), 128) << where;
+            ASSERT_GE(std::min<int>(bytes[t], 0) + std::min<int>(bytes[t + 1], 0), -128) << where;
+          }
+          for (int t = 0; t < 4; ++t) total[static_cast<size_t>(q * kInt8Quad + t)] += bytes[t];
+        }
+        int64_t sum = 0;
+        for (int64_t kk = 0; kk < s.ld; ++kk) {
+          const int want = kk < k ? a[static_cast<size_t>((r + 2) * lda + kk)] : 0;
+          ASSERT_EQ(total[static_cast<size_t>(kk)], want) << where << " row " << r << " depth " << kk;
+          sum += want;
+        }
+        ASSERT_EQ(s.sums[static_cast<size_t>(r)], sum) << where << " row " << r;
+      }
+    }
   }
 }
 
