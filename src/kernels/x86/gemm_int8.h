@@ -58,33 +58,35 @@ class PackedInt8B {
   std::shared_ptr<int32_t> col_sums_;
 };
 
-// Signed A (Int8GemmArgs::a_signed) made safe for the AVX2 tile, which multiplies B's bytes as
-// uint8 (0..255) by A's as int8 with vpmaddubsw, adding each adjacent pair in int16 and
-// saturating past 32767. A pair of A's values is safe when its positive values sum to at most
-// 128 and its negative ones to at least -128 (255 * 128 = 32640). `main` holds A with the
-// second value of each unsafe pair moved so that the pair sums to +-128; what was taken off is
-// listed per row as a quad of its own (`quad`: its index, `word`: its 4 bytes), whose values
-// are within +-128 and so safe too: the tile runs one more step for that row. Random
-// per-channel int8 weights have 1-7% of their pairs unsafe. (Listing the quads per block of
-// tile rows instead, as further steps of the whole tile, ran 12% slower on resnet50: a quad
-// where one row of six has something to add costs the other five a step too.)
+// A made safe for the AVX2 tile, which multiplies B's bytes as uint8 (0..255) by A's as int8
+// with vpmaddubsw, adding each adjacent pair in int16 and saturating past 32767. A pair of A's
+// values is safe when both are in int8's range, its positive values sum to at most 128 and its
+// negative ones to at least -128 (255 * 128 = 32640). `main` holds each pair's safe part (the
+// values clamped, then the second moved so that the pair sums to +-128); what is left is
+// listed per row as quads of their own (`quad`: the index, `word`: the 4 bytes, the same quad
+// again while something is left), each safe too: the tile runs one more step for that row.
+// Random per-channel int8 weights have 1-7% of their pairs unsafe; dynamically quantized
+// activations, taken less their zero point, few (their outliers).
 struct Int8PairSplit {
-  // False when splitting would not pay (too many quads listed, e.g. dynamically quantized
-  // activations bunched at one end of the range: post-GELU values near the zero point are all
-  // near -128 as int8, every pair unsafe): `main` then holds A as given, nothing is listed,
-  // and the tile multiplies with vpsignb instead (four vector instructions per 32
-  // multiply-adds against three).
+  // False when splitting would not pay (too many quads listed, e.g. activations bunched at one
+  // end of the int8 range): then nothing is listed, and `main` holds A as given when A is int8
+  // without offsets (the tile multiplies it with vpsignb instead: four vector instructions per
+  // 32 multiply-adds against three); otherwise the split cannot be used.
   bool split = true;
   int64_t i0 = 0;              // the row of A that main's first row is
   int64_t ld = 0;              // main's leading dimension: K rounded up to whole quads
   std::vector<int8_t> main;    // [rows x ld], zero past K
-  std::vector<int32_t> sums;   // per row, sum_k A[r][k] of the values split
+  std::vector<int32_t> sums;   // per row, sum_k of the values split
   std::vector<int32_t> start;  // row r's extra quads are [start[r], start[r + 1])
   std::vector<int32_t> quad, word;
 };
 
-// Splits rows [i0, i1) of int8 A (depth k, leading dimension lda) into `out`. AVX2
-// (gemm_int8_avx2.cc).
+// Splits rows [i0, i1) of A (depth k, leading dimension lda), uint8 (is_unsigned) or int8 bytes,
+// whose values are each byte less its row's offset (offsets[i]; null: 0), into `out`. AVX2
+// (gemm_int8_split_avx2.cc).
+void int8_split_rows(const uint8_t* a, bool is_unsigned, const int32_t* offsets, int64_t lda, int64_t k, int64_t i0,
+                     int64_t i1, Int8PairSplit& out);
+// The same for int8 A as it is.
 void int8_split_pairs(const int8_t* a, int64_t lda, int64_t k, int64_t i0, int64_t i1, Int8PairSplit& out);
 
 // One integer GEMM. The zero-point correction per output is

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Signed A made safe for the AVX2 int8 tile's vpmaddubsw (gemm_int8.h, Int8PairSplit): the
-// unsafe pairs found 32 bytes at a time, each moved to +-128 with the rest listed.
+// A made safe for the AVX2 int8 tile's vpmaddubsw (gemm_int8.h, Int8PairSplit): 32 values at a
+// time checked in int16 (in int8's range, every pair safe) and stored as they are; the rest
+// split quad by quad, what does not fit listed as extra quads.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
-#include <utility>
 #include <vector>
 
 #include "kernels/x86/gemm_int8.h"
@@ -14,69 +14,100 @@ namespace ignis::kernels::x86 {
 
 namespace {
 
-// Moves the second value of the pair at row[k0], row[k0 + 1] so the pair is safe for
-// vpmaddubsw (gemm_int8.h, Int8PairSplit); what it took off goes to the quad's bytes in
-// `taken` (keyed by quad).
-inline void split_pair(int8_t* row, int64_t k0, std::vector<std::pair<int32_t, uint32_t>>& taken) {
-  const int v0 = row[k0], v1 = row[k0 + 1];
-  int kept;
-  if (std::max(v0, 0) + std::max(v1, 0) > 128) kept = 128 - v0;
-  else if (std::min(v0, 0) + std::min(v1, 0) < -128) kept = -128 - v0;
-  else return;
-  row[k0 + 1] = static_cast<int8_t>(kept);
-  const uint32_t bytes = static_cast<uint32_t>(static_cast<uint8_t>(v1 - kept)) << (8 * (k0 % kInt8Quad + 1));
-  const auto q = static_cast<int32_t>(k0 / kInt8Quad);
-  if (!taken.empty() && taken.back().first == q) taken.back().second |= bytes;  // the quad's other pair
-  else taken.emplace_back(q, bytes);
+// The part of the pair (v0, v1) that int8 holds and vpmaddubsw sums exactly: each value clamped
+// to [-128, 127], then the second moved so that the positive values sum to at most 128 and the
+// negative ones to at least -128.
+inline void safe_part(int v0, int v1, int& p0, int& p1) {
+  p0 = std::clamp(v0, -128, 127);
+  p1 = std::clamp(v1, -128, 127);
+  if (std::max(p0, 0) + std::max(p1, 0) > 128) p1 = 128 - p0;
+  else if (std::min(p0, 0) + std::min(p1, 0) < -128) p1 = -128 - p0;
 }
 
-// Unsafe pairs among the 16 of the 32 values at p (a bit per byte of each unsafe pair, as
-// _mm256_movemask_epi8 gives).
-inline uint32_t unsafe_mask(const int8_t* p) {
-  const __m256i zero = _mm256_setzero_si256(), ones8 = _mm256_set1_epi8(1);
-  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  const __m256i pos = _mm256_maddubs_epi16(ones8, _mm256_max_epi8(v, zero));
-  const __m256i neg = _mm256_maddubs_epi16(ones8, _mm256_min_epi8(v, zero));
-  const __m256i unsafe =
-      _mm256_or_si256(_mm256_cmpgt_epi16(pos, _mm256_set1_epi16(128)), _mm256_cmpgt_epi16(_mm256_set1_epi16(-128), neg));
-  return static_cast<uint32_t>(_mm256_movemask_epi8(unsafe));
+// One quad's 4 values v (any int in [-383, 383]): its safe part to `main`, and what is left,
+// again in safe parts, appended to the row's extra quads until nothing is.
+void split_quad(const int* v, int32_t q, int8_t* main, Int8PairSplit& s) {
+  int rest[4];
+  for (int t = 0; t < 4; t += 2) {
+    int p0, p1;
+    safe_part(v[t], v[t + 1], p0, p1);
+    main[t] = static_cast<int8_t>(p0);
+    main[t + 1] = static_cast<int8_t>(p1);
+    rest[t] = v[t] - p0;
+    rest[t + 1] = v[t + 1] - p1;
+  }
+  while (rest[0] != 0 || rest[1] != 0 || rest[2] != 0 || rest[3] != 0) {
+    uint32_t word = 0;
+    for (int t = 0; t < 4; t += 2) {
+      int p0, p1;
+      safe_part(rest[t], rest[t + 1], p0, p1);
+      word |= static_cast<uint32_t>(static_cast<uint8_t>(p0)) << (8 * t);
+      word |= static_cast<uint32_t>(static_cast<uint8_t>(p1)) << (8 * (t + 1));
+      rest[t] -= p0;
+      rest[t + 1] -= p1;
+    }
+    s.quad.push_back(q);
+    s.word.push_back(static_cast<int32_t>(word));
+  }
 }
 
-// sum_k a[k] and the number of unsafe pairs of one row of k values.
-std::pair<int32_t, int64_t> scan_row(const int8_t* a, int64_t k) {
-  const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+// 16 raw bytes at p as int16 values less `offset`.
+inline __m256i values16(const uint8_t* p, bool is_unsigned, __m256i offset) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_sub_epi16(is_unsigned ? _mm256_cvtepu8_epi16(raw) : _mm256_cvtepi8_epi16(raw), offset);
+}
+
+// Whether 16 int16 values are all in int8's range with every pair safe.
+inline bool all_safe(__m256i v) {
+  const __m256i ones = _mm256_set1_epi16(1), zero = _mm256_setzero_si256();
+  const __m256i pos = _mm256_madd_epi16(_mm256_max_epi16(v, zero), ones);
+  const __m256i neg = _mm256_madd_epi16(_mm256_min_epi16(v, zero), ones);
+  __m256i bad = _mm256_or_si256(_mm256_cmpgt_epi16(v, _mm256_set1_epi16(127)),
+                                _mm256_cmpgt_epi16(_mm256_set1_epi16(-128), v));
+  bad = _mm256_or_si256(bad, _mm256_cmpgt_epi32(pos, _mm256_set1_epi32(128)));
+  bad = _mm256_or_si256(bad, _mm256_cmpgt_epi32(_mm256_set1_epi32(-128), neg));
+  return _mm256_testz_si256(bad, bad);
+}
+
+// Splits one row of k raw bytes (values raw - offset) into `main` (ld long, zero past k) and
+// the extra quads; returns the values' sum.
+int32_t split_row(const uint8_t* raw, bool is_unsigned, int offset, int64_t k, int8_t* main, Int8PairSplit& s) {
+  const __m256i off = _mm256_set1_epi16(static_cast<int16_t>(offset)), ones = _mm256_set1_epi16(1);
   __m256i sum = _mm256_setzero_si256();
-  int64_t unsafe = 0, kk = 0;
+  int v[4];
+  const auto scalar_quads = [&](int64_t from, int64_t to) {  // quads [from, to) of the row
+    for (int64_t q = from; q < to; ++q) {
+      for (int t = 0; t < 4; ++t) {
+        const int64_t kk = q * kInt8Quad + t;
+        v[t] = kk < k ? (is_unsigned ? raw[kk] : static_cast<int8_t>(raw[kk])) - offset : 0;
+      }
+      split_quad(v, static_cast<int32_t>(q), main + q * kInt8Quad, s);
+    }
+  };
+  int64_t kk = 0;
   for (; kk + 32 <= k; kk += 32) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + kk));
-    sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, v), ones16));
-    unsafe += __builtin_popcount(unsafe_mask(a + kk)) / 2;
+    const __m256i lo = values16(raw + kk, is_unsigned, off), hi = values16(raw + kk + 16, is_unsigned, off);
+    sum = _mm256_add_epi32(sum, _mm256_add_epi32(_mm256_madd_epi16(lo, ones), _mm256_madd_epi16(hi, ones)));
+    if (all_safe(lo) && all_safe(hi)) {
+      // packs interleaves the 128-bit halves; the permute puts the 32 bytes back in order.
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(main + kk),
+                          _mm256_permute4x64_epi64(_mm256_packs_epi16(lo, hi), 0xD8));
+    } else {
+      scalar_quads(kk / kInt8Quad, (kk + 32) / kInt8Quad);
+    }
   }
   alignas(32) int32_t lanes[8];
   _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sum);
   int32_t total = lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
-  for (; kk < k; kk += 2) {
-    const int v0 = a[kk], v1 = kk + 1 < k ? a[kk + 1] : 0;
-    total += v0 + v1;
-    unsafe += std::max(v0, 0) + std::max(v1, 0) > 128 || std::min(v0, 0) + std::min(v1, 0) < -128;
-  }
-  return {total, unsafe};
-}
-
-// Splits one row already copied to `row` (ld long, zero past k), listing what it takes off in
-// `taken` in order of quads.
-void split_row(int8_t* row, int64_t k, std::vector<std::pair<int32_t, uint32_t>>& taken) {
-  int64_t kk = 0;
-  for (; kk + 32 <= k; kk += 32) {
-    if (unsafe_mask(row + kk) == 0) continue;
-    for (int64_t k0 = kk; k0 < kk + 32; k0 += 2) split_pair(row, k0, taken);
-  }
-  for (; kk < k; kk += 2) split_pair(row, kk, taken);  // past K, row holds 0
+  for (int64_t t = kk; t < k; ++t) total += (is_unsigned ? raw[t] : static_cast<int8_t>(raw[t])) - offset;
+  scalar_quads(kk / kInt8Quad, (k + kInt8Quad - 1) / kInt8Quad);
+  return total;
 }
 
 }  // namespace
 
-void int8_split_pairs(const int8_t* a, int64_t lda, int64_t k, int64_t i0, int64_t i1, Int8PairSplit& s) {
+void int8_split_rows(const uint8_t* a, bool is_unsigned, const int32_t* offsets, int64_t lda, int64_t k, int64_t i0,
+                     int64_t i1, Int8PairSplit& s) {
   const int64_t rows = i1 - i0;
   s.i0 = i0;
   s.ld = (k + kInt8Quad - 1) / kInt8Quad * kInt8Quad;
@@ -85,31 +116,27 @@ void int8_split_pairs(const int8_t* a, int64_t lda, int64_t k, int64_t i0, int64
   s.start.assign(1, 0);
   s.quad.clear();
   s.word.clear();
-  int64_t unsafe = 0;
   for (int64_t r = 0; r < rows; ++r) {
-    const auto [sum, count] = scan_row(a + (i0 + r) * lda, k);
-    s.sums[static_cast<size_t>(r)] = sum;
-    unsafe += count;
-    std::memcpy(s.main.data() + r * s.ld, a + (i0 + r) * lda, static_cast<size_t>(k));
-  }
-  // The split tile runs a row step in about 0.78x the sign tile's time (three vector
-  // instructions per 32 multiply-adds against four) and a listed quad costs about 1.5 row
-  // steps: with more unsafe pairs than ~15% of the quads, A as given is faster.
-  s.split = static_cast<double>(unsafe) <= 0.15 * static_cast<double>(rows * (s.ld / kInt8Quad));
-  if (!s.split) {
-    s.start.assign(static_cast<size_t>(rows + 1), 0);
-    return;
-  }
-  std::vector<std::pair<int32_t, uint32_t>> taken;
-  for (int64_t r = 0; r < rows; ++r) {
-    taken.clear();
-    split_row(s.main.data() + r * s.ld, k, taken);
-    for (const auto& [q, bytes] : taken) {
-      s.quad.push_back(q);
-      s.word.push_back(static_cast<int32_t>(bytes));
-    }
+    const int offset = offsets ? offsets[i0 + r] : 0;
+    s.sums[static_cast<size_t>(r)] =
+        split_row(a + (i0 + r) * lda, is_unsigned, offset, k, s.main.data() + r * s.ld, s);
     s.start.push_back(static_cast<int32_t>(s.quad.size()));
   }
+  // The split tile runs a row step in about 0.78x the sign tile's time (three vector
+  // instructions per 32 multiply-adds against four) and an extra quad costs about 1.5 row
+  // steps: with more than ~15% of the quads listed, the sign tile on A as given is faster.
+  s.split = static_cast<double>(s.quad.size()) <= 0.15 * static_cast<double>(rows * (s.ld / kInt8Quad));
+  if (s.split) return;
+  s.start.assign(static_cast<size_t>(rows + 1), 0);
+  s.quad.clear();
+  s.word.clear();
+  if (is_unsigned || offsets) return;  // not representable as given: the caller takes another path
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(s.main.data() + r * s.ld, a + (i0 + r) * lda, static_cast<size_t>(k));
+}
+
+void int8_split_pairs(const int8_t* a, int64_t lda, int64_t k, int64_t i0, int64_t i1, Int8PairSplit& s) {
+  int8_split_rows(reinterpret_cast<const uint8_t*>(a), false, nullptr, lda, k, i0, i1, s);
 }
 
 }  // namespace ignis::kernels::x86

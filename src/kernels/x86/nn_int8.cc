@@ -157,36 +157,43 @@ class Int8MatMulKernel final : public Kernel {
     auto* row_zp = reinterpret_cast<int32_t*>(scratch + copy_bytes);
     auto* row_sum = reinterpret_cast<int32_t*>(scratch + copy_bytes + zp_bytes);
     auto* fix_start = reinterpret_cast<int32_t*>(scratch + copy_bytes + 2 * zp_bytes);
-    const SignedRows sa = int8_gemm_backend_default().signed_a
-                              ? signed_rows(a_bytes, a_int8, rows, k, reinterpret_cast<int8_t*>(scratch), fix_start)
-                              : SignedRows{};
-    const uint8_t* au = a_bytes;
-    if (!sa.values && a_int8) {
-      for (int64_t i = 0; i < rows * k; ++i) scratch[i] = a_bytes[i] ^ 0x80u;
-      au = scratch;
+    // For the AVX2 tile, first A less its zero point, split into vpmaddubsw-safe pairs
+    // (Int8PairSplit): so centered, activations have few unsafe pairs (their outliers) wherever
+    // the zero point sits, where taken as int8 less 128, those bunched at one end of the range
+    // (after a GELU, or beside an outlier feature) have nearly all of theirs unsafe.
+    thread_local Int8PairSplit centered;
+    const bool signed_a = int8_gemm_backend_default().signed_a;
+    if (signed_a) {
+      a_zero_points(ctx, a, rows, row_zp);
+      int8_split_rows(a_bytes, !a_int8, row_zp, k, k, 0, rows, centered);
     }
-    const int32_t zp_shift = sa.values ? (a_int8 ? 0 : -128) + sa.shift : (a_int8 ? 128 : 0);
-    bool any_zp = zp_shift != 0;
-    if (has(ctx, in_.a_zp)) {
-      const Tensor& zp = ctx.input(in_.a_zp);
-      const int64_t m = a.rank() >= 2 ? a.dim(a.rank() - 2) : 1;
+    const bool is_centered = signed_a && centered.split;
+    SignedRows sa;
+    const uint8_t* au = a_bytes;
+    bool any_zp = false;
+    if (!is_centered) {
+      if (signed_a) sa = signed_rows(a_bytes, a_int8, rows, k, reinterpret_cast<int8_t*>(scratch), fix_start);
+      if (!sa.values && a_int8) {
+        for (int64_t i = 0; i < rows * k; ++i) scratch[i] = a_bytes[i] ^ 0x80u;
+        au = scratch;
+      }
+      const int32_t zp_shift = sa.values ? (a_int8 ? 0 : -128) + sa.shift : (a_int8 ? 128 : 0);
+      a_zero_points(ctx, a, rows, row_zp);
       for (int64_t i = 0; i < rows; ++i) {
-        row_zp[i] = zero_point_at(zp, zp.numel() == 1 ? 0 : i % m) + zp_shift;
+        row_zp[i] += zp_shift;
         any_zp |= row_zp[i] != 0;
       }
-    } else {
-      std::fill_n(row_zp, rows, zp_shift);
-    }
-    if (!terms->shift.empty()) {
-      if (sa.values) {  // sums of the values A stands for (a held one is one step off)
-        for (int64_t i = 0; i < rows; ++i) {
-          int32_t sum = 0;
-          for (int64_t kk = 0; kk < k; ++kk) sum += static_cast<int32_t>(sa.values[i * k + kk]);
-          const int32_t held = fix_start[i + 1] - fix_start[i];
-          row_sum[i] = sum + (sa.shift ? held : -held);
+      if (!terms->shift.empty()) {
+        if (sa.values) {  // sums of the values A stands for (a held one is one step off)
+          for (int64_t i = 0; i < rows; ++i) {
+            int32_t sum = 0;
+            for (int64_t kk = 0; kk < k; ++kk) sum += static_cast<int32_t>(sa.values[i * k + kk]);
+            const int32_t held = fix_start[i + 1] - fix_start[i];
+            row_sum[i] = sum + (sa.shift ? held : -held);
+          }
+        } else {
+          int8_row_sums(au, rows, k, k, row_sum);
         }
-      } else {
-        int8_row_sums(au, rows, k, k, row_sum);
       }
     }
 
@@ -201,6 +208,11 @@ class Int8MatMulKernel final : public Kernel {
     g.b = pb;
     g.row_zp = any_zp ? row_zp : nullptr;
     g.row_sum = terms->shift.empty() ? nullptr : row_sum;
+    if (is_centered) {  // A's values are less their zero point already
+      g.a_signed = centered.main.data();  // not read: the split stands for it
+      g.a_split = &centered;
+      g.row_sum = terms->shift.empty() ? nullptr : centered.sums.data();
+    }
     g.col_shift = terms->shift.empty() ? nullptr : terms->shift.data();
     g.col_corr = terms->corr.data();
     g.ldc = n;
@@ -237,6 +249,17 @@ class Int8MatMulKernel final : public Kernel {
 
  private:
   static bool has(const KernelContext& ctx, int i) { return i >= 0 && ctx.has_input(i); }
+
+  // A's zero point per row of the flattened [rows x K] A (0 without one).
+  void a_zero_points(const KernelContext& ctx, const Tensor& a, int64_t rows, int32_t* out) const {
+    if (!has(ctx, in_.a_zp)) {
+      std::fill_n(out, rows, 0);
+      return;
+    }
+    const Tensor& zp = ctx.input(in_.a_zp);
+    const int64_t m = a.rank() >= 2 ? a.dim(a.rank() - 2) : 1;
+    for (int64_t i = 0; i < rows; ++i) out[i] = zero_point_at(zp, zp.numel() == 1 ? 0 : i % m);
+  }
 
   // Whether the GEMM runs this call: B is 2-D, the zero points are one value or one per row of
   // a 2-D A (per column of B), and the scale is one value or one per column.

@@ -70,6 +70,22 @@ std::vector<KernelCase> integer_matmul_cases(const char* domain, const char* op,
           c.label = str_cat("A ", type_label(ta), d.a.str(), " B ", type_label(tb), Shape{d.k, d.n}.str(),
                             zp == ZeroPoints::None ? "" : zp == ZeroPoints::Scalar ? " scalar zero points"
                                                                                     : " per-row/column zero points");
+          if (zp != ZeroPoints::None && d.a.rank() == 2) {
+            // Activations near their zero point, as dynamically quantized ones mostly are: in
+            // the middle of the type (the pairs of A less the zero point mostly within +-128,
+            // a few not), and at its low end (as after a GELU; as int8 less 128, every pair of
+            // A would be out of vpmaddubsw's range).
+            const double lo = ta == DType::U8 ? 0.0 : -128.0;
+            const size_t a_zp = c.inputs.size() - 2;
+            for (int bunched = 0; bunched < 2; ++bunched) {
+              KernelCase b = c;
+              b.input_ranges.assign(c.inputs.size(), {1.0, 0.0});
+              b.input_ranges[0] = bunched == 0 ? std::pair{lo + 60.0, lo + 195.0} : std::pair{lo, lo + 40.0};
+              b.input_ranges[a_zp] = bunched == 0 ? std::pair{lo + 120.0, lo + 135.0} : std::pair{lo, lo + 8.0};
+              b.label += bunched == 0 ? " A near its zero point" : " A at the low end near its zero point";
+              cases.push_back(std::move(b));
+            }
+          }
           cases.push_back(std::move(c));
         }
       }
@@ -210,13 +226,13 @@ std::vector<KernelCase> qlinear_conv_cases() {
   // AVX2 GEMM takes as int8 (Int8GemmArgs::a_signed): every ungrouped spec above.
   std::vector<ConvSpec> symmetric_specs;
   std::copy_if(specs.begin(), specs.end(), std::back_inserter(symmetric_specs), [](const ConvSpec& s) { return s.group == 1; });
-  enum class Weights { kAny, kNarrow, kSymmetric };
+  enum class Weights { kAny, kNarrow, kSymmetric, kSymmetricSmall };
   std::vector<KernelCase> cases;
   int index = 0;
   const auto add = [&](const std::vector<ConvSpec>& list, Weights weights) {
     for (DType tx : {DType::U8, DType::I8}) {
       for (DType tw : {DType::I8, DType::U8}) {
-        if (weights == Weights::kSymmetric && tw != DType::I8) continue;
+        if ((weights == Weights::kSymmetric || weights == Weights::kSymmetricSmall) && tw != DType::I8) continue;
         for (const ConvSpec& s : list) {
           const int64_t m = s.w[0];
           const bool per_channel = index % 2 == 0, bias = index % 3 != 1;
@@ -249,6 +265,12 @@ std::vector<KernelCase> qlinear_conv_cases() {
             c.input_ranges[3] = {-127.0, 127.0};
             c.input_ranges[5] = {0.0, 0.0};
             c.label += " symmetric w";
+          } else if (weights == Weights::kSymmetricSmall) {
+            // Few pairs summing past +-128: the AVX2 tile splits them (uniform in +-127, a
+            // quarter of the pairs would, and it takes the weights as they are).
+            c.input_ranges[3] = {-75.0, 75.0};
+            c.input_ranges[5] = {0.0, 0.0};
+            c.label += " symmetric w within 75";
           }
           cases.push_back(std::move(c));
         }
@@ -258,6 +280,7 @@ std::vector<KernelCase> qlinear_conv_cases() {
   add(specs, Weights::kAny);
   add(int8_weight_specs, Weights::kNarrow);
   add(symmetric_specs, Weights::kSymmetric);
+  add(symmetric_specs, Weights::kSymmetricSmall);
   return cases;
 }
 

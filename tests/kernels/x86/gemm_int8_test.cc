@@ -282,26 +282,39 @@ TEST(Int8Gemm, ThreadSplitByColumnsAndRows) {
   }
 }
 
-// int8_split_pairs: every pair of `main` is safe for vpmaddubsw against uint8 B (positive values
-// summing to at most 128, negative ones to at least -128), main plus the listed quads gives A
-// back (zero past K), and the sums are A's; where too many quads would be listed (A at the
-// ends of the range), main is A as given with nothing listed.
+// int8_split_rows / int8_split_pairs: every pair of `main` and of each listed quad is safe for
+// vpmaddubsw against uint8 B (positive values summing to at most 128, negative ones to at least
+// -128), main plus the listed quads gives A back (each byte less its row's offset; zero past
+// K), and the sums are A's; where too many quads would be listed, nothing is, and main is int8
+// A as given.
 TEST(Int8PairSplit, EveryPairSafeAndTheSumIsA) {
   if (!isa_available(Isa::Avx2)) GTEST_SKIP() << "CPU lacks AVX2";
   for (int64_t k : {1, 2, 7, 32, 33, 64, 101, 515}) {
-    for (int form = 0; form < 3; ++form) {  // random bytes, the ends only, small values with a few large
+    // int8: 0 random bytes, 1 the ends only, 2 small values with a few large;
+    // uint8 less a per-row offset: 3 bunched at 0 (post-activation), 4 around the offset.
+    for (int form = 0; form < 5; ++form) {
       const int64_t m = 9, lda = k + 3;
-      std::mt19937 rng(static_cast<uint32_t>(k * 3 + form));
-      std::vector<int8_t> a(static_cast<size_t>(m * lda), 99);  // past K in each row: not A
+      const bool is_unsigned = form >= 3;
+      std::mt19937 rng(static_cast<uint32_t>(k * 5 + form));
+      std::vector<int32_t> offsets(static_cast<size_t>(m));
+      for (auto& o : offsets) o = form == 3 ? static_cast<int32_t>(rng() % 40) : 100 + static_cast<int32_t>(rng() % 56);
+      std::vector<uint8_t> a(static_cast<size_t>(m * lda), 99);  // past K in each row: not A
       for (int64_t i = 0; i < m; ++i)
         for (int64_t kk = 0; kk < k; ++kk) {
           int v = static_cast<int>(rng() % 256) - 128;
           if (form == 1) v = v < 0 ? -128 + static_cast<int>(rng() % 2) : 127 - static_cast<int>(rng() % 2);
           if (form == 2 && rng() % 16 != 0) v /= 8;
-          a[static_cast<size_t>(i * lda + kk)] = static_cast<int8_t>(v);
+          if (form == 3) v = rng() % 16 == 0 ? static_cast<int>(rng() % 256) : static_cast<int>(rng() % 24);
+          if (form == 4) v = std::clamp(offsets[static_cast<size_t>(i)] + (rng() % 16 == 0 ? v : v / 8), 0, 255);
+          a[static_cast<size_t>(i * lda + kk)] = static_cast<uint8_t>(v);
         }
+      const auto value = [&](int64_t i, int64_t kk) {
+        const uint8_t raw = a[static_cast<size_t>(i * lda + kk)];
+        return is_unsigned ? raw - offsets[static_cast<size_t>(i)] : static_cast<int8_t>(raw);
+      };
       Int8PairSplit s;
-      int8_split_pairs(a.data(), lda, k, 2, m, s);  // rows 2..8
+      if (is_unsigned) int8_split_rows(a.data(), true, offsets.data(), lda, k, 2, m, s);  // rows 2..8
+      else int8_split_pairs(reinterpret_cast<const int8_t*>(a.data()), lda, k, 2, m, s);
       const std::string where = "k=" + std::to_string(k) + " form " + std::to_string(form);
       ASSERT_EQ(s.i0, 2);
       ASSERT_EQ(s.ld % kInt8Quad, 0);
@@ -310,38 +323,37 @@ TEST(Int8PairSplit, EveryPairSafeAndTheSumIsA) {
       if (form == 1 && k >= 32) {
         ASSERT_FALSE(s.split) << where;
       }
-      if (form == 2) {
+      if (form >= 2) {
         ASSERT_TRUE(s.split) << where;
       }
       if (!s.split) {
         ASSERT_TRUE(s.quad.empty()) << where;
         ASSERT_EQ(s.start.back(), 0) << where;
       }
+      const auto safe = [&](int v0, int v1) {
+        return std::max(v0, 0) + std::max(v1, 0) <= 128 && std::min(v0, 0) + std::min(v1, 0) >= -128;
+      };
       for (int64_t r = 0; r < m - 2; ++r) {
         std::vector<int> total(static_cast<size_t>(s.ld));
         for (int64_t kk = 0; kk < s.ld; ++kk) total[static_cast<size_t>(kk)] = s.main[static_cast<size_t>(r * s.ld + kk)];
         for (int64_t kk = 0; kk < s.ld && s.split; kk += 2) {
-          const int v0 = total[static_cast<size_t>(kk)], v1 = total[static_cast<size_t>(kk + 1)];
-          ASSERT_LE(std::max(v0, 0) + std::max(v1, 0), 128) << where << " row " << r << " depth " << kk;
-          ASSERT_GE(std::min(v0, 0) + std::min(v1, 0), -128) << where << " row " << r << " depth " << kk;
+          ASSERT_TRUE(safe(total[static_cast<size_t>(kk)], total[static_cast<size_t>(kk + 1)]))
+              << where << " row " << r << " depth " << kk;
         }
         int prev = -1;
         for (int32_t e = s.start[static_cast<size_t>(r)]; e < s.start[static_cast<size_t>(r + 1)]; ++e) {
           const int q = s.quad[static_cast<size_t>(e)];
-          ASSERT_GT(q, prev) << where;  // one entry per quad, in order
+          ASSERT_GE(q, prev) << where;  // in order of quads
           prev = q;
           ASSERT_LT(q * kInt8Quad, s.ld) << where;
           int8_t bytes[4];
           std::memcpy(bytes, &s.word[static_cast<size_t>(e)], 4);
-          for (int t = 0; t < 4; t += 2) {  // each pair of the extra quad is safe too
-            ASSERT_LE(std::max<int>(bytes[t], 0) + std::max<int>(bytes[t + 1], 0), 128) << where;
-            ASSERT_GE(std::min<int>(bytes[t], 0) + std::min<int>(bytes[t + 1], 0), -128) << where;
-          }
+          for (int t = 0; t < 4; t += 2) ASSERT_TRUE(safe(bytes[t], bytes[t + 1])) << where;
           for (int t = 0; t < 4; ++t) total[static_cast<size_t>(q * kInt8Quad + t)] += bytes[t];
         }
         int64_t sum = 0;
         for (int64_t kk = 0; kk < s.ld; ++kk) {
-          const int want = kk < k ? a[static_cast<size_t>((r + 2) * lda + kk)] : 0;
+          const int want = kk < k ? value(r + 2, kk) : 0;
           ASSERT_EQ(total[static_cast<size_t>(kk)], want) << where << " row " << r << " depth " << kk;
           sum += want;
         }
