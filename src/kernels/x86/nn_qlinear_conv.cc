@@ -252,17 +252,22 @@ class QLinearConvKernel final : public Kernel {
     const int64_t phases = g.sh * g.sw;
     const int64_t columns = phased ? g.oh * pw : positions;  // of B, per image
 
-    // At most the columns there are: a shallow K (a squeeze-excitation's 1x1 convolutions on one
-    // position) would otherwise size scratch, and fill its column offsets, for an L2's worth.
-    const int64_t chunk_cols = std::min(int8_panels_per_chunk(kdim), (columns + kInt8PanelCols - 1) / kInt8PanelCols) *
-                               kInt8PanelCols;
-    const int64_t chunks = (columns + chunk_cols - 1) / chunk_cols;
-    const int64_t items = batch * chunks;
     ThreadPool* pool = ctx.pool();
     const int64_t threads = pool ? pool->threads() : 1;
     // Below ~256 Ki multiply-adds a second thread costs more than it saves (as in gemm_u8s8).
     const int64_t work = m * kdim * positions * batch;
     const int64_t parts = std::clamp<int64_t>(work >> 18, 1, threads);
+    // Chunks of B's columns that fit in L2, as many as a whole number of them per thread where
+    // the columns allow (each thread packs its own chunks: split by rows, both would pack the
+    // same one; 3 chunks on 2 threads run 2 on one), of at most the columns there are (a
+    // shallow K, as a squeeze-excitation's 1x1 convolutions on one position, would otherwise
+    // size scratch for an L2's worth).
+    const int64_t column_panels = (columns + kInt8PanelCols - 1) / kInt8PanelCols;
+    int64_t chunks = (column_panels + int8_panels_per_chunk(kdim) - 1) / int8_panels_per_chunk(kdim);
+    if (batch < parts) chunks = std::min(column_panels, (chunks + parts - 1) / parts * parts);
+    const int64_t chunk_cols = (column_panels + chunks - 1) / chunks * kInt8PanelCols;
+    chunks = (columns + chunk_cols - 1) / chunk_cols;
+    const int64_t items = batch * chunks;
     // Fewer chunks than threads: each chunk is shared by row blocks (whole 6-row tiles).
     const int64_t row_splits = items >= parts ? 1 : std::min((parts + items - 1) / items, (m + 5) / 6);
     const int64_t units = items * row_splits;
