@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "kernels/x86/gemm_int8.h"
@@ -70,8 +71,10 @@ inline bool all_safe(__m256i v) {
 }
 
 // Splits one row of k raw bytes (values raw - offset) into `main` (ld long, zero past k) and
-// the extra quads; returns the values' sum.
-int32_t split_row(const uint8_t* raw, bool is_unsigned, int offset, int64_t k, int8_t* main, Int8PairSplit& s) {
+// the extra quads; returns the values' sum, or nothing once more than `budget` quads are listed
+// in all.
+std::optional<int32_t> split_row(const uint8_t* raw, bool is_unsigned, int offset, int64_t k, int8_t* main,
+                                 size_t budget, Int8PairSplit& s) {
   const __m256i off = _mm256_set1_epi16(static_cast<int16_t>(offset)), ones = _mm256_set1_epi16(1);
   __m256i sum = _mm256_setzero_si256();
   int v[4];
@@ -94,6 +97,7 @@ int32_t split_row(const uint8_t* raw, bool is_unsigned, int offset, int64_t k, i
                           _mm256_permute4x64_epi64(_mm256_packs_epi16(lo, hi), 0xD8));
     } else {
       scalar_quads(kk / kInt8Quad, (kk + 32) / kInt8Quad);
+      if (s.quad.size() > budget) return std::nullopt;
     }
   }
   alignas(32) int32_t lanes[8];
@@ -116,23 +120,32 @@ void int8_split_rows(const uint8_t* a, bool is_unsigned, const int32_t* offsets,
   s.start.assign(1, 0);
   s.quad.clear();
   s.word.clear();
-  for (int64_t r = 0; r < rows; ++r) {
-    const int offset = offsets ? offsets[i0 + r] : 0;
-    s.sums[static_cast<size_t>(r)] =
-        split_row(a + (i0 + r) * lda, is_unsigned, offset, k, s.main.data() + r * s.ld, s);
-    s.start.push_back(static_cast<int32_t>(s.quad.size()));
-  }
   // The split tile runs a row step in about 0.78x the sign tile's time (three vector
   // instructions per 32 multiply-adds against four) and an extra quad costs about 1.5 row
-  // steps: with more than ~15% of the quads listed, the sign tile on A as given is faster.
-  s.split = static_cast<double>(s.quad.size()) <= 0.15 * static_cast<double>(rows * (s.ld / kInt8Quad));
+  // steps: with more than ~15% of the quads listed, the sign tile on A as given is faster (and
+  // splitting stops there: on uniform int8 A it would cost half the GEMM's time).
+  const auto budget = static_cast<size_t>(0.15 * static_cast<double>(rows * (s.ld / kInt8Quad)));
+  s.split = true;
+  for (int64_t r = 0; r < rows && s.split; ++r) {
+    const int offset = offsets ? offsets[i0 + r] : 0;
+    const std::optional<int32_t> sum =
+        split_row(a + (i0 + r) * lda, is_unsigned, offset, k, s.main.data() + r * s.ld, budget, s);
+    s.split = sum.has_value() && s.quad.size() <= budget;
+    s.sums[static_cast<size_t>(r)] = sum.value_or(0);
+    s.start.push_back(static_cast<int32_t>(s.quad.size()));
+  }
   if (s.split) return;
   s.start.assign(static_cast<size_t>(rows + 1), 0);
   s.quad.clear();
   s.word.clear();
   if (is_unsigned || offsets) return;  // not representable as given: the caller takes another path
-  for (int64_t r = 0; r < rows; ++r)
+  std::fill(s.main.begin(), s.main.end(), int8_t{0});
+  for (int64_t r = 0; r < rows; ++r) {
     std::memcpy(s.main.data() + r * s.ld, a + (i0 + r) * lda, static_cast<size_t>(k));
+    int32_t sum = 0;
+    for (int64_t kk = 0; kk < k; ++kk) sum += static_cast<int8_t>(a[(i0 + r) * lda + kk]);
+    s.sums[static_cast<size_t>(r)] = sum;
+  }
 }
 
 void int8_split_pairs(const int8_t* a, int64_t lda, int64_t k, int64_t i0, int64_t i1, Int8PairSplit& s) {
