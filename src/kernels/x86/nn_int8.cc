@@ -163,10 +163,8 @@ class Int8MatMulKernel final : public Kernel {
     // (after a GELU, or beside an outlier feature) have nearly all of theirs unsafe.
     thread_local Int8PairSplit centered;
     const bool signed_a = int8_gemm_backend_default().signed_a;
-    if (signed_a) {
-      a_zero_points(ctx, a, rows, row_zp);
-      int8_split_rows(a_bytes, !a_int8, row_zp, k, k, 0, rows, centered);
-    }
+    a_zero_points(ctx, a, rows, row_zp);
+    if (signed_a) int8_split_rows(a_bytes, !a_int8, row_zp, k, k, 0, rows, centered);
     const bool is_centered = signed_a && centered.split;
     SignedRows sa;
     const uint8_t* au = a_bytes;
@@ -178,7 +176,6 @@ class Int8MatMulKernel final : public Kernel {
         au = scratch;
       }
       const int32_t zp_shift = sa.values ? (a_int8 ? 0 : -128) + sa.shift : (a_int8 ? 128 : 0);
-      a_zero_points(ctx, a, rows, row_zp);
       for (int64_t i = 0; i < rows; ++i) {
         row_zp[i] += zp_shift;
         any_zp |= row_zp[i] != 0;
