@@ -169,7 +169,7 @@ int64_t int8_panels_per_chunk(int64_t k);
 // Packs a [k x n] matrix of uint8 (is_unsigned) or int8 values whose row r is the n bytes at
 // rows[r] + col0 into the PackedInt8B panel layout at `out` (ceil(n / 32) panels; columns past
 // n and depths past k are stored as 0) and writes the column sums of the original values to
-// col_sums[0, n). AVX2 (gemm_int8_pack_avx2.cc).
+// col_sums[0, n) (none when col_sums is null). AVX2 (gemm_int8_pack_avx2.cc).
 void int8_pack_rows(const uint8_t* const* rows, int64_t col0, int64_t k, int64_t n, bool is_unsigned, int8_t* out,
                     int32_t* col_sums);
 

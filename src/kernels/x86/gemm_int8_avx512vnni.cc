@@ -3,9 +3,11 @@
 // accumulators. Each depth quad broadcasts 4 bytes of a row of A and multiplies them into a
 // packed quad row of each panel (32 columns x 4 depths = two zmm) with vpdpbusd, which sums
 // the four u8 x s8 products exactly into each int32 lane. 24 independent accumulators hide
-// vpdpbusd's latency; with the 4 B vectors and a broadcast they fit the 32 registers. The
-// small loops carry unroll pragmas: left rolled, GCC keeps the accumulator array in memory
-// (measured 3-4x slower).
+// vpdpbusd's latency; with the 4 B vectors and a broadcast they fit the 32 registers. Full
+// 6-row tiles run their depth loop in assembly (the compiled loop reloaded row offsets from
+// the stack and broadcast one row through a general register, a port-5 uop beside the
+// vpdpbusd that port also runs). The small loops carry unroll pragmas: left rolled, GCC keeps
+// the accumulator array in memory (measured 3-4x slower).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -65,6 +67,113 @@ inline void store_half(const Int8GemmArgs& g, const RequantAvx512& rq, int64_t i
   _mm512_mask_storeu_ps(g.c_f32 + i * g.ldc + j, mask, v);
 }
 
+// One row of an assembly depth step: the row's 4 bytes of A broadcast into BCAST and
+// multiplied into its accumulators against the B vectors zmm24.. (2 per panel).
+#define IGNIS_VNNI_ROW_2(SRC, BCAST, ACC0, ACC1)                                                    \
+  "vpbroadcastd " SRC ", %%zmm" BCAST "\n\t"                                                         \
+  "vpdpbusd %%zmm24, %%zmm" BCAST ", %%zmm" ACC0 "\n\t"                                              \
+  "vpdpbusd %%zmm25, %%zmm" BCAST ", %%zmm" ACC1 "\n\t"
+#define IGNIS_VNNI_ROW_4(SRC, BCAST, ACC0, ACC1, ACC2, ACC3)                                        \
+  IGNIS_VNNI_ROW_2(SRC, BCAST, ACC0, ACC1)                                                           \
+  "vpdpbusd %%zmm26, %%zmm" BCAST ", %%zmm" ACC2 "\n\t"                                              \
+  "vpdpbusd %%zmm27, %%zmm" BCAST ", %%zmm" ACC3 "\n\t"
+// The six rows' quads, at a0 and a3 (rows 0 and 3) with leading dimension lda.
+#define IGNIS_VNNI_ROW0 "(%[a0])"
+#define IGNIS_VNNI_ROW1 "(%[a0],%[lda])"
+#define IGNIS_VNNI_ROW2 "(%[a0],%[lda],2)"
+#define IGNIS_VNNI_ROW3 "(%[a3])"
+#define IGNIS_VNNI_ROW4 "(%[a3],%[lda])"
+#define IGNIS_VNNI_ROW5 "(%[a3],%[lda],2)"
+#define IGNIS_VNNI_ZERO(R) "vpxord %%zmm" R ", %%zmm" R ", %%zmm" R "\n\t"
+#define IGNIS_VNNI_STORE(R, OFF) "vmovdqa64 %%zmm" R ", " OFF "(%[out])\n\t"
+// Steps the loop: the next quad of A and of B, n counted down to 0.
+#define IGNIS_VNNI_LOOP_NEXT                                                                        \
+  "add $4, %[a0]\n\t"                                                                               \
+  "add $4, %[a3]\n\t"                                                                               \
+  "sub $-128, %[b]\n\t"                                                                             \
+  "dec %[n]\n\t"                                                                                    \
+  "jnz 1b\n"                                                                                         \
+  "2:\n\t"
+#define IGNIS_VNNI_CLOBBERS                                                                         \
+  "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", \
+      "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23",  \
+      "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31"
+
+// `quads` depth quads of 6 rows of A (at a, leading dimension lda) times two panels of B (at
+// b and b + panel_bytes), the 24 sums stored to out[r][c] (16 int32 each, r-major).
+void depth_loop_6x64(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, int64_t panel_bytes,
+                     int32_t* out) {
+  const uint8_t* a3 = a + 3 * lda;
+  asm volatile(
+      IGNIS_VNNI_ZERO("0") IGNIS_VNNI_ZERO("1") IGNIS_VNNI_ZERO("2") IGNIS_VNNI_ZERO("3") IGNIS_VNNI_ZERO("4")
+      IGNIS_VNNI_ZERO("5") IGNIS_VNNI_ZERO("6") IGNIS_VNNI_ZERO("7") IGNIS_VNNI_ZERO("8") IGNIS_VNNI_ZERO("9")
+      IGNIS_VNNI_ZERO("10") IGNIS_VNNI_ZERO("11") IGNIS_VNNI_ZERO("12") IGNIS_VNNI_ZERO("13")
+      IGNIS_VNNI_ZERO("14") IGNIS_VNNI_ZERO("15") IGNIS_VNNI_ZERO("16") IGNIS_VNNI_ZERO("17")
+      IGNIS_VNNI_ZERO("18") IGNIS_VNNI_ZERO("19") IGNIS_VNNI_ZERO("20") IGNIS_VNNI_ZERO("21")
+      IGNIS_VNNI_ZERO("22") IGNIS_VNNI_ZERO("23")
+      "test %[n], %[n]\n\tjz 2f\n\t.p2align 5\n1:\n\t"
+      "vmovdqu64 (%[b]), %%zmm24\n\t"
+      "vmovdqu64 64(%[b]), %%zmm25\n\t"
+      "vmovdqu64 (%[b],%[pb]), %%zmm26\n\t"
+      "vmovdqu64 64(%[b],%[pb]), %%zmm27\n\t"
+      IGNIS_VNNI_ROW_4(IGNIS_VNNI_ROW0, "28", "0", "1", "2", "3")
+      IGNIS_VNNI_ROW_4(IGNIS_VNNI_ROW1, "29", "4", "5", "6", "7")
+      IGNIS_VNNI_ROW_4(IGNIS_VNNI_ROW2, "30", "8", "9", "10", "11")
+      IGNIS_VNNI_ROW_4(IGNIS_VNNI_ROW3, "31", "12", "13", "14", "15")
+      IGNIS_VNNI_ROW_4(IGNIS_VNNI_ROW4, "28", "16", "17", "18", "19")
+      IGNIS_VNNI_ROW_4(IGNIS_VNNI_ROW5, "29", "20", "21", "22", "23")
+      IGNIS_VNNI_LOOP_NEXT
+      IGNIS_VNNI_STORE("0", "0") IGNIS_VNNI_STORE("1", "64") IGNIS_VNNI_STORE("2", "128")
+      IGNIS_VNNI_STORE("3", "192") IGNIS_VNNI_STORE("4", "256") IGNIS_VNNI_STORE("5", "320")
+      IGNIS_VNNI_STORE("6", "384") IGNIS_VNNI_STORE("7", "448") IGNIS_VNNI_STORE("8", "512")
+      IGNIS_VNNI_STORE("9", "576") IGNIS_VNNI_STORE("10", "640") IGNIS_VNNI_STORE("11", "704")
+      IGNIS_VNNI_STORE("12", "768") IGNIS_VNNI_STORE("13", "832") IGNIS_VNNI_STORE("14", "896")
+      IGNIS_VNNI_STORE("15", "960") IGNIS_VNNI_STORE("16", "1024") IGNIS_VNNI_STORE("17", "1088")
+      IGNIS_VNNI_STORE("18", "1152") IGNIS_VNNI_STORE("19", "1216") IGNIS_VNNI_STORE("20", "1280")
+      IGNIS_VNNI_STORE("21", "1344") IGNIS_VNNI_STORE("22", "1408") IGNIS_VNNI_STORE("23", "1472")
+      : [a0] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(quads)
+      : [lda] "r"(lda), [pb] "r"(panel_bytes), [out] "r"(out)
+      : IGNIS_VNNI_CLOBBERS);
+}
+
+// The same for one panel of B: 12 sums, out[r][c] for c < 2.
+void depth_loop_6x32(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, int32_t* out) {
+  const uint8_t* a3 = a + 3 * lda;
+  asm volatile(
+      IGNIS_VNNI_ZERO("0") IGNIS_VNNI_ZERO("1") IGNIS_VNNI_ZERO("2") IGNIS_VNNI_ZERO("3") IGNIS_VNNI_ZERO("4")
+      IGNIS_VNNI_ZERO("5") IGNIS_VNNI_ZERO("6") IGNIS_VNNI_ZERO("7") IGNIS_VNNI_ZERO("8") IGNIS_VNNI_ZERO("9")
+      IGNIS_VNNI_ZERO("10") IGNIS_VNNI_ZERO("11")
+      "test %[n], %[n]\n\tjz 2f\n\t.p2align 5\n1:\n\t"
+      "vmovdqu64 (%[b]), %%zmm24\n\t"
+      "vmovdqu64 64(%[b]), %%zmm25\n\t"
+      IGNIS_VNNI_ROW_2(IGNIS_VNNI_ROW0, "28", "0", "1")
+      IGNIS_VNNI_ROW_2(IGNIS_VNNI_ROW1, "29", "2", "3")
+      IGNIS_VNNI_ROW_2(IGNIS_VNNI_ROW2, "30", "4", "5")
+      IGNIS_VNNI_ROW_2(IGNIS_VNNI_ROW3, "31", "6", "7")
+      IGNIS_VNNI_ROW_2(IGNIS_VNNI_ROW4, "28", "8", "9")
+      IGNIS_VNNI_ROW_2(IGNIS_VNNI_ROW5, "29", "10", "11")
+      IGNIS_VNNI_LOOP_NEXT
+      IGNIS_VNNI_STORE("0", "0") IGNIS_VNNI_STORE("1", "64") IGNIS_VNNI_STORE("2", "128")
+      IGNIS_VNNI_STORE("3", "192") IGNIS_VNNI_STORE("4", "256") IGNIS_VNNI_STORE("5", "320")
+      IGNIS_VNNI_STORE("6", "384") IGNIS_VNNI_STORE("7", "448") IGNIS_VNNI_STORE("8", "512")
+      IGNIS_VNNI_STORE("9", "576") IGNIS_VNNI_STORE("10", "640") IGNIS_VNNI_STORE("11", "704")
+      : [a0] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(quads)
+      : [lda] "r"(lda), [out] "r"(out)
+      : IGNIS_VNNI_CLOBBERS);
+}
+#undef IGNIS_VNNI_ROW_2
+#undef IGNIS_VNNI_ROW_4
+#undef IGNIS_VNNI_ROW0
+#undef IGNIS_VNNI_ROW1
+#undef IGNIS_VNNI_ROW2
+#undef IGNIS_VNNI_ROW3
+#undef IGNIS_VNNI_ROW4
+#undef IGNIS_VNNI_ROW5
+#undef IGNIS_VNNI_ZERO
+#undef IGNIS_VNNI_STORE
+#undef IGNIS_VNNI_LOOP_NEXT
+#undef IGNIS_VNNI_CLOBBERS
+
 // kR rows x kP panels (32 columns each) of C.
 template <int kR, int kP>
 void tile(const Int8GemmArgs& g, int64_t i0, int64_t panel) {
@@ -81,7 +190,19 @@ void tile(const Int8GemmArgs& g, int64_t i0, int64_t panel) {
     for (int c = 0; c < 2 * kP; ++c) acc[r][c] = _mm512_setzero_si512();
   const uint8_t* a = g.a + i0 * g.lda;
   const int64_t quads = b.quads();
-  for (int64_t q = 0; q < quads; ++q) {
+  int64_t q = 0;
+  if constexpr (kR == kRows) {
+    // The whole quads in assembly, the last one (K not a multiple of 4) below.
+    alignas(64) int32_t sums[kR * 2 * kP * 16];
+    if constexpr (kP == 2) depth_loop_6x64(full, a, g.lda, bp[0], bp[1] - bp[0], sums);
+    else depth_loop_6x32(full, a, g.lda, bp[0], sums);
+    #pragma GCC unroll 16
+    for (int r = 0; r < kR; ++r)
+      #pragma GCC unroll 16
+      for (int c = 0; c < 2 * kP; ++c) acc[r][c] = _mm512_load_si512(sums + (r * 2 * kP + c) * 16);
+    q = full;
+  }
+  for (; q < quads; ++q) {
     __m512i bv[2 * kP];
     #pragma GCC unroll 16
     for (int p = 0; p < kP; ++p) {

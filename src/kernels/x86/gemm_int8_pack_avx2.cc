@@ -18,6 +18,7 @@ namespace {
 // Interleaves rows r0..r3 (32 columns each) into four vectors holding columns 0-7, 8-15,
 // 16-23 and 24-31 as 4-byte quads (depth-minor), flips uint8 to the stored int8 form, stores
 // them at `out` and adds each column's sum of the stored bytes to sums[0..3] (8 columns each).
+template <bool kSums>
 inline void pack_quad_row(__m256i r0, __m256i r1, __m256i r2, __m256i r3, __m256i flip, int8_t* out, __m256i* sums) {
   const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
   const __m256i u0 = _mm256_unpacklo_epi8(r2, r3), u1 = _mm256_unpackhi_epi8(r2, r3);
@@ -29,7 +30,7 @@ inline void pack_quad_row(__m256i r0, __m256i r1, __m256i r2, __m256i r3, __m256
   for (int c = 0; c < 4; ++c) {
     const __m256i stored = _mm256_xor_si256(o[c], flip);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + c * 32), stored);
-    sums[c] = _mm256_add_epi32(sums[c], _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, stored), ones16));
+    if constexpr (kSums) sums[c] = _mm256_add_epi32(sums[c], _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, stored), ones16));
   }
 }
 
@@ -63,8 +64,10 @@ void int8_pack_rows(const uint8_t* const* rows, int64_t col0, int64_t k, int64_t
           r[rr] = _mm256_load_si256(reinterpret_cast<const __m256i*>(tail[rr]));
         }
       }
-      pack_quad_row(r[0], r[1], r[2], r[3], flip, panel + q * kInt8Quad * kInt8PanelCols, sums);
+      if (col_sums) pack_quad_row<true>(r[0], r[1], r[2], r[3], flip, panel + q * kInt8Quad * kInt8PanelCols, sums);
+      else pack_quad_row<false>(r[0], r[1], r[2], r[3], flip, panel + q * kInt8Quad * kInt8PanelCols, sums);
     }
+    if (!col_sums) continue;
     // The sums were of stored bytes; the uint8 values are 128 more per real row.
     alignas(32) int32_t s[32];
     for (int c = 0; c < 4; ++c) _mm256_store_si256(reinterpret_cast<__m256i*>(s + c * 8), sums[c]);

@@ -265,7 +265,12 @@ class QLinearConvKernel final : public Kernel {
     const int64_t column_panels = (columns + kInt8PanelCols - 1) / kInt8PanelCols;
     int64_t chunks = (column_panels + int8_panels_per_chunk(kdim) - 1) / int8_panels_per_chunk(kdim);
     if (batch < parts) chunks = std::min(column_panels, (chunks + parts - 1) / parts * parts);
-    const int64_t chunk_cols = (column_panels + chunks - 1) / chunks * kInt8PanelCols;
+    // Panels per chunk rounded up to even where the number of chunks stays (the tiles take
+    // panels in pairs; see int8_panels_per_chunk).
+    int64_t chunk_panels = (column_panels + chunks - 1) / chunks;
+    if (chunk_panels > 1 && chunk_panels % 2 != 0 && (column_panels + chunk_panels) / (chunk_panels + 1) == chunks)
+      ++chunk_panels;
+    const int64_t chunk_cols = chunk_panels * kInt8PanelCols;
     chunks = (columns + chunk_cols - 1) / chunk_cols;
     const int64_t items = batch * chunks;
     // Fewer chunks than threads: each chunk is shared by row blocks (whole 6-row tiles).
@@ -334,7 +339,10 @@ class QLinearConvKernel final : public Kernel {
               }
               rows_image = image;
             }
-            int8_pack_rows(rows, p0, kdim, cols, !q.x_signed, packed, col_sums);
+            // Column sums only where a correction reads them (not for int8 weights with zero
+            // points 0 folded: onnxruntime's default).
+            const bool sums_needed = !folded || z != 0;
+            int8_pack_rows(rows, p0, kdim, cols, !q.x_signed, packed, sums_needed ? col_sums : nullptr);
             if (folded) {
               if (z != 0)
                 for (int64_t j = 0; j < cols; ++j) col_corr[j] = -z * col_sums[j];
