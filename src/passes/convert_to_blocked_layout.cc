@@ -329,17 +329,6 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     }
     return false;
   };
-  // Elements per image of a value (C * H * W), or -1 when not fixed.
-  auto per_image = [&](const std::string& v) -> int64_t {
-    const ValueFact& f = facts[v];
-    if (f.rank != 4) return -1;
-    int64_t e = 1;
-    for (int d = 1; d < 4; ++d) {
-      if (!f.dims[d].is_fixed()) return -1;
-      e *= f.dims[d].value;
-    }
-    return e;
-  };
   // A run pays when its convolutions' outputs outweigh the tensors reordered at its edges
   // kReorderWeight times: e.g. mobilenet_v2's one run (51 convolutions, two reorders) does,
   // an efficientnet block cut by its squeeze-excitation (three convolutions, two full-size
@@ -354,7 +343,7 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     const ir::Node& n = g.nodes[i];
     const int r = find(i);
     auto add = [&](std::map<int, int64_t>& sum, const std::string& v) {
-      const int64_t e = per_image(v);
+      const int64_t e = facts.elements_per_image(v);
       sum[r] = e < 0 || sum[r] < 0 ? -1 : sum[r] + e;
     };
     for (const Source& src : blocked_sources(i))

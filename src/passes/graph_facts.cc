@@ -220,6 +220,10 @@ std::vector<ValueFact> infer_node(const ir::Graph& g, const ir::Node& n, const F
     }
     return out;
   }
+  if (n.domain == "com.microsoft") {
+    if (op == "QLinearAdd" && n.inputs.size() > 3) out[0] = broadcast_all({&x, &in(3)}, x.dtype);
+    return out;
+  }
   if (!n.domain.empty()) return out;
 
   if (is_same_shape_op(op)) {
@@ -248,6 +252,8 @@ std::vector<ValueFact> infer_node(const ir::Graph& g, const ir::Node& n, const F
     }
   } else if (op == "Conv") {
     out[0] = window_op(n, x, &in(1), x.dtype);
+  } else if (op == "QLinearConv" && n.inputs.size() > 7) {
+    out[0] = window_op(n, x, &in(3), in(7).dtype);
   } else if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
     out[0] = window_op(n, x, nullptr, x.dtype);
     if (out.size() > 1) {
@@ -471,6 +477,17 @@ bool GraphFacts::same_shape(const std::string& a, const std::string& b) const {
   for (int i = 0; i < fa.rank; ++i)
     if (!same_dim(fa.dims[i], fb.dims[i])) return false;
   return true;
+}
+
+int64_t GraphFacts::elements_per_image(const std::string& value) const {
+  const ValueFact& f = (*this)[value];
+  if (f.rank != 4) return -1;
+  int64_t e = 1;
+  for (int d = 1; d < 4; ++d) {
+    if (!f.dims[d].is_fixed()) return -1;
+    e *= f.dims[d].value;
+  }
+  return e;
 }
 
 }  // namespace ignis::passes

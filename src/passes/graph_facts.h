@@ -51,6 +51,9 @@ class GraphFacts {
   int rank(const std::string& value) const { return (*this)[value].rank; }
   // True when both shapes are known to be equal, dimension by dimension.
   bool same_shape(const std::string& a, const std::string& b) const;
+  // Elements per image of a 4-D value (C * H * W), or -1 when not all fixed: what a layout
+  // pass weighs its reorders by.
+  int64_t elements_per_image(const std::string& value) const;
 
  private:
   std::unordered_map<std::string, ValueFact> facts_;

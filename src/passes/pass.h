@@ -31,6 +31,9 @@ struct PassContext {
   // do; the AVX-512 ones not yet): convert_to_blocked_layout then takes such convolutions into
   // its runs, except the 3x3 ones the NCHW kernels run with Winograd F(4x4).
   bool blocked_direct = false;
+  // Whether ai.ignis QLinearConvNhwc's kernel is the fast one for quantized convolutions (the
+  // int8 GEMM's AVX-512 VNNI tile): convert_qlinear_conv_to_nhwc does nothing otherwise.
+  bool int8_channels_last = false;
   // The session's GEMM precision: in bfloat16 the im2col GEMM runs a stem faster than the
   // float32 blocked kernel, so convert_to_blocked_layout leaves lone stems alone.
   Precision precision = Precision::F32;
@@ -77,6 +80,7 @@ Result<int> eliminate_qdq_around_data_movement(ir::Graph& g, const PassContext& 
 Result<int> fuse_qdq_into_lookup_table(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_blocked_dq_into_matmul_nbits(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_qdq_into_qlinear_add(ir::Graph& g, const PassContext& ctx);
+Result<int> convert_qlinear_conv_to_nhwc(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_qdq_into_qlinear_mul(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_qdq_into_qlinear_global_average_pool(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_qdq_gemm_into_matmul_integer(ir::Graph& g, const PassContext& ctx);

@@ -69,6 +69,8 @@ const std::vector<Pass>& pipeline() {
         // Last: it works on the fused convolutions and changes the tensors' layout, which the
         // other passes' patterns do not expect.
         {"convert_to_blocked_layout", Level::All, convert_to_blocked_layout},
+        // After the QDQ fusions, which make the QLinearConv and QLinearAdd nodes it converts.
+        {"convert_qlinear_conv_to_nhwc", Level::All, convert_qlinear_conv_to_nhwc},
     };
     return p;
   }();

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/cpu_features.h"
 #include "core/strings.h"
 #include "ir/op_schema.h"
 #include "kernels/registry.h"
@@ -56,6 +57,13 @@ passes::PassContext make_pass_context(Precision precision) {
   ctx.blocked_layout = blocked != nullptr && blocked->role == kernels::KernelRole::Optimized &&
                        !(layout != nullptr && std::strcmp(layout, "nchw") == 0);
   ctx.blocked_direct = ctx.blocked_layout && blocked->isa == kernels::Isa::Avx2;
+  // The int8 GEMM's VNNI tile (gemm_int8.cc's choice of backend) under an optimized
+  // QLinearConvNhwc kernel; IGNIS_LAYOUT=nchw turns it off too.
+  const DType u8[] = {DType::U8};
+  const auto* nhwc = kernels::KernelRegistry::global().find("ai.ignis", "QLinearConvNhwc", 1, u8);
+  ctx.int8_channels_last = nhwc != nullptr && nhwc->role == kernels::KernelRole::Optimized &&
+                           kernels::isa_enabled(kernels::Isa::Avx512) && cpu_features().avx512vnni &&
+                           cpu_features().avx512bw && !(layout != nullptr && std::strcmp(layout, "nchw") == 0);
   return ctx;
 }
 

@@ -13,12 +13,6 @@ namespace {
 
 constexpr float kScale = 0.03f;
 
-Tensor filled(DType t, const Shape& shape, int value) {
-  Tensor out = Tensor::empty(t, shape);
-  for (int64_t i = 0; i < out.numel(); ++i) static_cast<uint8_t*>(out.data())[i] = static_cast<uint8_t>(value);
-  return out;
-}
-
 Tensor random_bytes(DType t, const Shape& shape, uint32_t seed) {
   Tensor out = Tensor::empty(t, shape);
   std::mt19937 rng(seed);

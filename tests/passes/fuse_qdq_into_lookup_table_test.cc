@@ -11,12 +11,6 @@ namespace {
 
 constexpr float kXScale = 0.04f, kSigmoidScale = 1.0f / 255, kYScale = 0.03f;
 
-Tensor filled(DType t, const Shape& shape, int value) {
-  Tensor out = Tensor::empty(t, shape);
-  for (int64_t i = 0; i < out.numel(); ++i) static_cast<uint8_t*>(out.data())[i] = static_cast<uint8_t>(value);
-  return out;
-}
-
 // x quantized (type t, zero point x_zp) and dequantized: the head every pattern reads.
 GraphBuilder quantized_input() {
   GraphBuilder b(13);

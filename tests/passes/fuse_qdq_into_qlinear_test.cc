@@ -29,20 +29,6 @@ struct Pattern {
   std::string op = "Conv";  // or MatMul, Gemm (transB = 1)
 };
 
-Tensor bytes(DType t, const Shape& shape, uint32_t seed, int lo, int hi) {
-  Tensor out = Tensor::empty(t, shape);
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> d(lo, hi);
-  for (int64_t i = 0; i < out.numel(); ++i) static_cast<uint8_t*>(out.data())[i] = static_cast<uint8_t>(d(rng));
-  return out;
-}
-
-Tensor filled(DType t, const Shape& shape, int value) {
-  Tensor out = Tensor::empty(t, shape);
-  for (int64_t i = 0; i < out.numel(); ++i) static_cast<uint8_t*>(out.data())[i] = static_cast<uint8_t>(value);
-  return out;
-}
-
 // y = DQ(Q(op(DQ(Q(x)), DQ(w_q) [, bias]) [-> Relu])): x float, quantized uint8 at kXScale / 128,
 // weights int8 (per output channel or per tensor), y uint8 at kYScale / y_zero_point.
 ir::Graph qdq_graph(const Pattern& p) {

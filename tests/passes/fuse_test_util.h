@@ -57,6 +57,22 @@ inline Attribute string_attr(std::string v) {
   return a;
 }
 
+// A uint8 / int8 tensor of `shape` with every byte `value` (as uint8: -1 is 255).
+inline Tensor filled(DType t, const Shape& shape, int value) {
+  Tensor out = Tensor::empty(t, shape);
+  for (int64_t i = 0; i < out.numel(); ++i) static_cast<uint8_t*>(out.data())[i] = static_cast<uint8_t>(value);
+  return out;
+}
+
+// A uint8 / int8 tensor of `shape` with bytes uniform in [lo, hi] from `seed`.
+inline Tensor bytes(DType t, const Shape& shape, uint32_t seed, int lo, int hi) {
+  Tensor out = Tensor::empty(t, shape);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(lo, hi);
+  for (int64_t i = 0; i < out.numel(); ++i) static_cast<uint8_t*>(out.data())[i] = static_cast<uint8_t>(d(rng));
+  return out;
+}
+
 // Builds an ir::Graph directly. Dims < 0 are symbolic, named by `dim_names` ("" = unnamed).
 class GraphBuilder {
  public:
@@ -149,14 +165,19 @@ inline const ir::Node* find_op(const ir::Graph& g, const std::string& op, const 
 
 // Runs one pass on a copy of the graph; expects success and a valid graph.
 inline ir::Graph run_pass(Result<int> (*pass)(ir::Graph&, const passes::PassContext&), const ir::Graph& in,
-                          int* rewrites = nullptr) {
+                          const passes::PassContext& ctx, int* rewrites = nullptr) {
   ir::Graph g = in;
-  auto r = pass(g, runtime::make_pass_context());
+  auto r = pass(g, ctx);
   EXPECT_TRUE(r) << r.error().to_string();
   const Status v = ir::verify(g);
   EXPECT_TRUE(v) << v.to_string();
   if (rewrites) *rewrites = r ? *r : -1;
   return g;
+}
+
+inline ir::Graph run_pass(Result<int> (*pass)(ir::Graph&, const passes::PassContext&), const ir::Graph& in,
+                          int* rewrites = nullptr) {
+  return run_pass(pass, in, runtime::make_pass_context(), rewrites);
 }
 
 // The whole pipeline at `level` on a copy of the graph.

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Schemas of the ai.ignis blocked channel layout ops (docs/ops_ai_ignis.md, "Blocked channel
-// layout"): BlockChannels, UnblockChannels, BlockedConv, BlockedMaxPool and
-// BlockedGlobalAveragePool, float32 only. BlockedConv and BlockedMaxPool check their blocked
-// shapes here and leave every FusedConv / MaxPool rule to that op's own inference.
+// Schemas of the ai.ignis channel layout ops (docs/ops_ai_ignis.md): the blocked channel layout
+// (BlockChannels, UnblockChannels, BlockedConv, BlockedMaxPool and BlockedGlobalAveragePool,
+// float32 only) and QLinearConvNhwc (QLinearConv on channels-last tensors). Each checks its
+// layout's shapes here and leaves every FusedConv / MaxPool / QLinearConv rule to that op's own
+// inference.
 #include <span>
 #include <string>
 #include <vector>
@@ -90,11 +91,11 @@ Status infer_unblock_channels(InferContext& ctx) {
 
 // ---- BlockedConv: BlockChannels(FusedConv(UnblockChannels(X), W, B, UnblockChannels(Z))) -----
 
-// `op`'s own inference (domain and opset as given) on `inputs`, input 0 being the unblocked X:
-// its attribute and shape checks. Its messages come back under this node's label, marked as
-// being about the unblocked tensors ("as OP on the unblocked X [...]: ...").
+// `op`'s own inference (domain and opset as given) on `inputs`, input 0 being X in op's layout
+// (`what` names it: "the unblocked X"): its attribute and shape checks. Its messages come back
+// under this node's label, marked as being about that X ("as OP on the unblocked X [...]: ...").
 Result<Shape> infer_as_unblocked(const InferContext& ctx, std::string_view domain, std::string_view op, int opset,
-                                 std::span<const ValueType* const> inputs) {
+                                 std::span<const ValueType* const> inputs, std::string_view what = "the unblocked X") {
   const OpSchema* schema = OpSchemaRegistry::global().find(domain, op, opset);
   if (schema == nullptr) return internal_error(str_cat("the ", op, " schema is not registered"));
   std::vector<const Tensor*> values(inputs.size(), nullptr);
@@ -104,7 +105,7 @@ Result<Shape> infer_as_unblocked(const InferContext& ctx, std::string_view domai
     const std::string prefix = str_cat("node '' (", op, ", opset ", opset, "): ");
     std::string message = s.message();
     if (message.starts_with(prefix)) message.erase(0, prefix.size());
-    return nn_ops::relabel(ctx, Status(s.code(), str_cat("as ", op, " on the unblocked X ", inputs[0]->shape.str(),
+    return nn_ops::relabel(ctx, Status(s.code(), str_cat("as ", op, " on ", what, " ", inputs[0]->shape.str(),
                                                          ": ", message)));
   }
   return inner.outputs()[0].shape;
@@ -198,9 +199,33 @@ Status infer_blocked_global_average_pool(InferContext& ctx) {
   return Status::ok();
 }
 
+// ---- QLinearConvNhwc: Transpose(QLinearConv(Transpose(X, NCHW)), NHWC), 2-D --------------
+
+// The opset of ai.onnx QLinearConv whose inputs and attributes QLinearConvNhwc takes.
+constexpr int kQLinearConvOpset = 10;
+
+Status infer_qlinear_conv_nhwc(InferContext& ctx) {
+  if (ctx.num_inputs() < 1 || !ctx.has_input(0)) return ctx.fail("input 0 ('X') is required");
+  const Shape& x = ctx.input_shape(0);
+  if (x.rank() != 4) return ctx.fail("input 0 ('X') must be 4-D [N, H, W, C], got ", x.str());
+  const ValueType xn{ctx.input(0).dtype, Shape{x[0], x[3], x[1], x[2]}};
+  std::vector<const ValueType*> inputs(static_cast<size_t>(ctx.num_inputs()), nullptr);
+  inputs[0] = &xn;
+  for (int i = 1; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i)) inputs[static_cast<size_t>(i)] = &ctx.input(i);
+  IGNIS_ASSIGN_OR_RETURN(const Shape yn, infer_as_unblocked(ctx, "", "QLinearConv", kQLinearConvOpset, inputs,
+                                                            "X as NCHW"));
+  const DType y_type = ctx.input(7).dtype;  // QLinearConv's own inference has checked it
+  const int64_t out[] = {yn[0], yn[2], yn[3], yn[1]};
+  IGNIS_ASSIGN_OR_RETURN(Shape y, checked_shape(ctx, out, y_type, "output"));
+  ctx.set_output(0, y_type, y);
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_blocked_schemas(OpSchemaRegistry& r) {
+  r.add({kDomain, "QLinearConvNhwc", 1, 1, infer_qlinear_conv_nhwc});
   r.add({kDomain, "BlockChannels", 1, 1, infer_block_channels});
   r.add({kDomain, "UnblockChannels", 1, 1, infer_unblock_channels});
   r.add({kDomain, "BlockedConv", 1, 1, infer_blocked_conv});

@@ -7,7 +7,8 @@
 // ("ref/fusedconv") computes the convolution with its epilogue into scratch, and the result is
 // blocked into Y. BlockedMaxPool is likewise MaxPool-12's reference kernel ("ref/maxpool") on
 // the unblocked X (every lane, padded ones too: their zeros pool to zero). BlockedGlobalAveragePool
-// averages each lane over the positions.
+// averages each lane over the positions. QLinearConvNhwc is QLinearConv's reference kernel
+// ("ref/qlinearconv") between transposes: X [N, H, W, C] to NCHW, Y back to [N, OH, OW, M].
 #include <algorithm>
 #include <vector>
 
@@ -153,11 +154,50 @@ Status blocked_global_average_pool_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
+// Bytes [N, A, B, C] -> [N, C, A, B] (to_planes) or [N, A, B, C] <- [N, C, A, B].
+void transpose_bytes(const uint8_t* src, uint8_t* dst, int64_t n, int64_t positions, int64_t c, bool to_planes) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t p = 0; p < positions; ++p)
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const int64_t nhwc = (i * positions + p) * c + ch, nchw = (i * c + ch) * positions + p;
+        if (to_planes) dst[nchw] = src[nhwc];
+        else dst[nhwc] = src[nchw];
+      }
+}
+
+// Scratch holds X as NCHW and Y as NCHW.
+Status qlinear_conv_nhwc_kernel(KernelContext& ctx) {
+  static const KernelDef* const qlinear_conv = KernelRegistry::global().find_by_id("ref/qlinearconv");
+  if (qlinear_conv == nullptr || qlinear_conv->fn == nullptr)
+    return internal_error("the reference QLinearConv kernel is not registered");
+  constexpr int64_t kQLinearConvOpset = 10;  // the ai.onnx QLinearConv whose inputs QLinearConvNhwc takes
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const int64_t n = x.dim(0), c = x.dim(3), m = y.dim(3);
+  const int64_t x_bytes = x.numel(), y_bytes = y.numel();
+  auto* buf = static_cast<uint8_t*>(ctx.scratch(static_cast<size_t>(std::max<int64_t>(x_bytes + y_bytes, 1))));
+  transpose_bytes(static_cast<const uint8_t*>(x.data()), buf, n, x.dim(1) * x.dim(2), c, true);
+  const Tensor x_t = Tensor::view(x.dtype(), Shape{n, c, x.dim(1), x.dim(2)}, buf);
+  Tensor y_t = Tensor::view(y.dtype(), Shape{n, m, y.dim(1), y.dim(2)}, buf + x_bytes);
+  std::vector<const Tensor*> inputs(static_cast<size_t>(ctx.num_inputs()), nullptr);
+  inputs[0] = &x_t;
+  for (int i = 1; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i)) inputs[static_cast<size_t>(i)] = &ctx.input(i);
+  Tensor* outputs[1] = {&y_t};
+  Scratch scratch;  // QLinearConv's own; ours holds its operands
+  KernelContext inner(ctx.attrs(), kQLinearConvOpset, inputs, outputs, ctx.pool(), &scratch);
+  IGNIS_RETURN_IF_ERROR(qlinear_conv->fn(inner));
+  transpose_bytes(buf + x_bytes, static_cast<uint8_t*>(y.data()), n, y.dim(1) * y.dim(2), m, false);
+  return Status::ok();
+}
+
 constexpr DTypeSet kF32{DType::F32};
 
 }  // namespace
 
 void register_blocked(KernelRegistry& r) {
+  r.add({.domain = "ai.ignis", .op_type = "QLinearConvNhwc", .since_opset = 1, .until_opset = 1,
+         .types = DTypeSet{DType::U8, DType::I8}, .id = "ref/qlinearconvnhwc", .fn = qlinear_conv_nhwc_kernel});
   r.add({.domain = "ai.ignis", .op_type = "BlockChannels", .since_opset = 1, .until_opset = 1, .types = kF32,
          .id = "ref/blockchannels", .fn = block_channels_kernel});
   r.add({.domain = "ai.ignis", .op_type = "UnblockChannels", .since_opset = 1, .until_opset = 1, .types = kF32,

@@ -64,10 +64,10 @@ PackedInt8B PackedInt8B::view(int8_t* data, int32_t* col_sums, bool is_unsigned,
 int64_t int8_panels_per_chunk(int64_t k) {
   constexpr int64_t kChunkBytes = int64_t{256} << 10;
   const int64_t panel_bytes = std::max<int64_t>((k + kInt8Quad - 1) / kInt8Quad, 1) * kInt8Quad * kInt8PanelCols;
-  // Even where more than one fits: the tiles take panels in pairs, and an odd one out runs a
-  // tile of half the columns for the same broadcasts of A.
-  const int64_t panels = kChunkBytes / panel_bytes;
-  return panels > 1 ? panels & ~int64_t{1} : 1;
+  // Even, at least 2: the tiles take panels in pairs, and an odd one out runs a tile of half
+  // the columns for the same broadcasts of A (two panels of the deepest layers, K = 4608,
+  // take 288 KB).
+  return std::max<int64_t>(2, kChunkBytes / panel_bytes & ~int64_t{1});
 }
 
 void int8_row_sums(const uint8_t* a, int64_t m, int64_t k, int64_t lda, int32_t* out) {

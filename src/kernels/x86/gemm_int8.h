@@ -163,7 +163,7 @@ const Int8GemmBackend& int8_gemm_backend_default();
 // row block over one chunk before the next, so B is read from memory once.
 void gemm_u8s8(const Int8GemmArgs& args, ThreadPool* pool, const Int8GemmBackend& backend = int8_gemm_backend_default());
 
-// Panels of depth k per chunk of B kept in L2 (~256 KB), at least 1.
+// Panels of depth k per chunk of B kept in L2 (~256 KB), even and at least 2.
 int64_t int8_panels_per_chunk(int64_t k);
 
 // Packs a [k x n] matrix of uint8 (is_unsigned) or int8 values whose row r is the n bytes at

@@ -15,6 +15,7 @@ void register_all(KernelRegistry& r) {
   register_nn_int8(r);
   register_quantize_lookup(r);
   register_nn_qlinear_conv(r);
+  register_nn_qlinear_conv_nhwc(r);
   register_nn_cast(r);
   register_nn_matmul_nbits(r);
   register_nn_conv(r);

@@ -22,6 +22,7 @@ void register_nn_gemm(KernelRegistry& r);  // MatMul, Gemm, ai.ignis FusedMatMul
 void register_nn_int8(KernelRegistry& r);
 void register_quantize_lookup(KernelRegistry& r);  // ai.ignis QLinearLookup (quantize_lookup.cc)
 void register_nn_qlinear_conv(KernelRegistry& r);  // QLinearConv, ConvInteger (nn_qlinear_conv.cc)
+void register_nn_qlinear_conv_nhwc(KernelRegistry& r);  // ai.ignis QLinearConvNhwc (nn_qlinear_conv_nhwc.cc)
 void register_nn_cast(KernelRegistry& r);  // Cast of int32 / uint8 / int8 to float32 (nn_cast.cc)
 void register_nn_matmul_nbits(KernelRegistry& r);  // com.microsoft MatMulNBits (matmul_nbits.cc)
 void register_nn_conv(KernelRegistry& r);  // Conv, ai.ignis FusedConv (nn_conv.cc)

@@ -101,6 +101,7 @@ std::vector<KernelCase> matmul_integer_cases();            // quantize.cc
 std::vector<KernelCase> matmul_integer_to_float_cases();   // quantize.cc (ai.ignis)
 std::vector<KernelCase> dynamic_quantize_linear_cases();   // quantize.cc
 std::vector<KernelCase> qlinear_conv_cases();              // quantize.cc
+std::vector<KernelCase> qlinear_conv_nhwc_cases();         // quantize.cc (ai.ignis)
 std::vector<KernelCase> conv_integer_cases();              // quantize.cc
 std::vector<KernelCase> cast_cases();                      // quantize.cc
 std::vector<KernelCase> qlinear_matmul_cases();            // quantize.cc
@@ -196,6 +197,7 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"ai.ignis", "MatMulIntegerToFloat", matmul_integer_to_float_cases},
       {"", "DynamicQuantizeLinear", dynamic_quantize_linear_cases},
       {"", "QLinearConv", qlinear_conv_cases},
+      {"ai.ignis", "QLinearConvNhwc", qlinear_conv_nhwc_cases},
       {"", "ConvInteger", conv_integer_cases},
       {"", "Cast", cast_cases},
       {"", "QLinearMatMul", qlinear_matmul_cases},

@@ -284,6 +284,23 @@ std::vector<KernelCase> qlinear_conv_cases() {
   return cases;
 }
 
+std::vector<KernelCase> qlinear_conv_nhwc_cases() {
+  // QLinearConv's ungrouped 2-D cases with X channels-last, each also with a 1x1 unit-stride
+  // unpadded spec (X read in place as the GEMM's A) among them.
+  std::vector<KernelCase> cases;
+  for (KernelCase c : qlinear_conv_cases()) {
+    const Shape& x = c.inputs[0];
+    if (x.rank() != 4 || c.attrs.get_int("group", 1) != 1) continue;
+    c.domain = "ai.ignis";
+    c.op_type = "QLinearConvNhwc";
+    c.opset = 1;
+    c.inputs[0] = Shape{x[0], x[2], x[3], x[1]};
+    c.label = "NHWC " + c.label;
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
 std::vector<KernelCase> conv_integer_cases() {
   std::vector<KernelCase> cases;
   int index = 0;

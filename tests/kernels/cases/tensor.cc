@@ -48,6 +48,13 @@ std::vector<KernelCase> transpose_cases() {
   cases.push_back(transpose_case({13, 21}, {1, 0}, DType::I32));
   cases.push_back(transpose_case({0, 8}, {1, 0}));
   cases.push_back(transpose_case({1, 64, 56, 56}, {0, 2, 3, 1}));  // split over two threads
+  // Bytes (a quantized channels-last run's edges): both directions, odd extents, a plane of
+  // fewer than 8 in one dim (the strided copy), 3-D.
+  cases.push_back(transpose_case({2, 19, 5, 7}, {0, 2, 3, 1}, DType::U8));
+  cases.push_back(transpose_case({1, 7, 7, 2048}, {0, 3, 1, 2}, DType::U8));
+  cases.push_back(transpose_case({1, 64, 56, 56}, {0, 2, 3, 1}, DType::U8));
+  cases.push_back(transpose_case({3, 5, 40}, {0, 2, 1}, DType::I8));
+  cases.push_back(transpose_case({33, 70}, {1, 0}, DType::I8));
   return cases;
 }
 
