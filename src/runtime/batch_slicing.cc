@@ -100,7 +100,11 @@ SlicingOptions slicing_options_for_cache(size_t l3_bytes) {
 }
 
 SlicingOptions slicing_options_from_env() {
-  static const size_t l3 = cpu0_l3_bytes();
+  static const size_t detected = cpu0_l3_bytes();
+  // IGNIS_BATCH_SLICING_L3 (bytes) stands in for the detected L3: the same plan on every
+  // machine, for tests and comparisons across CPUs.
+  const char* l3_env = std::getenv("IGNIS_BATCH_SLICING_L3");
+  const size_t l3 = l3_env != nullptr ? static_cast<size_t>(std::strtoull(l3_env, nullptr, 10)) : detected;
   SlicingOptions o = slicing_options_for_cache(l3);
   const char* v = std::getenv("IGNIS_BATCH_SLICING");
   o.enabled = !(v != nullptr && std::strcmp(v, "0") == 0);

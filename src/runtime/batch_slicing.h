@@ -39,7 +39,8 @@ struct SlicingOptions {
 // are a 32 MiB L3's): a run from half of it, slices of a quarter, within [4, 64] and [2, 32] MiB.
 SlicingOptions slicing_options_for_cache(size_t l3_bytes);
 
-// For the L3 CPU 0 shares (Linux sysfs); on unless IGNIS_BATCH_SLICING=0 (for A/B measurements).
+// For the L3 CPU 0 shares (Linux sysfs), or IGNIS_BATCH_SLICING_L3 bytes when set; on unless
+// IGNIS_BATCH_SLICING=0 (for A/B measurements).
 SlicingOptions slicing_options_from_env();
 
 // How a step can run on a slice of its batch.
