@@ -107,7 +107,7 @@ summary+=("server: $(grep -E '[0-9]+ (passed|failed)' build/serve_tests.txt | ta
 # Hostile traffic, shutdown and the batcher again against the sanitizer build of step 2: a
 # memory error in the connection or request handling, or in batch assembly and splitting,
 # aborts the server and fails these tests.
-IGNIS_BIN=build-asan/ignis python3 -m pytest -q tests/serve/test_http_errors.py tests/serve/test_shutdown.py \
+IGNIS_BIN=build-asan/ignis IGNIS_TEST_EXIT_TIMEOUT_S=60 python3 -m pytest -q tests/serve/test_http_errors.py tests/serve/test_shutdown.py \
   tests/serve/test_batching.py \
   2>&1 | tee build/serve_tests_asan.txt | tail -n 3
 summary+=("server under ASan+UBSan: $(grep -E '[0-9]+ (passed|failed)' build/serve_tests_asan.txt | tail -n 1)")
