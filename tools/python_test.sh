@@ -12,7 +12,17 @@ fi
 if command -v ccache >/dev/null; then
   export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
 fi
+# With a release build in build/ (tools/build.sh), the package is compiled with the same compiler
+# and flags, warnings as errors included, so that ccache serves the library's objects from that
+# build instead of compiling the tree a second time (its cache key holds the compiler's path and
+# every flag, not the build folder).
+settings=()
+if [ -f build/CMakeCache.txt ]; then
+  cxx=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' build/CMakeCache.txt)
+  [ -n "$cxx" ] && settings+=(--config-settings=cmake.define.CMAKE_CXX_COMPILER="$cxx")
+  grep -q '^IGNIS_WERROR:BOOL=ON' build/CMakeCache.txt && settings+=(--config-settings=cmake.define.IGNIS_WERROR=ON)
+fi
 start=$(date +%s)
-python3 -m pip install -q --root-user-action=ignore --no-build-isolation ./
+python3 -m pip install -q --root-user-action=ignore --no-build-isolation "${settings[@]}" ./
 echo "python package built and installed in $(( $(date +%s) - start ))s"
 python3 -m pytest -q -rs tests/python "$@"
