@@ -4,8 +4,9 @@
 //
 // Each subtracts the zero points into exact integers held as doubles (|q - zp| <= 255 and a sum
 // of products stays far below 2^53, so nothing rounds), runs the float64 reference MatMul or
-// Conv on them, and either stores the int32 accumulators (the *Integer ops) or requantizes:
-// y = saturate(round_half_even(acc * scale_a * scale_b / scale_y) + zp_y).
+// Conv on them, and either stores the int32 accumulators (the *Integer ops) or requantizes in
+// onnxruntime's arithmetic (float32 throughout, so that quantized models give its bytes):
+// y = saturate(round_half_even(fl32(float(acc) * m)) + zp_y), m = fl32(fl32(scale_a * scale_b) / scale_y).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -63,15 +64,19 @@ std::vector<float> scale_values(const Tensor& s) {
   return out;
 }
 
+// saturate(round_half_even(fl32(float(acc) * m)) + zp): acc an exact integer held as a double
+// (converted to float32 as int32 would be, rounding half to even past 2^24), the product and its
+// rounding in float32 (the default rounding mode: half to even). NaN saturates low.
 template <class Q>
-Q saturate_round_even(double v) {
-  const double r = std::nearbyint(v);  // the default rounding mode: half to even
+Q requantize_value(double acc, float m, double zp) {
+  const float product = static_cast<float>(acc) * m;
+  const double r = static_cast<double>(std::nearbyint(product)) + zp;
   if (!(r >= std::numeric_limits<Q>::min())) return std::numeric_limits<Q>::min();
   return static_cast<Q>(std::min(r, static_cast<double>(std::numeric_limits<Q>::max())));
 }
 
-// Writes y = saturate(round(acc * multiplier[channel] + zp)) with the output channel on `axis`
-// of the accumulator (the last axis for MatMul, axis 1 for Conv).
+// Writes y = requantize_value(acc, multiplier[channel], zp) with the output channel on `axis` of
+// the accumulator (the last axis for MatMul, axis 1 for Conv).
 Status requantize(const Tensor& acc, const std::vector<float>& multiplier, double zp, int axis, Tensor& y) {
   const double* a = acc.data_as<double>();
   int64_t inner = 1;
@@ -81,7 +86,7 @@ Status requantize(const Tensor& acc, const std::vector<float>& multiplier, doubl
     using Q = std::remove_pointer_t<decltype(yp)>;
     for (int64_t i = 0; i < acc.numel(); ++i) {
       const size_t k = multiplier.size() > 1 ? static_cast<size_t>((i / inner) % channels) : 0;
-      yp[i] = saturate_round_even<Q>(a[i] * static_cast<double>(multiplier[k]) + zp);
+      yp[i] = requantize_value<Q>(a[i], multiplier[k], zp);
     }
   };
   if (y.dtype() == DType::U8) write(y.data_as<uint8_t>());

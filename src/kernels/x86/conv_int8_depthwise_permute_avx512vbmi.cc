@@ -10,8 +10,7 @@
 // that row (at j * SW + kx * DW) into lane j's four bytes, and one vpdpbusd adds their
 // products with the row quad's four int8 weights (broadcast; taps past KW weigh 0), where the
 // int16 forms spend a conversion and an interleave per pair of taps. Four blocks are computed
-// together so the vpdpbusd chains overlap, then requantized (Requant: float32 with a float64
-// fallback, bit for bit the reference's).
+// together so the vpdpbusd chains overlap, then requantized (requantize_avx512.h).
 //
 // 3x3 and 5x5 kernels with strides 1 or 2 and no dilation go by groups of four output rows
 // and 16 columns: each input row the group reads is loaded and permuted once and serves every
@@ -29,7 +28,7 @@
 #include <cmath>
 
 #include "kernels/x86/conv_int8.h"
-#include "kernels/x86/requantize_avx2.h"
+#include "kernels/x86/requantize_avx512.h"
 
 namespace ignis::kernels::x86 {
 
@@ -135,74 +134,9 @@ struct Taps {
   __m512i offset;                   // bias - x_zp * sum_t w_t
 };
 
-// The requantization of requantize_avx2.h, y = clamp(round_half_even(double(acc) * double(m)
-// + zp), q_min, q_max), as the reference computes it in float64 (d), bit for bit.
-//
-// estimate() computes it from two float32 values instead, vf± = fl32(float(acc) * m + zp ± e)
-// (one fused rounding each, e = 2^-11), each rounded half to even: a = round(vf+),
-// b = round(vf-). While |acc * m + zp| <= 1024, vf± lie within 2^-12 of the exact values
-// v ± e (float(acc) and the fused rounding, 2^-24 relative each), and d within 2^-40 of v, so
-// vf- < d < vf+ and, rounding being monotonic, b <= round(d) <= a: where the clamped a and b
-// agree, that is the result. Farther out every one of them saturates alike. Lanes where they
-// differ (d within about e of a half-integer, about one in 1000 of those not clamped) are
-// reported, and exact() computes the block in float64. run_channels takes estimate() only
-// where |acc * m| < 2^30 for every sum (no float-to-int overflow), else exact() throughout.
-struct Requant {
-  __m512 zp_plus, zp_minus;
-  __m512i lo;
-  __m512d zp_d, lo_d, hi_d;
-  bool is_signed;
-  Requant(int32_t zero_point, int32_t q_min, int32_t q_max, bool signed_out)
-      : zp_plus(_mm512_set1_ps(static_cast<float>(zero_point) + 1.0f / 2048)),
-        zp_minus(_mm512_set1_ps(static_cast<float>(zero_point) - 1.0f / 2048)),
-        lo(_mm512_set1_epi32(q_min)),
-        zp_d(_mm512_set1_pd(zero_point)),
-        lo_d(_mm512_set1_pd(q_min)),
-        hi_d(_mm512_set1_pd(q_max)),
-        is_signed(signed_out) {}
-
-  // The 16 values of acc scaled by m as bytes (to `out`), and the lanes they may be wrong in.
-  // The bounds are the output type's, so the saturating narrowing applies q_max.
-  __mmask16 estimate(__m512i acc, __m512 m, __m128i& out) const {
-    constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-    const __m512 f = _mm512_maskz_cvtepi32_ps(kAll16, acc);
-    const __m512i a = _mm512_maskz_max_epi32(
-        kAll16, _mm512_maskz_cvt_roundps_epi32(kAll16, _mm512_fmadd_ps(f, m, zp_plus), kNearest), lo);
-    const __m512i b = _mm512_maskz_max_epi32(
-        kAll16, _mm512_maskz_cvt_roundps_epi32(kAll16, _mm512_fmadd_ps(f, m, zp_minus), kNearest), lo);
-    out = is_signed ? _mm512_maskz_cvtsepi32_epi8(kAll16, a) : _mm512_maskz_cvtusepi32_epi8(kAll16, a);
-    return _mm512_cmpneq_epi32_mask(a, b);
-  }
-
-  // The same in float64 (m_lo, m_hi: m of lanes 0-7 and 8-15 as double), as the reference
-  // computes it.
-  __m128i exact(__m512i acc, __m512d m_lo, __m512d m_hi) const {
-    constexpr __mmask8 all = 0xFF;
-    // Eight values, from the low or high half of acc, as bytes in the low half. max(NaN, lo)
-    // is lo: NaN saturates low, as in the reference.
-    const auto eight = [&](int half) {
-      const __m256i a =
-          half == 0 ? _mm512_maskz_extracti64x4_epi64(all, acc, 0) : _mm512_maskz_extracti64x4_epi64(all, acc, 1);
-      const __m512d m = half == 0 ? m_lo : m_hi;
-      __m512d v = _mm512_add_pd(rounded(_mm512_mul_pd(_mm512_maskz_cvtepi32_pd(all, a), m)), zp_d);
-      v = _mm512_maskz_roundscale_pd(all, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      return _mm256_maskz_cvtepi32_epi8(
-          all, _mm512_maskz_cvtpd_epi32(all, _mm512_maskz_min_pd(all, _mm512_maskz_max_pd(all, v, lo_d), hi_d)));
-    };
-    return _mm_unpacklo_epi64(eight(0), eight(1));
-  }
-};
-
-// kInFlight blocks' bytes (multipliers m per lane, m_lo and m_hi for lanes 0-7 and 8-15 as
-// double), one branch for the rare lanes the estimate cannot vouch for.
-inline void requantize_blocks(const Requant& rq, const __m512i* acc, __m512 m, __m512d m_lo, __m512d m_hi,
-                              bool estimate, __m128i* bytes) {
-  __mmask16 unsure[kInFlight], any = 0;
-  for (int i = 0; i < kInFlight; ++i) any |= unsure[i] = estimate ? rq.estimate(acc[i], m, bytes[i]) : kAll16;
-  if (any) [[unlikely]] {
-    for (int i = 0; i < kInFlight; ++i)
-      if (unsure[i]) bytes[i] = rq.exact(acc[i], m_lo, m_hi);
-  }
+// kInFlight blocks' bytes (multipliers m per lane).
+inline void requantize_blocks(const RequantAvx512& rq, const __m512i* acc, __m512 m, __m128i* bytes) {
+  for (int i = 0; i < kInFlight; ++i) bytes[i] = rq.bytes(acc[i], m);
 }
 
 // kInFlight blocks' sums, the blocks' first taps at src[i].
@@ -247,12 +181,11 @@ inline void sum_rows(const Taps& t, const uint8_t* src, int64_t width, __m512i o
 // KH = kRows): groups of kInFlight output rows by 16 columns; 0: any geometry, blocks of 16
 // outputs one by one (through `out` for the flat walk).
 template <int kQuads, int kRows, int kStride>
-void walk(const ConvGeometry2d& g, const PermutePlane& f, const Taps& t, const Requant& rq, float multiplier,
-          bool estimate, const uint8_t* plane, uint8_t* out, uint8_t* y) {
+void walk(const ConvGeometry2d& g, const PermutePlane& f, const Taps& t, const RequantAvx512& rq, float multiplier,
+          const uint8_t* plane, uint8_t* out, uint8_t* y) {
   const __m512 m = _mm512_set1_ps(multiplier);
-  const __m512d m_d = _mm512_set1_pd(multiplier);
   __m128i bytes[kInFlight];
-  const auto requantize = [&](const __m512i* acc) { requantize_blocks(rq, acc, m, m_d, m_d, estimate, bytes); };
+  const auto requantize = [&](const __m512i* acc) { requantize_blocks(rq, acc, m, bytes); };
   __m512i acc[kInFlight];
   if constexpr (kStride > 0) {
     for (int64_t oy0 = 0; oy0 < g.oh; oy0 += kInFlight) {
@@ -315,20 +248,17 @@ void walk(const ConvGeometry2d& g, const PermutePlane& f, const Taps& t, const R
 }
 
 // Channel c's weights as row quads of four int8 bytes (to `quads`, zero past KW; int8 by the
-// caller's guarantee), its offset bias - x_zp * sum_t w_t, and whether the float32 estimate
-// may requantize its sums: where none can reach 2^30 scaled (so none overflows int32 as float;
-// NaN and infinite multipliers fail the test).
+// caller's guarantee) and its offset bias - x_zp * sum_t w_t.
 template <int kQuads>
 int32_t prepare_channel(const ConvGeometry2d& g, const DepthwiseInt8Channels& p, int32_t x_zp, int64_t c,
-                        int32_t* quads, bool& estimate) {
-  __m128i sum = _mm_setzero_si128(), abs_sum = _mm_setzero_si128();
+                        int32_t* quads) {
+  __m128i sum = _mm_setzero_si128();
   for (int64_t ky = 0; ky < g.kh; ++ky)
     for (int q = 0; q < kQuads; ++q) {
       const int64_t n = std::min<int64_t>(4, g.kw - 4 * q);
       const __m128i w =
           _mm_maskz_loadu_epi32(static_cast<__mmask8>((1u << n) - 1), p.w + (c * g.kh + ky) * g.kw + 4 * q);
       sum = _mm_add_epi32(sum, w);
-      abs_sum = _mm_add_epi32(abs_sum, _mm_abs_epi32(w));
       quads[ky * kQuads + q] = _mm_cvtsi128_si32(_mm_maskz_cvtepi32_epi8(0xF, w));
     }
   const auto total = [](__m128i v) {
@@ -337,10 +267,7 @@ int32_t prepare_channel(const ConvGeometry2d& g, const DepthwiseInt8Channels& p,
   };
   // Wrapping like the reference's int32 sum.
   const uint32_t bias = p.bias ? static_cast<uint32_t>(p.bias[c]) : 0;
-  const auto offset = static_cast<int32_t>(bias - static_cast<uint32_t>(x_zp) * static_cast<uint32_t>(total(sum)));
-  const double acc_bound = std::abs(static_cast<double>(offset)) + 255.0 * total(abs_sum);
-  estimate = acc_bound * std::abs(static_cast<double>(p.multiplier[c])) < 0x1p30;
-  return offset;
+  return static_cast<int32_t>(bias - static_cast<uint32_t>(x_zp) * static_cast<uint32_t>(total(sum)));
 }
 
 // Two planes side by side in each padded row, for narrow outputs (7 wide at 3x3 and 5x5): the first
@@ -403,7 +330,7 @@ void run_pairs(const ConvGeometry2d& g, const PermutePlane& f, const Taps& t, co
   const int32_t x_zp = p.x_zero_point + (p.x_signed ? 128 : 0);
   const __m512i fill = _mm512_set1_epi8(static_cast<char>(x_zp));
   const __m512i flip = _mm512_set1_epi8(p.x_signed ? static_cast<char>(0x80) : 0);
-  const Requant rq(p.y_zero_point, p.q_min, p.q_max, p.y_signed);
+  const RequantAvx512 rq(p.y_zero_point, p.q_min, p.q_max, p.y_signed);
   const PairPlane pp = pair_plane(g, f);
   const int64_t in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
   const auto second = static_cast<__mmask16>(~((1u << pp.lanes) - 1));
@@ -413,18 +340,14 @@ void run_pairs(const ConvGeometry2d& g, const PermutePlane& f, const Taps& t, co
     const int64_t ca = c, cb = std::min(c + 1, c_end - 1);
     pad_pair(g, f, pp, p.x + ca * in_plane, p.x + cb * in_plane, fill, flip, scratch);
     int32_t qa[kRows * kQuads], qb[kRows * kQuads];
-    bool est_a, est_b;
-    const int32_t off_a = prepare_channel<kQuads>(g, p, x_zp, ca, qa, est_a);
-    const int32_t off_b = prepare_channel<kQuads>(g, p, x_zp, cb, qb, est_b);
+    const int32_t off_a = prepare_channel<kQuads>(g, p, x_zp, ca, qa);
+    const int32_t off_b = prepare_channel<kQuads>(g, p, x_zp, cb, qb);
     __m512i w[kRows * kQuads];
     for (int i = 0; i < kRows * kQuads; ++i)
       w[i] = _mm512_mask_blend_epi32(second, _mm512_set1_epi32(qa[i]), _mm512_set1_epi32(qb[i]));
     const __m512i offset = _mm512_mask_blend_epi32(second, _mm512_set1_epi32(off_a), _mm512_set1_epi32(off_b));
     const float ma = p.multiplier[ca], mb = p.multiplier[cb];
     const __m512 m = _mm512_mask_blend_ps(second, _mm512_set1_ps(ma), _mm512_set1_ps(mb));
-    const __m512d ma_d = _mm512_set1_pd(ma), mb_d = _mm512_set1_pd(mb);
-    const __m512d m_lo = _mm512_mask_blend_pd(static_cast<__mmask8>(second), ma_d, mb_d);
-    const __m512d m_hi = _mm512_mask_blend_pd(static_cast<__mmask8>(second >> 8), ma_d, mb_d);
     uint8_t* ya = p.y + ca * out_plane;
     uint8_t* yb = p.y + cb * out_plane - pp.lanes;  // lane pp.lanes is its column 0
     __m512i acc[kInFlight];
@@ -432,7 +355,7 @@ void run_pairs(const ConvGeometry2d& g, const PermutePlane& f, const Taps& t, co
     for (int64_t oy0 = 0; oy0 < g.oh; oy0 += kInFlight) {
       sum_rows<kQuads, kRows, kStride>(t, scratch + oy0 * kStride * pp.pitch, pp.pitch, offset,
                                        [&](int ky, int q) { return w[ky * kQuads + q]; }, acc);
-      requantize_blocks(rq, acc, m, m_lo, m_hi, est_a && est_b, bytes);
+      requantize_blocks(rq, acc, m, bytes);
       for (int64_t i = 0; i < std::min<int64_t>(kInFlight, g.oh - oy0); ++i) {
         _mm_mask_storeu_epi8(ya + (oy0 + i) * g.ow, keep_a, bytes[i]);
         _mm_mask_storeu_epi8(yb + (oy0 + i) * g.ow, keep_b, bytes[i]);
@@ -453,15 +376,14 @@ void run_channels(const ConvGeometry2d& g, const PermutePlane& f, Taps& t, const
   const int32_t x_zp = p.x_zero_point + (p.x_signed ? 128 : 0);
   const __m512i fill = _mm512_set1_epi8(static_cast<char>(x_zp));
   const __m512i flip = _mm512_set1_epi8(p.x_signed ? static_cast<char>(0x80) : 0);
-  const Requant rq(p.y_zero_point, p.q_min, p.q_max, p.y_signed);
+  const RequantAvx512 rq(p.y_zero_point, p.q_min, p.q_max, p.y_signed);
   const int64_t in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
   uint8_t* plane = scratch;
   uint8_t* out = scratch + plane_alloc(f);
   for (int64_t c = c_begin; c < c_end; ++c) {
     pad_plane(g, f, p.x + c * in_plane, fill, flip, plane);
-    bool estimate;
-    t.offset = _mm512_set1_epi32(prepare_channel<kQuads>(g, p, x_zp, c, t.quads, estimate));
-    walk<kQuads, kRows, kStride>(g, f, t, rq, p.multiplier[c], estimate, plane, out, p.y + c * out_plane);
+    t.offset = _mm512_set1_epi32(prepare_channel<kQuads>(g, p, x_zp, c, t.quads));
+    walk<kQuads, kRows, kStride>(g, f, t, rq, p.multiplier[c], plane, out, p.y + c * out_plane);
   }
 }
 

@@ -131,12 +131,11 @@ struct Int8GemmArgs {
   const float* row_scale = nullptr;
   const float* col_scale = nullptr;
   const float* bias = nullptr;
-  // Requantized output, as the reference QLinearConv / QLinearMatMul compute it:
-  //   c_q[i][j] = clamp(round_half_even(double(acc + q_bias[i]) * double(m) + q_zero_point), q_min, q_max)
-  // with m = q_row_scale[i] or q_col_scale[j] (exactly one is set), every byte equal to this
-  // float64 expression (the AVX-512 tile computes in float32 and redoes values near a tie in
-  // float64: requantize_avx512.h); stored as int8 when q_signed, else uint8. q_min above the
-  // type's minimum folds a Relu (clamp at the zero point).
+  // Requantized output, as the reference QLinearConv / QLinearMatMul compute it (onnxruntime's
+  // arithmetic, requantize_avx2.h):
+  //   c_q[i][j] = clamp(round_half_even(fl32(float(acc + q_bias[i]) * m)) + q_zero_point, q_min, q_max)
+  // with m = q_row_scale[i] or q_col_scale[j] (exactly one is set); stored as int8 when
+  // q_signed, else uint8. q_min above the type's minimum folds a Relu (clamp at the zero point).
   void* c_q = nullptr;
   bool q_signed = false;
   const int32_t* q_bias = nullptr;  // [M] or null

@@ -31,12 +31,6 @@ constexpr Inputs kMatMulInteger{};
 constexpr Inputs kToFloat{.a = 0, .b = 1, .scale = 2, .a_zp = 3, .b_zp = 4, .bias = 5};
 constexpr Inputs kQLinear{.a = 0, .b = 3, .a_zp = 2, .b_zp = 5, .a_scale = 1, .b_scale = 4, .y_scale = 6, .y_zp = 7};
 
-// One zero-point entry of a uint8/int8 tensor as int32.
-int32_t zero_point_at(const Tensor& t, int64_t i) {
-  return t.dtype() == DType::U8 ? static_cast<int32_t>(t.data_as<uint8_t>()[i])
-                                : static_cast<int32_t>(t.data_as<int8_t>()[i]);
-}
-
 // The per-column corrections of B for zero point zb (one value or one per column).
 struct ColumnTerms {
   std::vector<int32_t> shift;  // off - zb_j; empty when all 0
@@ -51,7 +45,7 @@ ColumnTerms column_terms(const PackedInt8B& b, const Tensor* zp) {
   std::vector<int32_t> shift(static_cast<size_t>(n));
   bool any_shift = false;
   for (int64_t j = 0; j < n; ++j) {
-    const int32_t zb = zp == nullptr ? 0 : zero_point_at(*zp, zp->numel() == 1 ? 0 : j);
+    const int32_t zb = zero_point_entry(zp, j);
     t.corr[static_cast<size_t>(j)] = b.column_sums()[j] - static_cast<int32_t>(b.k()) * zb;
     shift[static_cast<size_t>(j)] = off - zb;
     any_shift |= off != zb;
@@ -226,7 +220,7 @@ class Int8MatMulKernel final : public Kernel {
       g.c_q = y.data();
       g.q_signed = y.dtype() == DType::I8;
       g.q_col_scale = col_scale.data();
-      g.q_zero_point = zero_point_at(yzp, 0);
+      g.q_zero_point = int8_entry(yzp, 0);
       g.q_min = g.q_signed ? -128 : 0;
       g.q_max = g.q_signed ? 127 : 255;
     } else {
@@ -255,7 +249,7 @@ class Int8MatMulKernel final : public Kernel {
     }
     const Tensor& zp = ctx.input(in_.a_zp);
     const int64_t m = a.rank() >= 2 ? a.dim(a.rank() - 2) : 1;
-    for (int64_t i = 0; i < rows; ++i) out[i] = zero_point_at(zp, zp.numel() == 1 ? 0 : i % m);
+    for (int64_t i = 0; i < rows; ++i) out[i] = zero_point_entry(&zp, i % m);
   }
 
   // Whether the GEMM runs this call: B is 2-D, the zero points are one value or one per row of
@@ -323,5 +317,12 @@ void register_nn_int8(KernelRegistry& r) {
          .isa = Isa::Avx2, .priority = 10, .id = "x86/qlinearglobalaveragepool_avx2",
          .factory = create_qlinear_global_average_pool_avx2});
 }
+
+int32_t int8_entry(const Tensor& t, int64_t i) {
+  return t.dtype() == DType::U8 ? static_cast<int32_t>(t.data_as<uint8_t>()[i])
+                                : static_cast<int32_t>(t.data_as<int8_t>()[i]);
+}
+
+int32_t zero_point_entry(const Tensor* zp, int64_t i) { return zp ? int8_entry(*zp, zp->numel() == 1 ? 0 : i) : 0; }
 
 }  // namespace ignis::kernels::x86

@@ -42,16 +42,6 @@ struct ConvInputs {
 constexpr ConvInputs kQLinearConv{0, 1, 2, 3, 4, 5, 6, 7, 8};
 constexpr ConvInputs kConvInteger{0, -1, 2, 1, -1, 3, -1, -1, -1};
 
-int32_t byte_value(DType t, const void* data, int64_t i) {
-  return t == DType::U8 ? static_cast<int32_t>(static_cast<const uint8_t*>(data)[i])
-                        : static_cast<int32_t>(static_cast<const int8_t*>(data)[i]);
-}
-
-// Entry i of a zero-point tensor (one value or one per channel) as int32; 0 without one.
-int32_t zero_point_of(const Tensor* zp, int64_t i) {
-  return zp ? byte_value(zp->dtype(), zp->data(), zp->numel() == 1 ? 0 : i) : 0;
-}
-
 // W as the GEMM's A operand: rows [Cout x K], each row's zero point and sum. uint8 rows (int8
 // weights flipped to w + 128, their zero points moved likewise), or, for a GEMM backend that
 // takes signed A (Int8GemmBackend::signed_a), int8 weights as they are when every zero point is
@@ -86,7 +76,7 @@ WeightRows make_weight_rows(const Tensor& w, const Tensor* zp, bool signed_a) {
   r.sums.resize(static_cast<size_t>(m));
   for (int64_t i = 0; i < m; ++i) {
     r.zero_points[static_cast<size_t>(i)] =
-        r.is_signed ? 0 : zero_point_of(zp, i) + (flip ? 128 : 0);
+        r.is_signed ? 0 : zero_point_entry(zp, i) + (flip ? 128 : 0);
     r.any_zero_point |= r.zero_points[static_cast<size_t>(i)] != 0;
     r.one_zero_point &= r.zero_points[static_cast<size_t>(i)] == r.zero_points[0];
   }
@@ -105,9 +95,9 @@ std::vector<int32_t> centered_weights(const Tensor& w, const Tensor* zp) {
   const int64_t channels = w.dim(0), taps = w.numel() / std::max<int64_t>(channels, 1);
   std::vector<int32_t> out(static_cast<size_t>(w.numel()));
   for (int64_t c = 0; c < channels; ++c) {
-    const int32_t z = zero_point_of(zp, c);
+    const int32_t z = zero_point_entry(zp, c);
     for (int64_t t = 0; t < taps; ++t)
-      out[static_cast<size_t>(c * taps + t)] = byte_value(w.dtype(), w.data(), c * taps + t) - z;
+      out[static_cast<size_t>(c * taps + t)] = int8_entry(w, c * taps + t) - z;
   }
   return out;
 }
@@ -130,7 +120,7 @@ QuantParams quant_params(const KernelContext& ctx, const ConvInputs& in, int64_t
   QuantParams q;
   const Tensor& x = ctx.input(in.x);
   q.x_signed = x.dtype() == DType::I8;
-  q.x_zp = ctx.has_input(in.x_zp) ? byte_value(ctx.input(in.x_zp).dtype(), ctx.input(in.x_zp).data(), 0) : 0;
+  q.x_zp = ctx.has_input(in.x_zp) ? int8_entry(ctx.input(in.x_zp), 0) : 0;
   if (in.int32_out()) {
     q.int32_out = true;
     return q;
@@ -142,7 +132,7 @@ QuantParams quant_params(const KernelContext& ctx, const ConvInputs& in, int64_t
     q.multiplier[static_cast<size_t>(c)] = xs * ws.data_as<float>()[ws.numel() == 1 ? 0 : c] / ys;
   const Tensor& yzp = ctx.input(in.y_zp);
   q.y_signed = yzp.dtype() == DType::I8;
-  q.y_zp = byte_value(yzp.dtype(), yzp.data(), 0);
+  q.y_zp = int8_entry(yzp, 0);
   q.q_min = q.y_signed ? -128 : 0;
   q.q_max = q.y_signed ? 127 : 255;
   q.bias = ctx.has_input(in.bias) ? ctx.input(in.bias).data_as<int32_t>() : nullptr;

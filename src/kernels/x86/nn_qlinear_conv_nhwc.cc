@@ -30,14 +30,6 @@ namespace ignis::kernels::x86 {
 
 namespace {
 
-int32_t byte_at(const Tensor& t, int64_t i) {
-  return t.dtype() == DType::U8 ? static_cast<int32_t>(static_cast<const uint8_t*>(t.data())[i])
-                                : static_cast<int32_t>(static_cast<const int8_t*>(t.data())[i]);
-}
-
-// Entry i of a zero-point tensor (one value or one per channel); 0 without one.
-int32_t zero_point_at(const Tensor* zp, int64_t i) { return zp ? byte_at(*zp, zp->numel() == 1 ? 0 : i) : 0; }
-
 // im2col rows of about this many bytes per chunk: with a chunk of B (int8_panels_per_chunk)
 // they stay in L2.
 constexpr int64_t kChunkBytes = int64_t{96} << 10;
@@ -73,7 +65,7 @@ class QLinearConvNhwcKernel final : public Kernel {
     k->col_shift_.resize(static_cast<size_t>(m));
     k->weight_terms_.resize(static_cast<size_t>(m));
     for (int64_t j = 0; j < m; ++j) {
-      const int32_t wz = zero_point_at(w_zp, j);
+      const int32_t wz = zero_point_entry(w_zp, j);
       k->col_shift_[static_cast<size_t>(j)] = off - wz;
       k->needs_row_sums_ |= off != wz;
       k->weight_terms_[static_cast<size_t>(j)] = k->b_.column_sums()[j] - static_cast<int32_t>(kdim) * wz;
@@ -103,7 +95,7 @@ class QLinearConvNhwcKernel final : public Kernel {
     // Per-column multipliers, as the reference computes them, and bias with the zero-point term.
     const float xs = ctx.input(1).data_as<float>()[0], ys = ctx.input(6).data_as<float>()[0];
     const Tensor& ws = ctx.input(4);
-    const int32_t x_zp = ctx.has_input(2) ? byte_at(ctx.input(2), 0) : 0;
+    const int32_t x_zp = ctx.has_input(2) ? int8_entry(ctx.input(2), 0) : 0;
     const Tensor& yzp = ctx.input(7);
     const bool y_signed = yzp.dtype() == DType::I8;
     const int32_t* bias = ctx.has_input(8) ? ctx.input(8).data_as<int32_t>() : nullptr;
@@ -169,7 +161,7 @@ class QLinearConvNhwcKernel final : public Kernel {
           args.ldc = m;
           args.q_signed = y_signed;
           args.q_col_scale = multiplier;
-          args.q_zero_point = byte_at(yzp, 0);
+          args.q_zero_point = int8_entry(yzp, 0);
           args.q_min = y_signed ? -128 : 0;
           args.q_max = y_signed ? 127 : 255;
           gemm_u8s8(args, nullptr);

@@ -66,13 +66,6 @@ void dequantize_row(const uint8_t* x, float* y, const Row& r, bool is_signed) {
   }
 }
 
-int32_t zero_point_at(const KernelContext& ctx, int input, int64_t i) {
-  if (!ctx.has_input(input)) return 0;
-  const Tensor& zp = ctx.input(input);
-  return zp.dtype() == DType::U8 ? static_cast<int32_t>(zp.data_as<uint8_t>()[i])
-                                 : static_cast<int32_t>(zp.data_as<int8_t>()[i]);
-}
-
 // The rows of x with their scales, split so that no piece is much longer than a part's share.
 std::vector<Row> rows_of(const KernelContext& ctx, const Shape& x, int64_t pieces_per_row) {
   const Tensor& scale = ctx.input(1);
@@ -85,7 +78,7 @@ std::vector<Row> rows_of(const KernelContext& ctx, const Shape& x, int64_t piece
   for (int64_t o = 0; o < s.outer; ++o) {
     for (int64_t c = 0; c < s.channels; ++c, base += s.inner) {
       const float sc = scale.data_as<float>()[scale.numel() <= 1 ? 0 : c];
-      const int32_t zp = zero_point_at(ctx, 2, ctx.has_input(2) && ctx.input(2).numel() > 1 ? c : 0);
+      const int32_t zp = zero_point_entry(ctx.has_input(2) ? &ctx.input(2) : nullptr, c);
       for (int64_t p = 0; p < pieces_per_row; ++p) {
         const int64_t b = base + s.inner * p / pieces_per_row / 8 * 8;
         const int64_t e = p + 1 == pieces_per_row ? base + s.inner : base + s.inner * (p + 1) / pieces_per_row / 8 * 8;

@@ -73,4 +73,9 @@ inline int parallel_parts(ThreadPool* pool, int64_t work, int64_t units) {
 // validated by shape inference) as a GEMM epilogue without bias or residual.
 GemmEpilogue fused_activation(const AttrMap& attrs);
 
+// Entry i of a uint8 / int8 tensor (a zero point) as int32; zero_point_entry: of a zero-point
+// input given as one value or one per channel, 0 when it is omitted (null). nn_int8.cc.
+int32_t int8_entry(const Tensor& t, int64_t i);
+int32_t zero_point_entry(const Tensor* zp, int64_t i);
+
 }  // namespace ignis::kernels::x86

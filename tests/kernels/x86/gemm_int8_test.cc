@@ -412,7 +412,8 @@ struct RequantProblem {
 // The requantizing epilogue against its definition (gemm_int8.h) evaluated on the exact
 // integer sums: per-row multipliers with a bias, per-column multipliers, uint8 and int8, a
 // raised lower bound (a folded Relu), and multipliers of 1/2 and 1/4 on small sums, whose products are often
-// exact half-integers (ties to even, which the float32 paths send to float64).
+// exact half-integers (rounded to even before the zero point is added: with the odd int8 zero
+// point, rounding after adding it would give the other integer).
 TEST(Int8Gemm, RequantizedOutputFollowsItsDefinition) {
   for (const Int8GemmBackend* backend : backends()) {
     for (int variant = 0; variant < 16; ++variant) {
@@ -454,10 +455,10 @@ TEST(Int8Gemm, RequantizedOutputFollowsItsDefinition) {
           for (int64_t kk = 0; kk < k; ++kk)
             acc += (static_cast<int64_t>(a[static_cast<size_t>(i * k + kk)]) - 128) *
                    static_cast<int8_t>(b[static_cast<size_t>(kk * n + j)]);
-          const double mult = scale[static_cast<size_t>(per_row ? i : j)];
-          const double r = std::nearbyint(static_cast<double>(acc) * mult + zp);
-          const double v = static_cast<double>(acc) * mult + zp;
-          in_range_ties += v - std::floor(v) == 0.5 && v > lo && v < hi;
+          const float mult = scale[static_cast<size_t>(per_row ? i : j)];
+          const float product = static_cast<float>(acc) * mult;
+          const double r = static_cast<double>(std::nearbyint(product)) + zp;
+          in_range_ties += product - std::floor(product) == 0.5f && product + zp > lo && product + zp < hi;
           const auto want = static_cast<int32_t>(std::clamp(r, static_cast<double>(lo), static_cast<double>(hi)));
           const uint8_t raw = c[static_cast<size_t>(i * n + j)];
           const int32_t got = is_signed ? static_cast<int8_t>(raw) : raw;
@@ -471,10 +472,11 @@ TEST(Int8Gemm, RequantizedOutputFollowsItsDefinition) {
   }
 }
 
-// Products within about 1e-5 of a half-integer, where a float32 evaluation can round to the
-// other side: per-column multipliers chosen as (t + 0.5 + d) / acc for small d, checked against
-// the float64 definition, with both AVX2 tiles (A with and without zero bytes).
-TEST(Int8Gemm, RequantizesNearTiesAsFloat64) {
+// Products within about 1e-5 of a half-integer, where an evaluation other than the definition's
+// (a float64 product, or the zero point added before rounding in one fused multiply-add) can
+// round to the other side: per-column multipliers chosen as (t + 0.5 + d) / acc for small d,
+// checked against the float32 definition, with both AVX2 tiles (A with and without zero bytes).
+TEST(Int8Gemm, RequantizesNearTiesAsDefined) {
   for (const Int8GemmBackend* backend : backends()) {
     for (bool a_signed : {false, true}) {
       if (!takes(*backend, a_signed)) continue;
@@ -506,9 +508,11 @@ TEST(Int8Gemm, RequantizesNearTiesAsFloat64) {
       for (int64_t i = 0; i < m; ++i) {
         for (int64_t j = 0; j < n; ++j) {
           const int64_t acc = (static_cast<int64_t>(a[static_cast<size_t>(i)]) - 128) * static_cast<int8_t>(b[static_cast<size_t>(j)]);
-          const double v = static_cast<double>(acc) * static_cast<double>(scale[static_cast<size_t>(j)]) + 3.0;
-          near += std::abs(v - std::floor(v) - 0.5) < 1e-4;
-          const auto want = static_cast<int32_t>(std::clamp(std::nearbyint(v), -128.0, 127.0));
+          const double exact = static_cast<double>(acc) * static_cast<double>(scale[static_cast<size_t>(j)]);
+          near += std::abs(exact - std::floor(exact) - 0.5) < 1e-4;
+          const float product = static_cast<float>(acc) * scale[static_cast<size_t>(j)];
+          const auto want = static_cast<int32_t>(std::clamp(std::nearbyint(product) + 3.0f, -128.0f, 127.0f));
+          const double v = product;
           ASSERT_EQ(static_cast<int8_t>(c[static_cast<size_t>(i * n + j)]), want)
               << backend->name << (a_signed ? " s8 A" : "") << " at (" << i << ", " << j << "): " << v;
         }
