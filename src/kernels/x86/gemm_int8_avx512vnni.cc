@@ -174,6 +174,39 @@ void depth_loop_6x32(int64_t quads, const uint8_t* a, int64_t lda, const int8_t*
 #undef IGNIS_VNNI_LOOP_NEXT
 #undef IGNIS_VNNI_CLOBBERS
 
+// The requantized bytes of a tile whose sums need no zero-point correction beyond the column
+// offsets and row biases (every QLinearConv and QLinearMatMul with symmetric weights): what
+// store_half does, with its per-vector branches decided once and each column vector's offset
+// and multiplier loaded once for all kR rows (a 16-deep GEMM spends as long here as in its
+// multiply-adds).
+template <int kR, int kP>
+[[gnu::always_inline]] inline void store_requantized_tile(const Int8GemmArgs& g, const RequantAvx512& rq, int64_t i0,
+                                                          int64_t panel, const __m512i (&acc)[kR][2 * kP]) {
+  const PackedInt8B& b = *g.b;
+  __m512i row_bias[kR];
+  __m512 row_m[kR];
+  #pragma GCC unroll 16
+  for (int r = 0; r < kR; ++r) {
+    row_bias[r] = _mm512_set1_epi32(g.q_bias ? g.q_bias[i0 + r] : 0);
+    row_m[r] = _mm512_set1_ps(g.q_row_scale ? g.q_row_scale[i0 + r] : 0.0f);
+  }
+  #pragma GCC unroll 16
+  for (int c = 0; c < 2 * kP; ++c) {
+    const int64_t j = (panel + c / 2) * kInt8PanelCols + (c % 2) * 16;
+    const int64_t cols = std::clamp<int64_t>(b.n() - j, 0, 16);
+    if (cols == 0) continue;
+    const auto mask = static_cast<__mmask16>(cols == 16 ? 0xFFFF : (1u << cols) - 1);
+    const __m512i offset = g.col_offset ? _mm512_maskz_loadu_epi32(mask, g.col_offset + j) : _mm512_setzero_si512();
+    const __m512 col_m = g.q_col_scale ? _mm512_maskz_loadu_ps(mask, g.q_col_scale + j) : _mm512_setzero_ps();
+    uint8_t* out = static_cast<uint8_t*>(g.c_q) + i0 * g.ldc + j;
+    #pragma GCC unroll 16
+    for (int r = 0; r < kR; ++r) {
+      const __m512i sum = _mm512_add_epi32(_mm512_add_epi32(acc[r][c], offset), row_bias[r]);
+      _mm512_mask_cvtepi32_storeu_epi8(out + r * g.ldc, mask, rq.values(sum, g.q_col_scale ? col_m : row_m[r]));
+    }
+  }
+}
+
 // kR rows x kP panels (32 columns each) of C.
 template <int kR, int kP>
 void tile(const Int8GemmArgs& g, int64_t i0, int64_t panel) {
@@ -222,6 +255,10 @@ void tile(const Int8GemmArgs& g, int64_t i0, int64_t panel) {
   }
   const Int8GemmArgs args = g;
   const RequantAvx512 rq(args.q_zero_point, args.q_min, args.q_max, args.q_signed);
+  if (args.c_q && !args.row_zp && !(args.row_sum && args.col_shift)) {
+    store_requantized_tile<kR, kP>(args, rq, i0, panel, acc);
+    return;
+  }
   #pragma GCC unroll 16
   for (int p = 0; p < kP; ++p) {
     const int64_t j0 = (panel + p) * kInt8PanelCols;
