@@ -11,8 +11,9 @@ int64_t estimate_flops(const ir::Node& node, const std::vector<const ir::ValueTy
   const Shape& out = outputs[0].shape;
   const std::string& op = node.op_type;
   auto in_shape = [&](size_t i) -> const Shape* { return i < inputs.size() && inputs[i] ? &inputs[i]->shape : nullptr; };
-  if ((op == "Conv" || op == "FusedConv" || op == "ConvInteger" || op == "QLinearConv") && in_shape(1)) {
-    const Shape& w = op == "QLinearConv" ? *in_shape(3) : *in_shape(1);
+  const bool qlinear_conv = op == "QLinearConv" || op == "QLinearConvNhwc";
+  if ((op == "Conv" || op == "FusedConv" || op == "ConvInteger" || qlinear_conv) && in_shape(qlinear_conv ? 3 : 1)) {
+    const Shape& w = qlinear_conv ? *in_shape(3) : *in_shape(1);
     return 2 * out.numel() * w.numel(1, w.rank());  // per output: Cin/group * prod(kernel)
   }
   if (op == "BlockedConv" && in_shape(1) && out.rank() == 5) {
