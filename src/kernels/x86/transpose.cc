@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The x86 Transpose kernel: 4-byte elements whose coalesced view is a transpose of a plane
 // (2-D, batched 2-D, NCHW <-> NHWC and any permutation that moves the innermost source dim)
-// go to the AVX2 8x8 blocks of transpose_avx2.cc; 1-byte elements (the uint8 / int8 tensors
-// at the edges of a quantized model's channels-last run) to the same strips walked in blocks
-// of 32 x 32 bytes; every other view is the reference's strided copy. Built without ISA flags,
-// like every registration file.
+// go to the AVX2 8x8 blocks of transpose_avx2.cc, 1-byte elements (the uint8 / int8 tensors
+// at the edges of a quantized model's channels-last run) to its 16x16 byte blocks; every other
+// view is the reference's strided copy. Built without ISA flags, like every registration file.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -16,21 +15,6 @@
 namespace ignis::kernels::x86 {
 
 namespace {
-
-// Output rows [k0, k1) of one plane of bytes: out[kk * ok + j] = in[kk + j * sj] for j < n, in
-// blocks of 32 x 32 so that both sides stay in L1 lines (the reference's strided copy reads
-// one byte per source line per output byte).
-void transpose_strip_b8(uint8_t* out, const uint8_t* in, int64_t k0, int64_t k1, int64_t ok, int64_t n, int64_t sj) {
-  constexpr int64_t kBlock = 32;
-  for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
-    const int64_t j1 = std::min(n, j0 + kBlock);
-    for (int64_t kk = k0; kk < k1; ++kk) {
-      uint8_t* dst = out + kk * ok;
-      const uint8_t* src = in + kk;
-      for (int64_t j = j0; j < j1; ++j) dst[j] = src[j * sj];
-    }
-  }
-}
 
 // A transpose whose coalesced view moves the innermost source dim goes in strips of 32 output
 // rows to strip(out, in, k0, k1, ok, n, sj) (element offsets; 32 elements of each of up to
@@ -61,12 +45,7 @@ Status transpose_strips(KernelContext& ctx, StripFn strip) {
 
 Status transpose_b32(KernelContext& ctx) { return transpose_strips<4>(ctx, transpose_strip_b32_avx2); }
 
-Status transpose_b8(KernelContext& ctx) {
-  return transpose_strips<1>(ctx, [](std::byte* out, const std::byte* in, int64_t k0, int64_t k1, int64_t ok,
-                                     int64_t n, int64_t sj) {
-    transpose_strip_b8(reinterpret_cast<uint8_t*>(out), reinterpret_cast<const uint8_t*>(in), k0, k1, ok, n, sj);
-  });
-}
+Status transpose_b8(KernelContext& ctx) { return transpose_strips<1>(ctx, transpose_strip_b8_avx2); }
 
 }  // namespace
 
