@@ -97,6 +97,13 @@ struct Int8GemmArgs {
   int64_t m = 0;
   const uint8_t* a = nullptr;  // [M x K], leading dimension lda
   int64_t lda = 0;
+  // A given indirectly, read instead of `a` by backends with `indirect_a` (a convolution's rows
+  // read in place, without an im2col copy): row i's depths [t * D, (t + 1) * D), D = K / a_taps
+  // a multiple of 4, are the D bytes at a_table[t * a_table_stride + i]. Entries for i in
+  // [m, m + 5) must point at D readable bytes too: a tile computes whole groups of rows and
+  // stores only the valid ones. Only the column-offset corrections apply (no row_zp, row_sum).
+  const uint8_t* const* a_table = nullptr;
+  int64_t a_taps = 0, a_table_stride = 0;
   const PackedInt8B* b = nullptr;
   const int32_t* row_zp = nullptr;     // [M] or null
   const int32_t* row_sum = nullptr;    // [M] or null
@@ -150,6 +157,8 @@ struct Int8GemmBackend {
   void (*range)(const Int8GemmArgs& args, int64_t i0, int64_t i1, int64_t p0, int64_t p1) = nullptr;
   // Takes Int8GemmArgs::a_signed, and runs faster with it than with uint8 A.
   bool signed_a = false;
+  // Takes Int8GemmArgs::a_table.
+  bool indirect_a = false;
 };
 
 const Int8GemmBackend& int8_gemm_backend_avx2();

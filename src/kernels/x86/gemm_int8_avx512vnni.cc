@@ -161,6 +161,102 @@ void depth_loop_6x32(int64_t quads, const uint8_t* a, int64_t lda, const int8_t*
       : [lda] "r"(lda), [out] "r"(out)
       : IGNIS_VNNI_CLOBBERS);
 }
+// Indirect A (Int8GemmArgs::a_table): `taps` runs of `tap_quads` depth quads, the six rows'
+// bytes of run t at table[t * stride + r] (stride_bytes = 8 * stride), B read straight on. The
+// row pointers live in registers for one run; the sums are stored as depth_loop_6x64's.
+#define IGNIS_VNNI_TAP_START                                                                        \
+  "test %[t], %[t]\n\tjz 4f\n"                                                                       \
+  "3:\n\t"                                                                                          \
+  "mov (%[tab]), %[r0]\n\t"                                                                         \
+  "mov 8(%[tab]), %[r1]\n\t"                                                                        \
+  "mov 16(%[tab]), %[r2]\n\t"                                                                       \
+  "mov 24(%[tab]), %[r3]\n\t"                                                                       \
+  "mov 32(%[tab]), %[r4]\n\t"                                                                       \
+  "mov 40(%[tab]), %[r5]\n\t"                                                                       \
+  "add %[ts], %[tab]\n\t"                                                                           \
+  "mov %[nq], %[n]\n\t"                                                                             \
+  ".p2align 5\n1:\n\t"
+#define IGNIS_VNNI_TAP_NEXT                                                                         \
+  "add $4, %[r0]\n\t"                                                                               \
+  "add $4, %[r1]\n\t"                                                                               \
+  "add $4, %[r2]\n\t"                                                                               \
+  "add $4, %[r3]\n\t"                                                                               \
+  "add $4, %[r4]\n\t"                                                                               \
+  "add $4, %[r5]\n\t"                                                                               \
+  "sub $-128, %[b]\n\t"                                                                             \
+  "dec %[n]\n\t"                                                                                    \
+  "jnz 1b\n\t"                                                                                      \
+  "dec %[t]\n\t"                                                                                    \
+  "jnz 3b\n"                                                                                        \
+  "4:\n\t"
+
+void depth_loop_indirect_6x64(int64_t taps, int64_t tap_quads, const uint8_t* const* table, int64_t stride_bytes,
+                              const int8_t* b, int64_t panel_bytes, int32_t* out) {
+  const uint8_t *r0, *r1, *r2, *r3, *r4, *r5;
+  int64_t n;
+  asm volatile(
+      IGNIS_VNNI_ZERO("0") IGNIS_VNNI_ZERO("1") IGNIS_VNNI_ZERO("2") IGNIS_VNNI_ZERO("3") IGNIS_VNNI_ZERO("4")
+      IGNIS_VNNI_ZERO("5") IGNIS_VNNI_ZERO("6") IGNIS_VNNI_ZERO("7") IGNIS_VNNI_ZERO("8") IGNIS_VNNI_ZERO("9")
+      IGNIS_VNNI_ZERO("10") IGNIS_VNNI_ZERO("11") IGNIS_VNNI_ZERO("12") IGNIS_VNNI_ZERO("13")
+      IGNIS_VNNI_ZERO("14") IGNIS_VNNI_ZERO("15") IGNIS_VNNI_ZERO("16") IGNIS_VNNI_ZERO("17")
+      IGNIS_VNNI_ZERO("18") IGNIS_VNNI_ZERO("19") IGNIS_VNNI_ZERO("20") IGNIS_VNNI_ZERO("21")
+      IGNIS_VNNI_ZERO("22") IGNIS_VNNI_ZERO("23")
+      IGNIS_VNNI_TAP_START
+      "vmovdqu64 (%[b]), %%zmm24\n\t"
+      "vmovdqu64 64(%[b]), %%zmm25\n\t"
+      "vmovdqu64 (%[b],%[pb]), %%zmm26\n\t"
+      "vmovdqu64 64(%[b],%[pb]), %%zmm27\n\t"
+      IGNIS_VNNI_ROW_4("(%[r0])", "28", "0", "1", "2", "3")
+      IGNIS_VNNI_ROW_4("(%[r1])", "29", "4", "5", "6", "7")
+      IGNIS_VNNI_ROW_4("(%[r2])", "30", "8", "9", "10", "11")
+      IGNIS_VNNI_ROW_4("(%[r3])", "31", "12", "13", "14", "15")
+      IGNIS_VNNI_ROW_4("(%[r4])", "28", "16", "17", "18", "19")
+      IGNIS_VNNI_ROW_4("(%[r5])", "29", "20", "21", "22", "23")
+      IGNIS_VNNI_TAP_NEXT
+      IGNIS_VNNI_STORE("0", "0") IGNIS_VNNI_STORE("1", "64") IGNIS_VNNI_STORE("2", "128")
+      IGNIS_VNNI_STORE("3", "192") IGNIS_VNNI_STORE("4", "256") IGNIS_VNNI_STORE("5", "320")
+      IGNIS_VNNI_STORE("6", "384") IGNIS_VNNI_STORE("7", "448") IGNIS_VNNI_STORE("8", "512")
+      IGNIS_VNNI_STORE("9", "576") IGNIS_VNNI_STORE("10", "640") IGNIS_VNNI_STORE("11", "704")
+      IGNIS_VNNI_STORE("12", "768") IGNIS_VNNI_STORE("13", "832") IGNIS_VNNI_STORE("14", "896")
+      IGNIS_VNNI_STORE("15", "960") IGNIS_VNNI_STORE("16", "1024") IGNIS_VNNI_STORE("17", "1088")
+      IGNIS_VNNI_STORE("18", "1152") IGNIS_VNNI_STORE("19", "1216") IGNIS_VNNI_STORE("20", "1280")
+      IGNIS_VNNI_STORE("21", "1344") IGNIS_VNNI_STORE("22", "1408") IGNIS_VNNI_STORE("23", "1472")
+      : [tab] "+r"(table), [b] "+r"(b), [t] "+r"(taps), [n] "=&r"(n), [r0] "=&r"(r0), [r1] "=&r"(r1),
+        [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [r5] "=&r"(r5)
+      : [ts] "m"(stride_bytes), [nq] "m"(tap_quads), [pb] "r"(panel_bytes), [out] "r"(out)
+      : IGNIS_VNNI_CLOBBERS);
+}
+
+// The same for one panel of B: 12 sums, out[r][c] for c < 2.
+void depth_loop_indirect_6x32(int64_t taps, int64_t tap_quads, const uint8_t* const* table, int64_t stride_bytes,
+                              const int8_t* b, int32_t* out) {
+  const uint8_t *r0, *r1, *r2, *r3, *r4, *r5;
+  int64_t n;
+  asm volatile(
+      IGNIS_VNNI_ZERO("0") IGNIS_VNNI_ZERO("1") IGNIS_VNNI_ZERO("2") IGNIS_VNNI_ZERO("3") IGNIS_VNNI_ZERO("4")
+      IGNIS_VNNI_ZERO("5") IGNIS_VNNI_ZERO("6") IGNIS_VNNI_ZERO("7") IGNIS_VNNI_ZERO("8") IGNIS_VNNI_ZERO("9")
+      IGNIS_VNNI_ZERO("10") IGNIS_VNNI_ZERO("11")
+      IGNIS_VNNI_TAP_START
+      "vmovdqu64 (%[b]), %%zmm24\n\t"
+      "vmovdqu64 64(%[b]), %%zmm25\n\t"
+      IGNIS_VNNI_ROW_2("(%[r0])", "28", "0", "1")
+      IGNIS_VNNI_ROW_2("(%[r1])", "29", "2", "3")
+      IGNIS_VNNI_ROW_2("(%[r2])", "30", "4", "5")
+      IGNIS_VNNI_ROW_2("(%[r3])", "31", "6", "7")
+      IGNIS_VNNI_ROW_2("(%[r4])", "28", "8", "9")
+      IGNIS_VNNI_ROW_2("(%[r5])", "29", "10", "11")
+      IGNIS_VNNI_TAP_NEXT
+      IGNIS_VNNI_STORE("0", "0") IGNIS_VNNI_STORE("1", "64") IGNIS_VNNI_STORE("2", "128")
+      IGNIS_VNNI_STORE("3", "192") IGNIS_VNNI_STORE("4", "256") IGNIS_VNNI_STORE("5", "320")
+      IGNIS_VNNI_STORE("6", "384") IGNIS_VNNI_STORE("7", "448") IGNIS_VNNI_STORE("8", "512")
+      IGNIS_VNNI_STORE("9", "576") IGNIS_VNNI_STORE("10", "640") IGNIS_VNNI_STORE("11", "704")
+      : [tab] "+r"(table), [b] "+r"(b), [t] "+r"(taps), [n] "=&r"(n), [r0] "=&r"(r0), [r1] "=&r"(r1),
+        [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [r5] "=&r"(r5)
+      : [ts] "m"(stride_bytes), [nq] "m"(tap_quads), [out] "r"(out)
+      : IGNIS_VNNI_CLOBBERS);
+}
+#undef IGNIS_VNNI_TAP_START
+#undef IGNIS_VNNI_TAP_NEXT
 #undef IGNIS_VNNI_ROW_2
 #undef IGNIS_VNNI_ROW_4
 #undef IGNIS_VNNI_ROW0
@@ -224,7 +320,19 @@ void tile(const Int8GemmArgs& g, int64_t i0, int64_t panel) {
   const uint8_t* a = g.a + i0 * g.lda;
   const int64_t quads = b.quads();
   int64_t q = 0;
-  if constexpr (kR == kRows) {
+  if (g.a_table) {
+    // Whole groups of six rows (the table has entries past m for them); kR of them kept.
+    alignas(64) int32_t sums[kRows * 2 * kP * 16];
+    const uint8_t* const* table = g.a_table + i0;
+    const int64_t tap_quads = quads / g.a_taps, stride_bytes = g.a_table_stride * 8;
+    if constexpr (kP == 2) depth_loop_indirect_6x64(g.a_taps, tap_quads, table, stride_bytes, bp[0], bp[1] - bp[0], sums);
+    else depth_loop_indirect_6x32(g.a_taps, tap_quads, table, stride_bytes, bp[0], sums);
+    #pragma GCC unroll 16
+    for (int r = 0; r < kR; ++r)
+      #pragma GCC unroll 16
+      for (int c = 0; c < 2 * kP; ++c) acc[r][c] = _mm512_load_si512(sums + (r * 2 * kP + c) * 16);
+    q = quads;
+  } else if constexpr (kR == kRows) {
     // The whole quads in assembly, the last one (K not a multiple of 4) below.
     alignas(64) int32_t sums[kR * 2 * kP * 16];
     if constexpr (kP == 2) depth_loop_6x64(full, a, g.lda, bp[0], bp[1] - bp[0], sums);
@@ -298,7 +406,7 @@ void range(const Int8GemmArgs& g, int64_t i0, int64_t i1, int64_t p0, int64_t p1
 }  // namespace
 
 const Int8GemmBackend& int8_gemm_backend_vnni() {
-  static const Int8GemmBackend backend{.name = "avx512vnni_8x32", .range = range};
+  static const Int8GemmBackend backend{.name = "avx512vnni_8x32", .range = range, .indirect_a = true};
   return backend;
 }
 

@@ -4,8 +4,10 @@
 // the NCHW kernel (nn_qlinear_conv.cc): the output positions are A's rows and the weights are
 // B, packed once at session creation as [K x M] with K ordered (ky, kx, c). So a position's
 // row of A is its taps' channel runs, which lie contiguous in X: a 1x1 unit-stride unpadded
-// convolution reads X itself as A, the others copy each tap's C bytes (or C bytes of x's
-// zero point for a tap in the padding) into a chunk of im2col rows that stays in L2. Nothing
+// convolution reads X itself as A; the others, where C is a multiple of 4 and no row sums are
+// needed (below), hand the GEMM a table of one pointer per position and tap (the tap's C bytes
+// in X, or C bytes of x's zero point for a tap in the padding) that the VNNI tile reads A
+// through; else each tap's C bytes are copied into a chunk of im2col rows that stays in L2. Nothing
 // is transposed or packed per run (the NCHW kernel packs im2col(X) into B's panel layout on
 // every run and computes extra columns in its phased form), and the output rows are Y's.
 //
@@ -101,38 +103,80 @@ class QLinearConvNhwcKernel final : public Kernel {
     const int32_t* bias = ctx.has_input(8) ? ctx.input(8).data_as<int32_t>() : nullptr;
     const size_t cols_bytes = align_up(static_cast<size_t>(m) * sizeof(int32_t));
     const bool direct = wg.is_pointwise();
-    // Rows per chunk: whole 6-row tiles of about kChunkBytes of im2col; the direct form reads X
-    // in place and takes each thread's rows at once.
+    // Other convolutions read X in place too where the GEMM takes A through a table of row
+    // pointers (one per output position and tap: the tap's channel run, or a run of the zero
+    // point outside X), a whole number of depth quads per tap; else their rows are copied.
+    const Int8GemmBackend& backend = int8_gemm_backend_default();
+    const bool indirect = !direct && backend.indirect_a && !needs_row_sums_ && channels_ % 4 == 0;
+    // Rows per chunk: whole 6-row tiles of about kChunkBytes of im2col (or of the rows' bytes
+    // the table points at); the direct form takes each thread's rows at once.
     const int64_t chunk_rows = direct ? rows : std::max<int64_t>(6, kChunkBytes / std::max<int64_t>(kdim, 1) / 6 * 6);
     ThreadPool* pool = ctx.pool();
     const int64_t threads = pool ? pool->threads() : 1;
     // Below ~256 Ki multiply-adds a second thread costs more than it saves (as in gemm_u8s8).
     const int64_t parts = std::clamp<int64_t>(rows * kdim * m >> 18, 1, std::min<int64_t>(threads, (rows + 5) / 6));
-    const size_t a_bytes = direct ? 0 : align_up(static_cast<size_t>(chunk_rows * kdim));
+    const int64_t taps = g.kh * g.kw, table_stride = chunk_rows + 5;
+    const size_t a_bytes = direct     ? 0
+                           : indirect ? align_up(static_cast<size_t>(taps * table_stride) * sizeof(const uint8_t*))
+                                      : align_up(static_cast<size_t>(chunk_rows * kdim));
+    const size_t zp_bytes = indirect ? align_up(static_cast<size_t>(channels_)) : 0;
     const size_t sums_bytes = needs_row_sums_ ? align_up(static_cast<size_t>(std::min(rows, chunk_rows)) * sizeof(int32_t)) : 0;
     const size_t per_part = a_bytes + sums_bytes;
-    auto* scratch = static_cast<uint8_t*>(ctx.scratch(2 * cols_bytes + per_part * static_cast<size_t>(parts)));
+    auto* scratch = static_cast<uint8_t*>(ctx.scratch(2 * cols_bytes + zp_bytes + per_part * static_cast<size_t>(parts)));
     auto* multiplier = reinterpret_cast<float*>(scratch);
     auto* col_offset = reinterpret_cast<int32_t*>(scratch + cols_bytes);
+    uint8_t* zp_run = scratch + 2 * cols_bytes;  // the taps outside X read C zero points here
+    if (indirect) std::memset(zp_run, static_cast<uint8_t>(x_zp), static_cast<size_t>(channels_));
+    // Each tap's input row and column offsets from the window's corner, and its byte offset in X.
+    std::vector<int64_t> tap_dy(static_cast<size_t>(taps)), tap_dx(static_cast<size_t>(taps)),
+        tap_offset(static_cast<size_t>(taps));
+    for (int64_t t = 0; t < taps; ++t) {
+      tap_dy[static_cast<size_t>(t)] = t / g.kw * g.dh;
+      tap_dx[static_cast<size_t>(t)] = t % g.kw * g.dw;
+      tap_offset[static_cast<size_t>(t)] = (tap_dy[static_cast<size_t>(t)] * g.iw + tap_dx[static_cast<size_t>(t)]) * channels_;
+    }
+    const int64_t max_dx = (g.kw - 1) * g.dw;
     for (int64_t j = 0; j < m; ++j) {
       multiplier[j] = xs * ws.data_as<float>()[ws.numel() == 1 ? 0 : j] / ys;
       col_offset[j] = (bias ? bias[j] : 0) - x_zp * weight_terms_[static_cast<size_t>(j)];
     }
     const auto* xb = static_cast<const uint8_t*>(x.data());
     auto* yb = static_cast<uint8_t*>(y.data());
-    const int64_t cin = channels_, kw = g.kw, taps = g.kh * g.kw;
+    const int64_t cin = channels_, kw = g.kw;
     // Whole 6-row groups per part; each part walks its rows in chunks.
     const int64_t groups = (rows + 5) / 6;
     parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
       for (int64_t part = begin; part < end; ++part) {
-        uint8_t* mine = scratch + 2 * cols_bytes + per_part * static_cast<size_t>(part);
+        uint8_t* mine = scratch + 2 * cols_bytes + zp_bytes + per_part * static_cast<size_t>(part);
         uint8_t* a_chunk = mine;
         auto* row_sums = reinterpret_cast<int32_t*>(mine + a_bytes);
         const int64_t r_end = std::min(rows, groups * (part + 1) / parts * 6);
         for (int64_t r0 = std::min(rows, groups * part / parts * 6); r0 < r_end; r0 += chunk_rows) {
           const int64_t r1 = std::min(r_end, r0 + chunk_rows);
           const uint8_t* a = xb + r0 * cin;
-          if (!direct) {
+          auto* table = reinterpret_cast<const uint8_t**>(a_chunk);
+          if (indirect) {
+            // Entry (t, r - r0) for rows r0 .. r1 - 1, walking the output positions in order,
+            // then four more repeating the last: the GEMM computes whole groups of six.
+            int64_t image = r0 / positions, oy = r0 % positions / g.ow, ox = r0 % g.ow;
+            for (int64_t r = r0; r < r1; ++r) {
+              const int64_t iy0 = oy * g.sh - g.ph, ix0 = ox * g.sw - g.pw;
+              const int64_t at = ((image * g.ih + iy0) * g.iw + ix0) * cin;  // may lie outside X
+              const bool inside = iy0 >= 0 && iy0 + tap_dy.back() < g.ih && ix0 >= 0 && ix0 + max_dx < g.iw;
+              for (int64_t t = 0; t < taps; ++t) {
+                const auto iy = static_cast<uint64_t>(iy0 + tap_dy[t]), ix = static_cast<uint64_t>(ix0 + tap_dx[t]);
+                table[t * table_stride + (r - r0)] =
+                    inside || (iy < static_cast<uint64_t>(g.ih) && ix < static_cast<uint64_t>(g.iw)) ? xb + (at + tap_offset[t])
+                                                                                                     : zp_run;
+              }
+              if (++ox == g.ow) {
+                ox = 0;
+                if (++oy == g.oh) oy = 0, ++image;
+              }
+            }
+            for (int64_t t = 0; t < taps; ++t)
+              std::fill_n(table + t * table_stride + (r1 - r0), 5, table[t * table_stride + (r1 - 1 - r0)]);
+          } else if (!direct) {
             for (int64_t r = r0; r < r1; ++r) {
               const int64_t image = r / positions, oy = r % positions / g.ow, ox = r % g.ow;
               uint8_t* dst = a_chunk + (r - r0) * kdim;
@@ -150,6 +194,12 @@ class QLinearConvNhwcKernel final : public Kernel {
           args.m = r1 - r0;
           args.a = a;
           args.lda = kdim;
+          if (indirect) {
+            args.a = nullptr;
+            args.a_table = table;
+            args.a_taps = taps;
+            args.a_table_stride = table_stride;
+          }
           args.b = &b_;
           if (needs_row_sums_) {
             int8_row_sums(a, args.m, kdim, kdim, row_sums);
@@ -164,7 +214,7 @@ class QLinearConvNhwcKernel final : public Kernel {
           args.q_zero_point = int8_entry(yzp, 0);
           args.q_min = y_signed ? -128 : 0;
           args.q_max = y_signed ? 127 : 255;
-          gemm_u8s8(args, nullptr);
+          gemm_u8s8(args, nullptr, backend);
         }
       }
     });
