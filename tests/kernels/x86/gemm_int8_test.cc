@@ -15,6 +15,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/cpu_features.h"
@@ -520,6 +521,66 @@ TEST(Int8Gemm, RequantizesNearTiesAsDefined) {
       EXPECT_GT(near, n / 2) << backend->name;
     }
   }
+}
+
+// A through a table of row pointers (Int8GemmArgs::a_table) gives the bytes of the same A
+// given directly: taps of one depth run each, scattered rows (each tap's run of a row lives in
+// its own buffer, in reverse row order), row counts that leave partial groups of six, both
+// panel widths, and the row split of a thread pool (one panel: tiles start at multiples of 8).
+TEST(Int8Gemm, IndirectAMatchesDirectA) {
+  bool ran = false;
+  for (const Int8GemmBackend* backend : backends()) {
+    if (!backend->indirect_a) continue;
+    ran = true;
+    for (const auto& [m, taps, depth, n] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{13, 3, 8, 64},
+                                            {7, 9, 4, 45}, {200, 4, 16, 96}, {6, 1, 32, 32},
+                                            {701, 8, 32, 32}}) {
+      const int64_t k = taps * depth;
+      const std::vector<uint8_t> a = random_bytes(static_cast<size_t>(m * k), 90 + static_cast<uint32_t>(m), false);
+      const std::vector<uint8_t> b = random_bytes(static_cast<size_t>(k * n), 91 + static_cast<uint32_t>(n), false);
+      const PackedInt8B packed = PackedInt8B::pack(b.data(), false, k, n, n, false);
+      // Run t of row i copied to runs[t][m - 1 - i]; table entries past m point at row 0's.
+      std::vector<std::vector<uint8_t>> runs(static_cast<size_t>(taps), std::vector<uint8_t>(static_cast<size_t>(m * depth)));
+      const int64_t stride = m + 5;
+      std::vector<const uint8_t*> table(static_cast<size_t>(taps * stride));
+      for (int64_t t = 0; t < taps; ++t)
+        for (int64_t i = 0; i < stride; ++i) {
+          uint8_t* run = runs[static_cast<size_t>(t)].data() + (m - 1 - std::min(i, m - 1)) * depth;
+          if (i < m) std::memcpy(run, a.data() + i * k + t * depth, static_cast<size_t>(depth));
+          table[static_cast<size_t>(t * stride + i)] = run;
+        }
+      std::vector<float> scale(static_cast<size_t>(n));
+      std::vector<int32_t> offset(static_cast<size_t>(n));
+      std::mt19937 rng(92);
+      for (auto& v : scale) v = std::uniform_real_distribution<float>(1e-4f, 3e-3f)(rng);
+      for (auto& v : offset) v = static_cast<int32_t>(rng() % 20001) - 10000;
+      ThreadPool two(2);
+      for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &two}) {
+        std::vector<uint8_t> want(static_cast<size_t>(m * n)), got(static_cast<size_t>(m * n), 0xA5);
+        Int8GemmArgs g;
+        g.m = m;
+        g.a = a.data();
+        g.lda = k;
+        g.b = &packed;
+        g.col_offset = offset.data();
+        g.q_col_scale = scale.data();
+        g.q_zero_point = 7;
+        g.q_min = 0;
+        g.q_max = 255;
+        g.c_q = want.data();
+        g.ldc = n;
+        gemm_u8s8(g, pool, *backend);
+        g.a = nullptr;
+        g.a_table = table.data();
+        g.a_taps = taps;
+        g.a_table_stride = stride;
+        g.c_q = got.data();
+        gemm_u8s8(g, pool, *backend);
+        ASSERT_EQ(got, want) << backend->name << " m " << m << " taps " << taps << " n " << n << (pool ? " pooled" : "");
+      }
+    }
+  }
+  if (!ran) GTEST_SKIP() << "no int8 GEMM backend here takes A through a table (AVX-512 VNNI)";
 }
 
 }  // namespace
