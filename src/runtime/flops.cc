@@ -26,7 +26,8 @@ int64_t estimate_flops(const ir::Node& node, const std::vector<const ir::ValueTy
     const Shape& w = *in_shape(1);
     return 2 * x.numel() * w.numel(1, w.rank());
   }
-  const bool matmul = op == "MatMul" || op == "FusedMatMul" || op == "MatMulInteger" || op == "MatMulIntegerToFloat";
+  const bool matmul = op == "MatMul" || op == "FusedMatMul" || op == "MatMulInteger" || op == "MatMulIntegerToFloat" ||
+                      op == "QLinearMatMul";
   if (matmul && in_shape(0) && in_shape(0)->rank() > 0) {
     const Shape& a = *in_shape(0);
     const bool trans_a = op == "FusedMatMul" && a.rank() >= 2 && node.attrs.get_int("transA", 0) != 0;

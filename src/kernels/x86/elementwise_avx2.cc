@@ -2,13 +2,9 @@
 // AVX2 float32 elementwise kernels: Add, Sub, Mul, Div, Max, Min with broadcasting; Relu,
 // Sigmoid, Tanh, Exp, Erf, Log, Sqrt, Abs, Neg, Reciprocal, Clip, LeakyRelu; Pow by a scalar.
 //
-// A binary op's operands are aligned to the output shape and their dims coalesced from the
-// innermost outwards (extent-1 dims dropped, neighbours merged where both operands are
-// contiguous across them), as the reference kernel does. When at most three dims remain,
-// every output row (the innermost dim) reads each operand either contiguously or as one
-// repeated value; that covers equal shapes, scalars, per-channel [1, C, 1, 1] against
-// [N, C, H, W] from either side and row vectors [N] against [..., M, N]. Other forms go to the
-// reference kernel, as do Max and Min of more than two inputs. The arithmetic is one IEEE
+// A binary op walks its output row by row in the coalesced form of broadcast_layout.h, each
+// row reading each operand contiguously or as one repeated value; forms with more than three
+// coalesced dims go to the reference kernel, as do Max and Min of more than two inputs. The arithmetic is one IEEE
 // operation per element (Max/Min pick an operand the way the reference does, NaN and the sign
 // of zero included), so results equal the reference's exactly. Unary ops run the vector functions below or in activation_avx2.h,
 // tails through masked loads and stores so every element sees the same approximation. Work
@@ -24,6 +20,7 @@
 #include <optional>
 
 #include "kernels/x86/activation_avx2.h"
+#include "kernels/x86/broadcast_layout.h"
 #include "kernels/x86/x86_internal.h"
 
 namespace ignis::kernels::x86 {
@@ -116,37 +113,6 @@ void binary_row_any(const float* a, int64_t sa, const float* b, int64_t sb, floa
   else binary_row<Op, 0, 0>(a, b, z, n);
 }
 
-// The output as up to three coalesced dims, innermost first, with each operand's strides.
-struct BroadcastLayout {
-  int rank = 0;
-  int64_t dims[3] = {1, 1, 1};
-  int64_t sa[3] = {0, 0, 0}, sb[3] = {0, 0, 0};
-};
-
-// False when more than three dims remain after coalescing.
-bool make_layout(const Shape& out, const Shape& a, const Shape& b, BroadcastLayout& l) {
-  const int r = out.rank();
-  int64_t ca = 1, cb = 1;  // contiguous strides of a and b at the current dim
-  for (int d = r - 1; d >= 0; --d) {
-    const int da = d - (r - a.rank()), db = d - (r - b.rank());
-    const int64_t ea = da >= 0 ? a[da] : 1, eb = db >= 0 ? b[db] : 1;
-    const int64_t sa = ea == out[d] ? ca : 0, sb = eb == out[d] ? cb : 0;
-    ca *= ea;
-    cb *= eb;
-    if (out[d] == 1) continue;
-    if (l.rank > 0 && sa == l.sa[l.rank - 1] * l.dims[l.rank - 1] && sb == l.sb[l.rank - 1] * l.dims[l.rank - 1]) {
-      l.dims[l.rank - 1] *= out[d];
-      continue;
-    }
-    if (l.rank == 3) return false;
-    l.dims[l.rank] = out[d];
-    l.sa[l.rank] = sa;
-    l.sb[l.rank] = sb;
-    ++l.rank;
-  }
-  return true;
-}
-
 template <BinaryOp Op>
 class BinaryKernel final : public Kernel {
  public:
@@ -166,29 +132,16 @@ class BinaryKernel final : public Kernel {
     const int64_t total = z.numel();
     if (total == 0) return Status::ok();
     BroadcastLayout l;
-    if (!make_layout(z.shape(), a.shape(), b.shape(), l)) return reference_->run(ctx);
+    if (!make_broadcast_layout(z.shape(), a.shape(), b.shape(), l)) return reference_->run(ctx);
     const float* pa = a.data_as<float>();
     const float* pb = b.data_as<float>();
     float* pz = z.data_as<float>();
-    const int64_t inner = l.dims[0], sa0 = l.sa[0], sb0 = l.sb[0];
     // Elements [begin, end) of the output, row piece by row piece.
-    auto range = [&](int64_t begin, int64_t end) {
-      int64_t i0 = begin % inner, rest = begin / inner;
-      int64_t i1 = rest % l.dims[1], i2 = rest / l.dims[1];
-      int64_t cur = begin;
-      while (cur < end) {
-        const int64_t len = std::min(inner - i0, end - cur);
-        const int64_t oa = i0 * sa0 + i1 * l.sa[1] + i2 * l.sa[2], ob = i0 * sb0 + i1 * l.sb[1] + i2 * l.sb[2];
-        binary_row_any<Op>(pa + oa, sa0, pb + ob, sb0, pz + cur, len);
-        cur += len;
-        i0 = 0;
-        if (++i1 == l.dims[1]) {
-          i1 = 0;
-          ++i2;
-        }
-      }
-    };
-    run_split(ctx.pool(), total, range);
+    run_split(ctx.pool(), total, [&](int64_t begin, int64_t end) {
+      for_each_broadcast_row(l, begin, end, [&](int64_t oa, int64_t ob, int64_t at, int64_t len) {
+        binary_row_any<Op>(pa + oa, l.sa[0], pb + ob, l.sb[0], pz + at, len);
+      });
+    });
     return Status::ok();
   }
 

@@ -2,8 +2,11 @@
 // com.microsoft QLinearAdd and QLinearMul cases: uint8 and int8, with and without zero points,
 // on sizes around the 8- and 16-lane widths, a residual-sized tensor the kernel splits over
 // threads, an empty one, and broadcast shapes: for QLinearMul the per-channel gate of
-// squeeze-excitation and a scalar (which its x86 kernel runs), for both others (which the x86
-// kernels hand to the reference). Scales differ per input and lie below and above C's, so the
+// squeeze-excitation and a scalar (which its x86 kernel runs), for QLinearAdd a transformer's
+// bias and attention-mask adds, per-channel, scalar and repeated-A forms at odd sizes (which its
+// x86 kernel runs row by row), for both others (which the x86 kernels hand to the reference,
+// e.g. [3, 1, 5] + [4, 5], whose three dims do not coalesce). Scales differ per input and lie
+// below and above C's, so the
 // ratios are not 1. Integer outputs must match the reference exactly: both do the same float32
 // operations in the same order. ai.ignis QLinearLookup: random tables over uint8 and int8
 // inputs of sizes around the 32- and 64-byte vectors and one the kernel splits over threads.
@@ -46,6 +49,9 @@ std::vector<KernelCase> qlinear_add_cases() {
       {{1}, {1}},         {{7}, {7}},   {{15}, {15}},           {{16}, {16}},
       {{17}, {17}},       {{33}, {33}}, {{2, 130, 257}, {2, 130, 257}}, {{1, 256, 56, 56}, {1, 256, 56, 56}},
       {{0, 4}, {0, 4}},   {{3, 1, 5}, {4, 5}}, {{2, 8, 3}, {}},
+      {{3, 37, 67}, {67}},          {{67}, {3, 37, 67}},      {{2, 3, 17, 17}, {2, 1, 1, 17}},
+      {{1, 4, 5, 6}, {1, 4, 1, 1}}, {{}, {3, 9}},             {{2, 3, 4}, {1, 3, 4}},
+      {{1, 128, 1536}, {1536}},
   });
 }
 
