@@ -10,11 +10,15 @@ Per model (built by tools/make_zoo.py into models/), these runs:
   float       ignis f32, ignis bf16 (--precision bf16), onnxruntime, OpenVINO f32
               (INFERENCE_PRECISION_HINT=f32) and OpenVINO's default (bf16 on CPUs with
               AVX512_BF16), when the openvino package is installed;
+  ort_static  onnxruntime's quantize_static (QDQ, uint8 activations, int8 weights per
+              channel, calibrated on 4 random token sequences of the benchmark's shape), in
+              ignis and onnxruntime;
   ort_dynamic onnxruntime's quantize_dynamic (its defaults: int8 weights per tensor), in ignis
               and onnxruntime;
   ig_dynamic  `ignis quantize --mode dynamic` (int8 weights per column), in ignis and
               onnxruntime.
-Both dynamic files are standard ONNX (DynamicQuantizeLinear + MatMulInteger + Cast + Mul).
+Both dynamic files are standard ONNX (DynamicQuantizeLinear + MatMulInteger + Cast + Mul); the
+static one QuantizeLinear / DequantizeLinear pairs around every MatMul, Add and Mul it quantizes.
 Inputs: token ids from a fixed seed, attention mask all ones. Every run is a fresh process
 (ignis through `ignis bench --json`, the others through bench/peer_runner.py); each round runs
 all of them in an order rotated by one per round. Reported: the median over rounds of each
@@ -39,17 +43,31 @@ from engines import WARMUP_SECONDS  # noqa: E402
 from recurrent import cpu_model  # noqa: E402
 
 
-def make_variants(folder, name, ignis):
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+def make_variants(folder, name, ignis, batch, seq):
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic,
+                                          quantize_static)
 
     src = os.path.join(ROOT, "models", name + ".onnx")
     if not os.path.exists(src):
         sys.exit(f"{src} is missing: run /usr/bin/python3 tools/make_zoo.py --out models")
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            rng = np.random.default_rng(1)
+            self.feeds = iter([{"input_ids": rng.integers(1000, 20000, (batch, seq), dtype=np.int64),
+                                "attention_mask": np.ones((batch, seq), dtype=np.int64)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    ort_static = os.path.join(folder, name + "_ort_static.onnx")
+    quantize_static(src, ort_static, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
     ort_dyn = os.path.join(folder, name + "_ort_dynamic.onnx")
     quantize_dynamic(src, ort_dyn, weight_type=QuantType.QInt8)
     ig_dyn = os.path.join(folder, name + "_ig_dynamic.onnx")
     subprocess.run([ignis, "quantize", src, "-o", ig_dyn, "--mode", "dynamic"], check=True, capture_output=True)
-    return {"float": src, "ort_dynamic": ort_dyn, "ig_dynamic": ig_dyn}
+    return {"float": src, "ort_static": ort_static, "ort_dynamic": ort_dyn, "ig_dynamic": ig_dyn}
 
 
 def make_inputs(folder, name, batch, seq):
@@ -87,7 +105,7 @@ def runs_for(args, variants, inputs):
     if importlib.util.find_spec("openvino") is not None:
         runs.append(("float openvino f32", lambda: run_peer("openvino", variants["float"], inputs, t, n, "f32")))
         runs.append(("float openvino default", lambda: run_peer("openvino", variants["float"], inputs, t, n)))
-    for v in ("ort_dynamic", "ig_dynamic"):
+    for v in ("ort_static", "ort_dynamic", "ig_dynamic"):
         runs.append((f"{v} ignis", lambda v=v: run_ignis(args.ignis, variants[v], inputs, t, n, "f32")))
         runs.append((f"{v} onnxruntime", lambda v=v: run_peer("onnxruntime", variants[v], inputs, t, n)))
     return runs
@@ -125,7 +143,7 @@ def main():
           f"medians of {args.rounds} rounds of p50 latency")
     with tempfile.TemporaryDirectory() as folder:
         for name in args.models:
-            variants = make_variants(folder, name, args.ignis)
+            variants = make_variants(folder, name, args.ignis, args.batch, args.seq)
             inputs = make_inputs(folder, name, args.batch, args.seq)
             runs = runs_for(args, variants, inputs)
             medians = median_times(runs, args.rounds)

@@ -8,14 +8,16 @@ tools/make_zoo.py --out models/`; skipped when missing) are quantized with onnxr
 quantize_static: QDQ format, uint8 activations, int8 weights per channel, calibrated (min/max)
 on four random inputs from a fixed seed. ignis runs them as QLinearConv / QLinearMatMul
 (fuse_qdq_into_qlinear), and efficientnet_b0's SiLUs and gates as QLinearLookup / QLinearMul,
-with an exact integer sum requantized once; onnxruntime runs its own int8 kernels, requantizing
-in float32. Each layer may therefore round a value one step differently, and those steps
-propagate, so the logits cannot match exactly. The tolerance is onnxruntime's own spread: the
-same file run with graph optimizations disabled (every QDQ pair executed in float32) differs
-from its int8 path by some amount; ignis must stay within 1.5 times that amount, in its
-largest and in its mean absolute difference, and agree on the top class. (Measured on the zoo
-models: ignis vs onnxruntime int8 max 0.12 / mean 0.025 on resnet50, onnxruntime int8 vs
-float QDQ max 0.15 / mean 0.037; efficientnet_b0 0.085 / 0.020 against 0.066 / 0.015.)
+with an exact integer sum requantized in float32 as onnxruntime's int8 kernels do. Where the
+two fuse different ops (efficientnet_b0's activations) a value may round one step differently,
+and those steps propagate. The tolerance is onnxruntime's own spread: the same file run with
+graph optimizations disabled (every QDQ pair executed in float32) differs from its int8 path
+by some amount; ignis must stay within 1.5 times that amount, in its largest and in its mean
+absolute difference, and agree on the top class. resnet50 and mobilenet_v2 run the same int8
+ops as onnxruntime and give its logits exactly (measured: max difference 0 against a spread
+of 0.15 / mean 0.037 on resnet50; before the requantization followed onnxruntime's float32
+arithmetic, 0.12 / 0.025): their mean difference must stay below a tenth of the spread.
+(efficientnet_b0: 0.076 / 0.015 against 0.066 / 0.015.)
 
 Environment: IGNIS_BIN (default build/ignis), IGNIS_MODELS_DIR (default models/).
 """
@@ -36,6 +38,8 @@ MODELS_DIR = Path(os.environ.get("IGNIS_MODELS_DIR", ROOT / "models"))
 CALIBRATION_SEED = 0
 INPUT_SEED = 1
 MARGIN = 1.5
+# Models whose int8 ops are all ones onnxruntime runs too, in the same arithmetic.
+SAME_OPS_MARGIN = {"resnet50": 0.1, "mobilenet_v2": 0.1}
 
 
 def _ignis_bin():
@@ -114,3 +118,5 @@ def test_qdq_model_matches_onnxruntime(name, tmp_path):
     assert np.argmax(got, axis=-1).tolist() == np.argmax(want, axis=-1).tolist()
     assert diff.max() <= MARGIN * spread.max()
     assert diff.mean() <= MARGIN * spread.mean()
+    if exact and name in SAME_OPS_MARGIN:
+        assert diff.mean() <= SAME_OPS_MARGIN[name] * spread.mean()
