@@ -125,7 +125,7 @@ void conv_int8_depthwise_avx2(const ConvGeometry2d& g, const DepthwiseInt8Plane&
   // The last block of a row runs past OW: its loads stay inside the padded row and its slack,
   // and only its valid bytes are stored.
   for (int64_t oy = 0; oy < g.oh; ++oy) {
-    uint8_t* yrow = p.y + oy * g.ow;
+    uint8_t* yrow = p.y ? p.y + oy * g.ow : nullptr;  // null when the sums go to y32
     const uint8_t* base = scratch + oy * g.sh * cols;
     for (int64_t ox = 0; ox < g.ow; ox += 16) {
       const uint8_t* src = base + ox * g.sw;
