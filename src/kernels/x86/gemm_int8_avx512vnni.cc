@@ -317,7 +317,7 @@ void tile(const Int8GemmArgs& g, int64_t i0, int64_t panel) {
   for (int r = 0; r < kR; ++r)
     #pragma GCC unroll 16
     for (int c = 0; c < 2 * kP; ++c) acc[r][c] = _mm512_setzero_si512();
-  const uint8_t* a = g.a + i0 * g.lda;
+  const uint8_t* a = g.a ? g.a + i0 * g.lda : nullptr;  // null with a_table
   const int64_t quads = b.quads();
   int64_t q = 0;
   if (g.a_table) {
