@@ -30,6 +30,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from qdq_runs import ignis_bin, run_ort  # noqa: E402
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from ort_int8 import onnxruntime_int8_is_exact  # noqa: E402
 
@@ -40,15 +43,6 @@ INPUT_SEED = 1
 MARGIN = 1.5
 # Models whose int8 ops are all ones onnxruntime runs too, in the same arithmetic.
 SAME_OPS_MARGIN = {"resnet50": 0.1, "mobilenet_v2": 0.1}
-
-
-def _ignis_bin():
-    p = Path(os.environ.get("IGNIS_BIN", "build/ignis"))
-    if not p.is_absolute() and not p.exists():
-        p = ROOT / p
-    if not (p.is_file() and os.access(p, os.X_OK)):
-        pytest.skip(f"ignis binary not found at {p} (build it, or set IGNIS_BIN)")
-    return p
 
 
 def _quantize(src, dst, input_name, shape):
@@ -64,16 +58,6 @@ def _quantize(src, dst, input_name, shape):
 
     q.quantize_static(str(src), str(dst), Reader(), quant_format=q.QuantFormat.QDQ, per_channel=True,
                       activation_type=q.QuantType.QUInt8, weight_type=q.QuantType.QInt8)
-
-
-def _run_ort(model, feeds, optimize):
-    ort = pytest.importorskip("onnxruntime")
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    if not optimize:
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)[0]
 
 
 def _run_ignis(exe, model, name, x, work):
@@ -93,7 +77,7 @@ def test_qdq_model_matches_onnxruntime(name, tmp_path):
     src = MODELS_DIR / f"{name}.onnx"
     if not src.is_file():
         pytest.skip(f"{src} is missing: generate with /usr/bin/python3 tools/make_zoo.py --out models/")
-    exe = _ignis_bin()
+    exe = ignis_bin()
     graph_input = onnx.load(str(src), load_external_data=False).graph.input[0]
     shape = [d.dim_value or 1 for d in graph_input.type.tensor_type.shape.dim]
     model = tmp_path / f"{name}_qdq.onnx"
@@ -101,8 +85,8 @@ def test_qdq_model_matches_onnxruntime(name, tmp_path):
 
     x = np.random.default_rng(INPUT_SEED).standard_normal(shape).astype(np.float32)
     feeds = {graph_input.name: x}
-    ort_int8 = _run_ort(model, feeds, optimize=True)
-    ort_float = _run_ort(model, feeds, optimize=False)
+    ort_int8 = run_ort(model, feeds, optimize=True)
+    ort_float = run_ort(model, feeds, optimize=False)
     got = _run_ignis(exe, model, graph_input.name, x, tmp_path)
 
     spread = np.abs(ort_int8 - ort_float)

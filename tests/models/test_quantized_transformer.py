@@ -30,19 +30,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from qdq_runs import ignis_bin, run_ort  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 MODELS_DIR = Path(os.environ.get("IGNIS_MODELS_DIR", ROOT / "models"))
 SEQ = 64
 MARGIN = 1.5
-
-
-def _ignis_bin():
-    p = Path(os.environ.get("IGNIS_BIN", "build/ignis"))
-    if not p.is_absolute() and not p.exists():
-        p = ROOT / p
-    if not (p.is_file() and os.access(p, os.X_OK)):
-        pytest.skip(f"ignis binary not found at {p} (build it, or set IGNIS_BIN)")
-    return p
 
 
 def _tokens(seed):
@@ -63,16 +57,6 @@ def _quantize(src, dst):
 
     q.quantize_static(str(src), str(dst), Reader(), quant_format=q.QuantFormat.QDQ, per_channel=True,
                       activation_type=q.QuantType.QUInt8, weight_type=q.QuantType.QInt8)
-
-
-def _run_ort(model, feeds, optimize):
-    ort = pytest.importorskip("onnxruntime")
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    if not optimize:
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    sess = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)[0]
 
 
 def _run_ignis(exe, model, feeds, work):
@@ -100,13 +84,13 @@ def test_static_qdq_minilm_matches_onnxruntime(tmp_path):
     src = MODELS_DIR / "minilm.onnx"
     if not src.is_file():
         pytest.skip(f"{src} is missing: generate with /usr/bin/python3 tools/make_zoo.py --out models/")
-    exe = _ignis_bin()
+    exe = ignis_bin()
     model = tmp_path / "minilm_qdq.onnx"
     _quantize(src, model)
 
     feeds = _tokens(100)
-    ort_int8 = _run_ort(model, feeds, optimize=True)
-    ort_float = _run_ort(model, feeds, optimize=False)
+    ort_int8 = run_ort(model, feeds, optimize=True)
+    ort_float = run_ort(model, feeds, optimize=False)
     got = _run_ignis(exe, model, feeds, tmp_path)
 
     spread = np.abs(ort_int8 - ort_float)

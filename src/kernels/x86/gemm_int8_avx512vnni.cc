@@ -86,6 +86,26 @@ inline void store_half(const Int8GemmArgs& g, const RequantAvx512& rq, int64_t i
 #define IGNIS_VNNI_ROW5 "(%[a3],%[lda],2)"
 #define IGNIS_VNNI_ZERO(R) "vpxord %%zmm" R ", %%zmm" R ", %%zmm" R "\n\t"
 #define IGNIS_VNNI_STORE(R, OFF) "vmovdqa64 %%zmm" R ", " OFF "(%[out])\n\t"
+// The accumulators zmm0..zmm11 (one panel) or zmm0..zmm23 (two) zeroed, and stored to out in order.
+#define IGNIS_VNNI_ZERO_12                                                                          \
+  IGNIS_VNNI_ZERO("0") IGNIS_VNNI_ZERO("1") IGNIS_VNNI_ZERO("2") IGNIS_VNNI_ZERO("3") IGNIS_VNNI_ZERO("4") \
+  IGNIS_VNNI_ZERO("5") IGNIS_VNNI_ZERO("6") IGNIS_VNNI_ZERO("7") IGNIS_VNNI_ZERO("8") IGNIS_VNNI_ZERO("9") \
+  IGNIS_VNNI_ZERO("10") IGNIS_VNNI_ZERO("11")
+#define IGNIS_VNNI_ZERO_24                                                                          \
+  IGNIS_VNNI_ZERO_12 IGNIS_VNNI_ZERO("12") IGNIS_VNNI_ZERO("13") IGNIS_VNNI_ZERO("14") IGNIS_VNNI_ZERO("15") \
+  IGNIS_VNNI_ZERO("16") IGNIS_VNNI_ZERO("17") IGNIS_VNNI_ZERO("18") IGNIS_VNNI_ZERO("19")           \
+  IGNIS_VNNI_ZERO("20") IGNIS_VNNI_ZERO("21") IGNIS_VNNI_ZERO("22") IGNIS_VNNI_ZERO("23")
+#define IGNIS_VNNI_STORE_12                                                                         \
+  IGNIS_VNNI_STORE("0", "0") IGNIS_VNNI_STORE("1", "64") IGNIS_VNNI_STORE("2", "128")               \
+  IGNIS_VNNI_STORE("3", "192") IGNIS_VNNI_STORE("4", "256") IGNIS_VNNI_STORE("5", "320")            \
+  IGNIS_VNNI_STORE("6", "384") IGNIS_VNNI_STORE("7", "448") IGNIS_VNNI_STORE("8", "512")            \
+  IGNIS_VNNI_STORE("9", "576") IGNIS_VNNI_STORE("10", "640") IGNIS_VNNI_STORE("11", "704")
+#define IGNIS_VNNI_STORE_24                                                                         \
+  IGNIS_VNNI_STORE_12 IGNIS_VNNI_STORE("12", "768") IGNIS_VNNI_STORE("13", "832")                   \
+  IGNIS_VNNI_STORE("14", "896") IGNIS_VNNI_STORE("15", "960") IGNIS_VNNI_STORE("16", "1024")        \
+  IGNIS_VNNI_STORE("17", "1088") IGNIS_VNNI_STORE("18", "1152") IGNIS_VNNI_STORE("19", "1216")      \
+  IGNIS_VNNI_STORE("20", "1280") IGNIS_VNNI_STORE("21", "1344") IGNIS_VNNI_STORE("22", "1408")      \
+  IGNIS_VNNI_STORE("23", "1472")
 // Steps the loop: the next quad of A and of B, n counted down to 0.
 #define IGNIS_VNNI_LOOP_NEXT                                                                        \
   "add $4, %[a0]\n\t"                                                                               \
@@ -105,12 +125,7 @@ void depth_loop_6x64(int64_t quads, const uint8_t* a, int64_t lda, const int8_t*
                      int32_t* out) {
   const uint8_t* a3 = a + 3 * lda;
   asm volatile(
-      IGNIS_VNNI_ZERO("0") IGNIS_VNNI_ZERO("1") IGNIS_VNNI_ZERO("2") IGNIS_VNNI_ZERO("3") IGNIS_VNNI_ZERO("4")
-      IGNIS_VNNI_ZERO("5") IGNIS_VNNI_ZERO("6") IGNIS_VNNI_ZERO("7") IGNIS_VNNI_ZERO("8") IGNIS_VNNI_ZERO("9")
-      IGNIS_VNNI_ZERO("10") IGNIS_VNNI_ZERO("11") IGNIS_VNNI_ZERO("12") IGNIS_VNNI_ZERO("13")
-      IGNIS_VNNI_ZERO("14") IGNIS_VNNI_ZERO("15") IGNIS_VNNI_ZERO("16") IGNIS_VNNI_ZERO("17")
-      IGNIS_VNNI_ZERO("18") IGNIS_VNNI_ZERO("19") IGNIS_VNNI_ZERO("20") IGNIS_VNNI_ZERO("21")
-      IGNIS_VNNI_ZERO("22") IGNIS_VNNI_ZERO("23")
+      IGNIS_VNNI_ZERO_24
       "test %[n], %[n]\n\tjz 2f\n\t.p2align 5\n1:\n\t"
       "vmovdqu64 (%[b]), %%zmm24\n\t"
       "vmovdqu64 64(%[b]), %%zmm25\n\t"
@@ -123,14 +138,7 @@ void depth_loop_6x64(int64_t quads, const uint8_t* a, int64_t lda, const int8_t*
       IGNIS_VNNI_ROW_4(IGNIS_VNNI_ROW4, "28", "16", "17", "18", "19")
       IGNIS_VNNI_ROW_4(IGNIS_VNNI_ROW5, "29", "20", "21", "22", "23")
       IGNIS_VNNI_LOOP_NEXT
-      IGNIS_VNNI_STORE("0", "0") IGNIS_VNNI_STORE("1", "64") IGNIS_VNNI_STORE("2", "128")
-      IGNIS_VNNI_STORE("3", "192") IGNIS_VNNI_STORE("4", "256") IGNIS_VNNI_STORE("5", "320")
-      IGNIS_VNNI_STORE("6", "384") IGNIS_VNNI_STORE("7", "448") IGNIS_VNNI_STORE("8", "512")
-      IGNIS_VNNI_STORE("9", "576") IGNIS_VNNI_STORE("10", "640") IGNIS_VNNI_STORE("11", "704")
-      IGNIS_VNNI_STORE("12", "768") IGNIS_VNNI_STORE("13", "832") IGNIS_VNNI_STORE("14", "896")
-      IGNIS_VNNI_STORE("15", "960") IGNIS_VNNI_STORE("16", "1024") IGNIS_VNNI_STORE("17", "1088")
-      IGNIS_VNNI_STORE("18", "1152") IGNIS_VNNI_STORE("19", "1216") IGNIS_VNNI_STORE("20", "1280")
-      IGNIS_VNNI_STORE("21", "1344") IGNIS_VNNI_STORE("22", "1408") IGNIS_VNNI_STORE("23", "1472")
+      IGNIS_VNNI_STORE_24
       : [a0] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(quads)
       : [lda] "r"(lda), [pb] "r"(panel_bytes), [out] "r"(out)
       : IGNIS_VNNI_CLOBBERS);
@@ -140,9 +148,7 @@ void depth_loop_6x64(int64_t quads, const uint8_t* a, int64_t lda, const int8_t*
 void depth_loop_6x32(int64_t quads, const uint8_t* a, int64_t lda, const int8_t* b, int32_t* out) {
   const uint8_t* a3 = a + 3 * lda;
   asm volatile(
-      IGNIS_VNNI_ZERO("0") IGNIS_VNNI_ZERO("1") IGNIS_VNNI_ZERO("2") IGNIS_VNNI_ZERO("3") IGNIS_VNNI_ZERO("4")
-      IGNIS_VNNI_ZERO("5") IGNIS_VNNI_ZERO("6") IGNIS_VNNI_ZERO("7") IGNIS_VNNI_ZERO("8") IGNIS_VNNI_ZERO("9")
-      IGNIS_VNNI_ZERO("10") IGNIS_VNNI_ZERO("11")
+      IGNIS_VNNI_ZERO_12
       "test %[n], %[n]\n\tjz 2f\n\t.p2align 5\n1:\n\t"
       "vmovdqu64 (%[b]), %%zmm24\n\t"
       "vmovdqu64 64(%[b]), %%zmm25\n\t"
@@ -153,10 +159,7 @@ void depth_loop_6x32(int64_t quads, const uint8_t* a, int64_t lda, const int8_t*
       IGNIS_VNNI_ROW_2(IGNIS_VNNI_ROW4, "28", "8", "9")
       IGNIS_VNNI_ROW_2(IGNIS_VNNI_ROW5, "29", "10", "11")
       IGNIS_VNNI_LOOP_NEXT
-      IGNIS_VNNI_STORE("0", "0") IGNIS_VNNI_STORE("1", "64") IGNIS_VNNI_STORE("2", "128")
-      IGNIS_VNNI_STORE("3", "192") IGNIS_VNNI_STORE("4", "256") IGNIS_VNNI_STORE("5", "320")
-      IGNIS_VNNI_STORE("6", "384") IGNIS_VNNI_STORE("7", "448") IGNIS_VNNI_STORE("8", "512")
-      IGNIS_VNNI_STORE("9", "576") IGNIS_VNNI_STORE("10", "640") IGNIS_VNNI_STORE("11", "704")
+      IGNIS_VNNI_STORE_12
       : [a0] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(quads)
       : [lda] "r"(lda), [out] "r"(out)
       : IGNIS_VNNI_CLOBBERS);
@@ -195,12 +198,7 @@ void depth_loop_indirect_6x64(int64_t taps, int64_t tap_quads, const uint8_t* co
   const uint8_t *r0, *r1, *r2, *r3, *r4, *r5;
   int64_t n;
   asm volatile(
-      IGNIS_VNNI_ZERO("0") IGNIS_VNNI_ZERO("1") IGNIS_VNNI_ZERO("2") IGNIS_VNNI_ZERO("3") IGNIS_VNNI_ZERO("4")
-      IGNIS_VNNI_ZERO("5") IGNIS_VNNI_ZERO("6") IGNIS_VNNI_ZERO("7") IGNIS_VNNI_ZERO("8") IGNIS_VNNI_ZERO("9")
-      IGNIS_VNNI_ZERO("10") IGNIS_VNNI_ZERO("11") IGNIS_VNNI_ZERO("12") IGNIS_VNNI_ZERO("13")
-      IGNIS_VNNI_ZERO("14") IGNIS_VNNI_ZERO("15") IGNIS_VNNI_ZERO("16") IGNIS_VNNI_ZERO("17")
-      IGNIS_VNNI_ZERO("18") IGNIS_VNNI_ZERO("19") IGNIS_VNNI_ZERO("20") IGNIS_VNNI_ZERO("21")
-      IGNIS_VNNI_ZERO("22") IGNIS_VNNI_ZERO("23")
+      IGNIS_VNNI_ZERO_24
       IGNIS_VNNI_TAP_START
       "vmovdqu64 (%[b]), %%zmm24\n\t"
       "vmovdqu64 64(%[b]), %%zmm25\n\t"
@@ -213,14 +211,7 @@ void depth_loop_indirect_6x64(int64_t taps, int64_t tap_quads, const uint8_t* co
       IGNIS_VNNI_ROW_4("(%[r4])", "28", "16", "17", "18", "19")
       IGNIS_VNNI_ROW_4("(%[r5])", "29", "20", "21", "22", "23")
       IGNIS_VNNI_TAP_NEXT
-      IGNIS_VNNI_STORE("0", "0") IGNIS_VNNI_STORE("1", "64") IGNIS_VNNI_STORE("2", "128")
-      IGNIS_VNNI_STORE("3", "192") IGNIS_VNNI_STORE("4", "256") IGNIS_VNNI_STORE("5", "320")
-      IGNIS_VNNI_STORE("6", "384") IGNIS_VNNI_STORE("7", "448") IGNIS_VNNI_STORE("8", "512")
-      IGNIS_VNNI_STORE("9", "576") IGNIS_VNNI_STORE("10", "640") IGNIS_VNNI_STORE("11", "704")
-      IGNIS_VNNI_STORE("12", "768") IGNIS_VNNI_STORE("13", "832") IGNIS_VNNI_STORE("14", "896")
-      IGNIS_VNNI_STORE("15", "960") IGNIS_VNNI_STORE("16", "1024") IGNIS_VNNI_STORE("17", "1088")
-      IGNIS_VNNI_STORE("18", "1152") IGNIS_VNNI_STORE("19", "1216") IGNIS_VNNI_STORE("20", "1280")
-      IGNIS_VNNI_STORE("21", "1344") IGNIS_VNNI_STORE("22", "1408") IGNIS_VNNI_STORE("23", "1472")
+      IGNIS_VNNI_STORE_24
       : [tab] "+r"(table), [b] "+r"(b), [t] "+r"(taps), [n] "=&r"(n), [r0] "=&r"(r0), [r1] "=&r"(r1),
         [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [r5] "=&r"(r5)
       : [ts] "m"(stride_bytes), [nq] "m"(tap_quads), [pb] "r"(panel_bytes), [out] "r"(out)
@@ -233,9 +224,7 @@ void depth_loop_indirect_6x32(int64_t taps, int64_t tap_quads, const uint8_t* co
   const uint8_t *r0, *r1, *r2, *r3, *r4, *r5;
   int64_t n;
   asm volatile(
-      IGNIS_VNNI_ZERO("0") IGNIS_VNNI_ZERO("1") IGNIS_VNNI_ZERO("2") IGNIS_VNNI_ZERO("3") IGNIS_VNNI_ZERO("4")
-      IGNIS_VNNI_ZERO("5") IGNIS_VNNI_ZERO("6") IGNIS_VNNI_ZERO("7") IGNIS_VNNI_ZERO("8") IGNIS_VNNI_ZERO("9")
-      IGNIS_VNNI_ZERO("10") IGNIS_VNNI_ZERO("11")
+      IGNIS_VNNI_ZERO_12
       IGNIS_VNNI_TAP_START
       "vmovdqu64 (%[b]), %%zmm24\n\t"
       "vmovdqu64 64(%[b]), %%zmm25\n\t"
@@ -246,10 +235,7 @@ void depth_loop_indirect_6x32(int64_t taps, int64_t tap_quads, const uint8_t* co
       IGNIS_VNNI_ROW_2("(%[r4])", "28", "8", "9")
       IGNIS_VNNI_ROW_2("(%[r5])", "29", "10", "11")
       IGNIS_VNNI_TAP_NEXT
-      IGNIS_VNNI_STORE("0", "0") IGNIS_VNNI_STORE("1", "64") IGNIS_VNNI_STORE("2", "128")
-      IGNIS_VNNI_STORE("3", "192") IGNIS_VNNI_STORE("4", "256") IGNIS_VNNI_STORE("5", "320")
-      IGNIS_VNNI_STORE("6", "384") IGNIS_VNNI_STORE("7", "448") IGNIS_VNNI_STORE("8", "512")
-      IGNIS_VNNI_STORE("9", "576") IGNIS_VNNI_STORE("10", "640") IGNIS_VNNI_STORE("11", "704")
+      IGNIS_VNNI_STORE_12
       : [tab] "+r"(table), [b] "+r"(b), [t] "+r"(taps), [n] "=&r"(n), [r0] "=&r"(r0), [r1] "=&r"(r1),
         [r2] "=&r"(r2), [r3] "=&r"(r3), [r4] "=&r"(r4), [r5] "=&r"(r5)
       : [ts] "m"(stride_bytes), [nq] "m"(tap_quads), [out] "r"(out)
@@ -266,6 +252,10 @@ void depth_loop_indirect_6x32(int64_t taps, int64_t tap_quads, const uint8_t* co
 #undef IGNIS_VNNI_ROW4
 #undef IGNIS_VNNI_ROW5
 #undef IGNIS_VNNI_ZERO
+#undef IGNIS_VNNI_ZERO_12
+#undef IGNIS_VNNI_ZERO_24
+#undef IGNIS_VNNI_STORE_12
+#undef IGNIS_VNNI_STORE_24
 #undef IGNIS_VNNI_STORE
 #undef IGNIS_VNNI_LOOP_NEXT
 #undef IGNIS_VNNI_CLOBBERS

@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What the quantized-model tests (test_quantized_cnn.py, test_quantized_transformer.py) share:
+the ignis binary under test and onnxruntime's two runs of a QDQ file (int8 kernels, or every
+QDQ pair in float32 with graph optimizations disabled)."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def ignis_bin():
+    p = Path(os.environ.get("IGNIS_BIN", "build/ignis"))
+    if not p.is_absolute() and not p.exists():
+        p = ROOT / p
+    if not (p.is_file() and os.access(p, os.X_OK)):
+        pytest.skip(f"ignis binary not found at {p} (build it, or set IGNIS_BIN)")
+    return p
+
+
+def run_ort(model, feeds, optimize):
+    ort = pytest.importorskip("onnxruntime")
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    if not optimize:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)[0]
