@@ -3,7 +3,8 @@
 // channel layout"): every float32 2-D Conv / FusedConv the blocked kernels run directly
 // (pointwise: 1x1, unit stride, unpadded, one group; depthwise: one channel per group, any
 // dilation; stems: ungrouped, undilated, at most 64 input taps (160 over at most 4 channels), read
-// plain; constant W and B)
+// plain; where the context says so, dense and grouped windows (AVX2's direct kernel) and 3x3s
+// at unit stride (AVX-512's Winograd); constant W and B)
 // becomes an ai.ignis BlockedConv; a BlockChannels node blocks
 // each value such a convolution reads from outside the run, and an UnblockChannels node gives
 // every value read outside the run (or a graph output) back its NCHW form under its own name.
@@ -143,6 +144,24 @@ bool direct_blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Nod
   return whole_blocks && cg * kh * kw <= kMaxTaps && !nchw_winograd(facts, n, *w);
 }
 
+// Whether node n is a 3x3 convolution the AVX-512 blocked kernel runs with Winograd F(4x4)
+// (where the context says there is one; nn_conv_blocked.cc, conv_blocked.h): one group, unit
+// strides and dilations, 16 to 256 channels each side, and at least 36 output tiles of 4x4,
+// the bound from which the NCHW kernel takes F(4x4) too (conv_winograd.h,
+// kConvWinogradMinTiles). Smaller outputs (resnet's 14x14 and 7x7 stages) stay with the NCHW
+// kernels' F(2x2) and transposed GEMM.
+bool winograd_blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n, const PassContext& ctx) {
+  constexpr int64_t kMinChannels = 16, kMaxChannels = 256, kMinTiles = 36;
+  const Tensor* w = ctx.blocked_winograd ? conv_weights(g, facts, n) : nullptr;
+  if (w == nullptr || w->dim(2) != 3 || w->dim(3) != 3 || n.attrs.get_int("group", 1) != 1) return false;
+  if (!all_equal(n.attrs, "strides", 1) || !all_equal(n.attrs, "dilations", 1)) return false;
+  const int64_t cin = w->dim(1), cout = w->dim(0);
+  if (cin < kMinChannels || cout < kMinChannels || cin > kMaxChannels || cout > kMaxChannels) return false;
+  const ValueFact& y = facts[n.outputs[0]];
+  if (y.rank != 4 || !y.dims[2].is_fixed() || !y.dims[3].is_fixed()) return false;
+  return (y.dims[2].value + 3) / 4 * ((y.dims[3].value + 3) / 4) >= kMinTiles;
+}
+
 // X of a pointwise candidate given as Mul(x, s), s [N, C, 1, 1] broadcast over x [N, C, H, W].
 struct ScaledInput {
   int mul = -1;
@@ -196,9 +215,11 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     if (p != producer.end() && candidate[p->second]) continue;
     candidate[i] = plain[i] = true;
   }
-  // Then the dense and grouped windows the direct kernel reads blocked.
+  // Then the dense and grouped windows the direct kernel reads blocked, and the 3x3s of the
+  // Winograd one.
   for (int i = 0; i < count; ++i)
-    if (!candidate[i]) candidate[i] = direct_blockable(g, facts, g.nodes[i], ctx);
+    if (!candidate[i])
+      candidate[i] = direct_blockable(g, facts, g.nodes[i], ctx) || winograd_blockable(g, facts, g.nodes[i], ctx);
   // Then MaxPools and Concats every input of which a candidate makes (graph order: producers
   // first). They join their producers' run; `conv` tells the convolutions apart.
   std::vector<bool> conv(candidate);

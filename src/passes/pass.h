@@ -31,6 +31,10 @@ struct PassContext {
   // do; the AVX-512 ones not yet): convert_to_blocked_layout then takes such convolutions into
   // its runs, except the 3x3 ones the NCHW kernels run with Winograd F(4x4).
   bool blocked_direct = false;
+  // Whether those kernels run 3x3 convolutions at unit stride with Winograd F(4x4) on blocked
+  // input (the AVX-512 ones): convert_to_blocked_layout then takes the 3x3s the NCHW kernels
+  // would run with F(4x4) into its runs.
+  bool blocked_winograd = false;
   // Whether ai.ignis QLinearConvNhwc's kernel is the fast one for quantized convolutions (the
   // int8 GEMM's AVX-512 VNNI tile): convert_qlinear_conv_to_nhwc does nothing otherwise.
   bool int8_channels_last = false;

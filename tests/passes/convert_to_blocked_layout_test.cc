@@ -8,12 +8,14 @@
 namespace ignis::fuse_test {
 namespace {
 
-// direct: whether the kernels run dense and grouped windows blocked (off unless a test says,
-// so that the rewrites checked do not depend on the machine's instruction set).
-passes::PassContext forced(bool on = true, bool direct = false) {
+// direct / winograd: whether the kernels run dense and grouped windows / 3x3s with Winograd
+// blocked (off unless a test says, so that the rewrites checked do not depend on the
+// machine's instruction set).
+passes::PassContext forced(bool on = true, bool direct = false, bool winograd = false) {
   passes::PassContext ctx = runtime::make_pass_context();
   ctx.blocked_layout = on;
   ctx.blocked_direct = on && direct;
+  ctx.blocked_winograd = on && winograd;
   return ctx;
 }
 
@@ -364,6 +366,59 @@ TEST(ConvertToBlockedLayout, TakesDenseAndGroupedWindowsWhereTheDirectKernelRuns
   EXPECT_EQ(count_op(g, "BlockedConv"), 8);
   const NamedTensors feeds = random_inputs(narrow.graph(), {{1, 32, 28, 28}}, 5);
   EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(narrow.graph(), feeds)), 1e-5);
+}
+
+// Three times 1x1 -> 3x3 -> 1x1 at 64 channels on a size x size image (resnet bottlenecks
+// without their residuals; three, so that the run pays for its two reorders).
+GraphBuilder bottlenecks(int64_t size, int64_t stride = 1) {
+  GraphBuilder b(17);
+  b.input("x", {1, 64, size, size});
+  std::string v = "x";
+  for (int i = 0; i < 3; ++i) {
+    const std::string p = "l" + std::to_string(i);
+    b.weight(p + "w1", {64, 64, 1, 1}, 10 * i + 1)
+        .weight(p + "w2", {64, 64, 3, 3}, 10 * i + 2)
+        .weight(p + "b2", {64}, 10 * i + 3)
+        .weight(p + "w3", {64, 64, 1, 1}, 10 * i + 4)
+        .node("Conv", {v, p + "w1"}, {p + "a"})
+        .node("Relu", {p + "a"}, {p + "ar"})
+        .node("Conv", {p + "ar", p + "w2", p + "b2"}, {p + "b"},
+              {{"pads", ints({1, 1, 1, 1})}, {"strides", ints({stride, stride})}})
+        .node("Relu", {p + "b"}, {p + "br"})
+        .node("Conv", {p + "br", p + "w3"}, {p + "c"});
+    v = p + "c";
+  }
+  b.output(v);
+  return b;
+}
+
+TEST(ConvertToBlockedLayout, TakesWinogradWindowsWhereTheBlockedKernelRunsThem) {
+  // 28x28 outputs: 49 tiles of 4x4, where the NCHW kernel runs F(4x4) too: the 3x3 joins the run.
+  GraphBuilder b = bottlenecks(28);
+  ir::Graph g = b.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, false, true)));
+  ASSERT_TRUE(ir::verify(g));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 9);
+  EXPECT_EQ(count_op(g, "BlockChannels"), 1);
+  EXPECT_EQ(count_op(g, "UnblockChannels"), 1);
+  const NamedTensors feeds = random_inputs(b.graph(), {{1, 64, 28, 28}}, 5);
+  // Winograd F(4x4) rounds like a deeper sum (conv_winograd_f4x4_avx512.cc).
+  EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-4);
+  // Without the Winograd kernel the 3x3s cut the run into pairs of 1x1s, which do not pay.
+  g = b.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, false, false)));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 0);
+  // 14x14 outputs (16 tiles, below the NCHW kernel's F(4x4) bound) stay NCHW, and with them
+  // the run.
+  GraphBuilder small = bottlenecks(14);
+  g = small.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, false, true)));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 0);
+  // Strided 3x3s are not Winograd's.
+  GraphBuilder strided = bottlenecks(56, 2);
+  g = strided.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, false, true)));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 0);
 }
 
 // squeezenet's shape: image -> 3x3/2 stem (3 -> 32) -> Relu -> 3x3/2 MaxPool (ceil_mode) ->

@@ -179,6 +179,33 @@ void blocked_pad_planes(const ConvGeometry2d& g, const float* x, float* padded, 
 // twin yet (BlockedKernels::direct is null there).
 void blocked_direct_avx2(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
 
+// ---- Winograd F(4x4, 3x3) on blocked input (dense 3x3 at unit stride) -------------------
+
+// The NCHW F(4x4) (conv_winograd.h) with the channels in the vector lanes instead of tiles:
+// the output's 4x4 tiles are numbered over all images in row-major order, and a range of them
+// runs in blocks of at most blocked_winograd4_block_tiles, each block in three stages:
+//   1. input transform: V_k [tiles x c_pad], one row per tile, for the 36 points k;
+//   2. 36 GEMMs M_k [tiles x m_pad] = V_k x U_k^T (winograd4_weights_transposed);
+//   3. output transform, plus bias, residual and activation, written blocked.
+// The blocked layout needs no transposes around the transforms (a 6x6 window of 16-channel
+// vectors is 36 aligned loads), so a run of convolutions stays blocked through its 3x3s.
+// Geometry and channels as conv_winograd_feasible: 3x3, unit strides and dilations, any
+// padding, one group, 16 to 256 channels each side.
+namespace {
+inline int64_t blocked_winograd4_tiles(const ConvGeometry2d& g) { return ((g.oh + 3) / 4) * ((g.ow + 3) / 4); }
+}  // namespace
+// Tiles per block: V and M of a block in about 2 MiB (the core's L2), 32 to 128 tiles, a
+// multiple of the GEMM's 8 rows.
+int64_t blocked_winograd4_block_tiles(int64_t c, int64_t m);
+// Floats of scratch one call of blocked_winograd4_avx512 needs for a range of `tiles` tiles.
+size_t blocked_winograd4_scratch_floats(int64_t c, int64_t m, int64_t tiles);
+// The tiles [t0, t1) of y = act(conv(x) + bias + residual) on blocked tensors (a.x, a.y,
+// a.residual as in blocked_direct_avx2, unpadded input; a.bias padded to whole blocks or
+// null); u: the 36 packed U_k^T; scratch: blocked_winograd4_scratch_floats(a.c, a.m, t1 -
+// t0) floats, 64-byte aligned. Padded lanes of y are written as zero. Requires AVX-512F.
+void blocked_winograd4_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, const PackedMatrix* u, int64_t t0,
+                              int64_t t1, float* scratch);
+
 // One instruction set's blocked kernels, as the x86 kernel objects call them.
 struct BlockedKernels {
   void (*block)(const float*, int64_t, int64_t, float*, int64_t, int64_t);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Weight packing of the blocked-layout kernels (conv_blocked.h), shared by the AVX2 and AVX-512
-// kernels, and the zero padding of the direct kernel's input: built without instruction-set
+// kernels, the zero padding of the direct kernel's input and the Winograd kernel's block sizes: built without instruction-set
 // flags, they run on any x86 CPU.
 #include <algorithm>
 #include <cstddef>
@@ -88,6 +88,24 @@ void blocked_pad_planes(const ConvGeometry2d& g, const float* x, float* padded, 
       std::fill_n(out + (g.pw + ix1) * kB, (cols - g.pw - ix1) * kB, 0.0f);
     }
   }
+}
+
+int64_t blocked_winograd4_block_tiles(int64_t c, int64_t m) {
+  constexpr int64_t kPoints = 36, kRows = 8, kBudget = int64_t{2} << 20;
+  const int64_t fit = kBudget / (kPoints * 4 * (channel_blocks(c) + channel_blocks(m)) * kB);
+  return std::clamp<int64_t>(fit / kRows * kRows, 4 * kRows, 16 * kRows);
+}
+
+size_t blocked_winograd4_scratch_floats(int64_t c, int64_t m, int64_t tiles) {
+  const int64_t nb = std::min(blocked_winograd4_block_tiles(c, m), tiles);
+  const int64_t cpad = channel_blocks(c) * kB, mpad = channel_blocks(m) * kB;
+  GemmArgs shape;  // the block's GEMM (B counted as unpacked: an upper bound)
+  shape.backend = &gemm_backend_avx512();
+  shape.m = nb;
+  shape.n = mpad;
+  shape.k = cpad;
+  const size_t gemm = (gemm_f32_thread_workspace(shape) + 15) / 16 * 16;
+  return static_cast<size_t>(36 * nb * (cpad + mpad)) + gemm;
 }
 
 }  // namespace ignis::kernels::x86

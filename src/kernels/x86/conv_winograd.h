@@ -102,6 +102,12 @@ class ConvWinograd {
   std::vector<PackedMatrix> u_;  // 36 transformed weight matrices [cout x cin], A panels of the backend
 };
 
+// F(4x4, 3x3)'s transformed weights for GEMMs that put tiles in rows and output channels in
+// columns (the blocked layout's Winograd, conv_blocked.h): per point k, U_k^T [cin_pad x
+// cout_pad] packed as a B operand of `backend`, zero past cin and cout. w: [cout, cin, 3, 3].
+std::vector<PackedMatrix> winograd4_weights_transposed(const float* w, int64_t cout, int64_t cin, int64_t cin_pad,
+                                                      int64_t cout_pad, const GemmBackend& backend);
+
 // The runs behind ConvWinograd per instruction set (conv_winograd_f4x4_avx512.cc,
 // conv_winograd_f4x4_avx2.cc): u is the 36 transformed weight matrices.
 size_t winograd4_scratch_floats_avx512(const ConvGeometry2d& g, int64_t batch, int threads, int64_t cin, int64_t cout);

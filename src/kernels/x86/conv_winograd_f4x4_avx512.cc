@@ -41,26 +41,6 @@ namespace ignis::kernels::x86 {
 
 namespace {
 
-// ---- input transform ---------------------------------------------------------------------
-//
-// B^T of one 6-vector (rows of the 6x6 B^T of F(4x4, 3x3)):
-//   t0 = 4 d0 - 5 d2 + d4          t3 = (d4 - d2) + 2 (d3 - d1)
-//   t1 = (d4 - 4 d2) + (d3 - 4 d1)  t4 = (d4 - d2) - 2 (d3 - d1)
-//   t2 = (d4 - 4 d2) - (d3 - 4 d1)  t5 = 4 d1 - 5 d3 + d5
-inline void input_1d(const __m512 d[6], __m512 t[6]) {
-  const __m512 four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(5.0f), two = _mm512_set1_ps(2.0f);
-  const __m512 a = _mm512_fnmadd_ps(four, d[2], d[4]);  // d4 - 4 d2
-  const __m512 b = _mm512_fnmadd_ps(four, d[1], d[3]);  // d3 - 4 d1
-  const __m512 c = _mm512_sub_ps(d[4], d[2]);
-  const __m512 e = _mm512_mul_ps(two, _mm512_sub_ps(d[3], d[1]));
-  t[0] = _mm512_fmadd_ps(four, d[0], _mm512_fnmadd_ps(five, d[2], d[4]));
-  t[1] = _mm512_add_ps(a, b);
-  t[2] = _mm512_sub_ps(a, b);
-  t[3] = _mm512_add_ps(c, e);
-  t[4] = _mm512_sub_ps(c, e);
-  t[5] = _mm512_fmadd_ps(four, d[1], _mm512_fnmadd_ps(five, d[3], d[5]));
-}
-
 // Input transform of the tiles [tx0, tx1) of tile row ty of one channel plane `x`:
 // V_k[col + (tx - tx0)] for the 36 points k, V_k = v + k * v_stride.
 void input_tile_row(const ConvGeometry2d& g, const Grid4& grid, const float* x, int64_t ty, int64_t tx0,
@@ -96,7 +76,7 @@ void input_tile_row(const ConvGeometry2d& g, const Grid4& grid, const float* x, 
     }
     for (int p = 0; p < 4; ++p) {
       __m512 t[6];
-      input_1d(d[p], t);
+      input4_1d(d[p], t);
       for (int u = 0; u < 6; ++u) _mm512_store_ps(q + (u * 4 + p) * grid.qlen + 16 * qc, t[u]);
     }
   }
@@ -115,23 +95,10 @@ void input_tile_row(const ConvGeometry2d& g, const Grid4& grid, const float* x, 
                            _mm512_maskz_loadu_ps(m, qu + 1),
                            _mm512_maskz_loadu_ps(m, qu + grid.qlen + 1)};
       __m512 t[6];
-      input_1d(d, t);
+      input4_1d(d, t);
       for (int w = 0; w < 6; ++w) _mm512_mask_storeu_ps(vt + (u * 6 + w) * v_stride, m, t[w]);
     }
   }
-}
-
-// ---- output transform --------------------------------------------------------------------
-//
-// A^T of one 6-vector: o0 = m0 + (m1 + m2) + (m3 + m4)   o2 = (m1 + m2) + 4 (m3 + m4)
-//                      o1 = (m1 - m2) + 2 (m3 - m4)       o3 = (m1 - m2) + 8 (m3 - m4) + m5
-inline void output_1d(const __m512 m[6], __m512 o[4]) {
-  const __m512 s12 = _mm512_add_ps(m[1], m[2]), d12 = _mm512_sub_ps(m[1], m[2]);
-  const __m512 s34 = _mm512_add_ps(m[3], m[4]), d34 = _mm512_sub_ps(m[3], m[4]);
-  o[0] = _mm512_add_ps(_mm512_add_ps(m[0], s12), s34);
-  o[1] = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), d34, d12);
-  o[2] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), s34, s12);
-  o[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), d34, d12), m[5]);
 }
 
 // Output transform of tiles [tx0, tx1) of tile row ty, one output channel plane y; M_k of the
@@ -161,7 +128,7 @@ void output_tile_row(const ConvGeometry2d& g, const float* m, int64_t m_stride, 
     for (int v = 0; v < 6; ++v) {
       __m512 col[6], o[4];
       for (int u = 0; u < 6; ++u) col[u] = _mm512_maskz_loadu_ps(tiles, mt + (u * 6 + v) * m_stride);
-      output_1d(col, o);
+      output4_1d(col, o);
       for (int i = 0; i < 4; ++i) w[i][v] = o[i];
     }
     const int64_t x0 = 4 * tx, n = std::min<int64_t>(4 * std::min<int64_t>(16, tx1 - tx), g.ow - x0);
@@ -169,7 +136,7 @@ void output_tile_row(const ConvGeometry2d& g, const float* m, int64_t m_stride, 
       const int64_t oy = 4 * ty + i;
       if (oy >= g.oh) break;
       __m512 o[4];
-      output_1d(w[i], o);
+      output4_1d(w[i], o);
       for (int j = 0; j < 4; ++j) o[j] = _mm512_add_ps(o[j], bias);
       const __m512 a = _mm512_permutex2var_ps(o[0], pair_lo, o[1]), b = _mm512_permutex2var_ps(o[0], pair_hi, o[1]);
       const __m512 c = _mm512_permutex2var_ps(o[2], pair_lo, o[3]), d = _mm512_permutex2var_ps(o[2], pair_hi, o[3]);

@@ -5,7 +5,9 @@
 // set's functions through a BlockedKernels table.
 //
 // BlockedConv runs pointwise (1x1, unit stride, unpadded, one group) and depthwise (one
-// channel per group, no dilation) convolutions directly on the blocked tensors, and ungrouped
+// channel per group, no dilation) convolutions directly on the blocked tensors, dense 3x3s at
+// unit stride with Winograd F(4x4) (AVX-512; conv_blocked_winograd_avx512.cc) or dense and
+// grouped windows with the direct kernel (AVX2), and ungrouped
 // undilated ones from a plain input (plain_input = 1: network stems), with weights
 // packed once at creation; anything else (other geometries, a non-constant W, another block
 // size) goes to the reference kernel, which unblocks, convolves and blocks again. In bfloat16
@@ -19,6 +21,7 @@
 #include "core/aligned_alloc.h"
 #include "core/conv_geometry.h"
 #include "kernels/x86/conv_blocked.h"
+#include "kernels/x86/conv_winograd.h"
 #include "kernels/x86/x86_internal.h"
 
 namespace ignis::kernels::x86 {
@@ -125,6 +128,7 @@ class BlockedConvKernel final : public Kernel {
     auto sample_geometry = make_window_geometry(init.attrs, sample, w->shape().dims().subspan(2), false);
     if (!sample_geometry) return std::unique_ptr<Kernel>(std::move(k));
     const bool plain = init.attrs.get_int("plain_input", 0) == 1;
+    const bool has_scale = init.input_dtypes.size() > 4 && init.input_dtypes[4] != DType::Undefined;
     if (plain) {
       if (group != 1 || cg * kh * kw > kBlockedPlainMaxTaps || !blocked_plain_supported(as_2d(*sample_geometry)))
         return std::unique_ptr<Kernel>(std::move(k));
@@ -145,6 +149,10 @@ class BlockedConvKernel final : public Kernel {
       k->kind_ = Kind::Depthwise;
       k->packed_ = aligned_floats(blocked_depthwise_packed_floats(m, kh, kw), k->packed_buf_);
       blocked_depthwise_pack(wd, m, kh, kw, k->packed_);
+    } else if (&isa == &kAvx512 && !has_scale && conv_winograd_feasible(as_2d(*sample_geometry), cg, m, group)) {
+      k->kind_ = Kind::Winograd;
+      k->winograd_ = winograd4_weights_transposed(wd, m, cg, channel_blocks(cg) * kChannelBlock,
+                                                  channel_blocks(m) * kChannelBlock, gemm_backend_avx512());
     } else if (isa.direct != nullptr && blocked_direct_supported(as_2d(*sample_geometry), cg * group, m, group)) {
       k->kind_ = Kind::Direct;
       k->direct_c_ = cg * group;
@@ -244,7 +252,7 @@ class BlockedConvKernel final : public Kernel {
   }
 
  private:
-  enum class Kind { None, Pointwise, Depthwise, Plain, Direct };
+  enum class Kind { None, Pointwise, Depthwise, Plain, Direct, Winograd };
 
   // Whether a pointwise BlockedConv over c input channels runs in bfloat16: in bfloat16
   // sessions on CPUs with AVX512_BF16, as the NCHW convolutions do (nn_conv.cc, conv_backend:
@@ -273,6 +281,21 @@ class BlockedConvKernel final : public Kernel {
       const int64_t rows = n * g.oh;
       const int parts = parallel_parts(ctx.pool(), rows * g.ow * a.m * a.c * g.kh * g.kw, rows);
       split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { isa_->plain(g, a, r0, r1); });
+      return;
+    }
+    if (kind_ == Kind::Winograd) {
+      // One contiguous range of output tiles per thread (at least 16 tiles each), each with
+      // its own buffers.
+      ThreadPool* pool = ctx.pool();
+      const int64_t total = n * blocked_winograd4_tiles(g);
+      const int parts = static_cast<int>(std::clamp<int64_t>(total / 16, 1, pool ? pool->threads() : 1));
+      const size_t per_part = (blocked_winograd4_scratch_floats(a.c, a.m, (total + parts - 1) / parts) + 15) / 16 * 16;
+      float* scratch = static_cast<float*>(ctx.scratch(per_part * static_cast<size_t>(parts) * sizeof(float)));
+      parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p)
+          blocked_winograd4_avx512(g, a, winograd_.data(), total * p / parts, total * (p + 1) / parts,
+                                   scratch + per_part * static_cast<size_t>(p));
+      });
       return;
     }
     if (kind_ == Kind::Direct) {
@@ -350,6 +373,7 @@ class BlockedConvKernel final : public Kernel {
   std::unique_ptr<Kernel> reference_;
   std::shared_ptr<void> packed_buf_, bias_buf_;
   float* packed_ = nullptr;  // W packed for the direct path
+  std::vector<PackedMatrix> winograd_;  // the Winograd path's 36 U_k^T
   float* bias_ = nullptr;    // B padded to whole pairs of output blocks
   WindowGeometry plan_geometry_;
   GemmEpilogue activation_;

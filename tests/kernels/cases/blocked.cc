@@ -5,7 +5,7 @@
 // depthwise 3x3 and 5x5 at strides 1 and 2 on 7x7 to 28x28 planes (and 112x112 with 32
 // channels) with 16, 24, 40 and 144 channels; bias absent and present, the residual Z and the
 // activations of those networks; general convolutions on blocked input (dense and grouped
-// windows, strided 1x1).
+// windows, strided 1x1); dense 3x3 at unit stride, which AVX-512 runs with Winograd F(4x4).
 // The random inputs fill the padded lanes of X and Z too: kernels must ignore them. Work per
 // case stays under ~5 M multiply-adds so the reference runs the whole file in seconds.
 #include <array>
@@ -65,6 +65,11 @@ KernelCase blocked_conv(const ConvSpec& s) {
   c.weight_inputs = {1};
   if (c.inputs.size() > 2) c.weight_inputs.push_back(2);
   c.depth = s.c / s.group * s.kernel * s.kernel;
+  // Dense 3x3 at unit stride with 16 to 256 channels each side: the AVX-512 kernel's Winograd
+  // F(4x4) path, whose rounding is that of a deeper sum (conv_winograd.cc's cases).
+  const bool winograd = s.kernel == 3 && s.stride == 1 && s.dilation == 1 && s.group == 1 && !s.plain &&
+                        !s.scale && s.c >= 16 && s.m >= 16 && s.c <= 256 && s.m <= 256;
+  if (winograd) c.error_scale = 8.0;
   if (s.group != 1) c.attrs.set("group", int_attr(s.group));
   if (s.stride != 1) c.attrs.set("strides", ints_attr({s.stride, s.stride}));
   if (own_pads || s.pad != 0) c.attrs.set("pads", ints_attr({pads[0], pads[1], pads[2], pads[3]}));
@@ -175,6 +180,24 @@ std::vector<KernelCase> blocked_conv_cases() {
       {.c = 16, .h = 9, .w = 10, .m = 16, .kernel = 5, .group = 2, .pads = {2, 1, 3, 0}},
   };
   for (ConvSpec d : direct) {
+    d.act = acts[i++ % acts.size()];
+    cases.push_back(blocked_conv(d));
+  }
+  // Dense 3x3 at unit stride (Winograd F(4x4) on AVX-512): outputs that end inside a 4x4 tile,
+  // no padding, asymmetric pads, partial channel blocks on either side, 256 channels in or out,
+  // batch 3 (tile ranges across images), with residual and activations.
+  const ConvSpec winograd[] = {
+      {.c = 16, .h = 28, .w = 28, .m = 16, .kernel = 3, .pad = 1},
+      {.n = 2, .c = 32, .h = 13, .w = 17, .m = 48, .kernel = 3, .pad = 1, .residual = true},
+      {.c = 16, .h = 5, .w = 7, .m = 40, .kernel = 3},
+      {.c = 48, .h = 14, .w = 13, .m = 48, .kernel = 3, .pads = {0, 1, 2, 0}, .residual = true},
+      {.c = 40, .h = 30, .w = 6, .m = 17, .kernel = 3, .pad = 2},
+      {.n = 3, .c = 16, .h = 8, .w = 8, .m = 16, .kernel = 3, .pad = 1, .bias = false},
+      {.c = 256, .h = 6, .w = 6, .m = 32, .kernel = 3, .pad = 1},
+      {.c = 16, .h = 7, .w = 7, .m = 256, .kernel = 3, .pad = 1, .residual = true},
+      {.c = 20, .h = 1, .w = 9, .m = 24, .kernel = 3, .pad = 1},
+  };
+  for (ConvSpec d : winograd) {
     d.act = acts[i++ % acts.size()];
     cases.push_back(blocked_conv(d));
   }
