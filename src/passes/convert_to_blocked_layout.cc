@@ -3,8 +3,8 @@
 // channel layout"): every float32 2-D Conv / FusedConv the blocked kernels run directly
 // (pointwise: 1x1, unit stride, unpadded, one group; depthwise: one channel per group, any
 // dilation; stems: ungrouped, undilated, at most 64 input taps (160 over at most 4 channels), read
-// plain; where the context says so, dense and grouped windows (AVX2's direct kernel) and 3x3s
-// at unit stride (AVX-512's Winograd); constant W and B)
+// plain; where the context says so, dense and grouped windows (AVX2's direct kernel; on
+// AVX-512 strided ones only) and 3x3s at unit stride (AVX-512's Winograd); constant W and B)
 // becomes an ai.ignis BlockedConv; a BlockChannels node blocks
 // each value such a convolution reads from outside the run, and an UnblockChannels node gives
 // every value read outside the run (or a graph output) back its NCHW form under its own name.
@@ -127,12 +127,28 @@ bool concatenable(const GraphFacts& facts, const ir::Node& n) {
   return true;
 }
 
+// Whether node n is a strided convolution over a window wider than 1x1 whose output rows
+// fill at least two of the AVX-512 direct kernel's 12-position tiles: where that kernel beat
+// the NCHW im2col GEMM (resnet50's 3x3 stride-2 convolution to 28x28 outputs, one thread:
+// 2.34 -> 2.11 ms). Narrower outputs run in short tiles that stream the weights once per few
+// positions (the 7x7 stage's 3x3: 2.7 -> 8.5 ms), and strided 1x1s lose to the NCHW GEMM,
+// which reads the input in place where the direct kernel copies it whole.
+bool strided_wide_window(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
+  constexpr int64_t kMinColumns = 24;
+  const Tensor* w = conv_weights(g, facts, n);
+  if (w == nullptr || all_equal(n.attrs, "strides", 1) || w->dim(2) * w->dim(3) == 1) return false;
+  const ValueFact& y = facts[n.outputs[0]];
+  return y.rank == 4 && y.dims[3].is_fixed() && y.dims[3].value >= kMinColumns;
+}
+
 // Whether node n is a dense or grouped convolution the direct blocked kernel runs (where the
-// context says there is one): no dilation, at most 4608 taps per output
+// context says there is one, or at strides above 1 where it says so for those): no dilation, at most 4608 taps per output
 // (kBlockedDirectMaxTaps), groups of whole 16-channel blocks or of 8 channels (as many in as
 // out), and not a 3x3 that Winograd runs faster in NCHW.
 bool direct_blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n, const PassContext& ctx) {
-  const Tensor* w = ctx.blocked_direct ? conv_weights(g, facts, n) : nullptr;
+  const Tensor* w = ctx.blocked_direct || (ctx.blocked_direct_strided && strided_wide_window(g, facts, n))
+                       ? conv_weights(g, facts, n)
+                       : nullptr;
   if (w == nullptr) return false;
   const int64_t group = n.attrs.get_int("group", 1);
   const int64_t m = w->dim(0), cg = w->dim(1), kh = w->dim(2), kw = w->dim(3);

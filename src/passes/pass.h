@@ -27,10 +27,14 @@ struct PassContext {
   // Whether the kernels that make the blocked channel layout pay (ai.ignis BlockedConv on
   // AVX2 or AVX-512) will run: convert_to_blocked_layout does nothing otherwise.
   bool blocked_layout = false;
-  // Whether those kernels also run dense and grouped windows on blocked input (the AVX2 ones
-  // do; the AVX-512 ones not yet): convert_to_blocked_layout then takes such convolutions into
+  // Whether those kernels also run dense and grouped windows on blocked input faster than the
+  // NCHW kernels (the AVX2 ones): convert_to_blocked_layout then takes such convolutions into
   // its runs, except the 3x3 ones the NCHW kernels run with Winograd F(4x4).
   bool blocked_direct = false;
+  // Whether they do so for strided windows only (the AVX-512 ones: at unit stride the NCHW
+  // kernels' Winograd F(2x2) and transposed GEMM are faster, where the blocked Winograd does
+  // not take the convolution).
+  bool blocked_direct_strided = false;
   // Whether those kernels run 3x3 convolutions at unit stride with Winograd F(4x4) on blocked
   // input (the AVX-512 ones): convert_to_blocked_layout then takes the 3x3s the NCHW kernels
   // would run with F(4x4) into its runs.

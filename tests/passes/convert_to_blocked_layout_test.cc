@@ -16,6 +16,7 @@ passes::PassContext forced(bool on = true, bool direct = false, bool winograd = 
   ctx.blocked_layout = on;
   ctx.blocked_direct = on && direct;
   ctx.blocked_winograd = on && winograd;
+  ctx.blocked_direct_strided = false;
   return ctx;
 }
 
@@ -419,6 +420,55 @@ TEST(ConvertToBlockedLayout, TakesWinogradWindowsWhereTheBlockedKernelRunsThem) 
   g = strided.graph();
   ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, false, true)));
   EXPECT_EQ(count_op(g, "BlockedConv"), 0);
+}
+
+// image [1, 3, size, size] -> 7x7/2 stem (3 -> 64) -> 3x3/2 (64 -> 64) -> four 3x3s (64 -> 64),
+// each with Relu.
+GraphBuilder strided_stack(int64_t size) {
+  GraphBuilder b(17);
+  b.input("image", {1, 3, size, size})
+      .weight("ws", {64, 3, 7, 7}, 1)
+      .node("Conv", {"image", "ws"}, {"s"}, {{"pads", ints({3, 3, 3, 3})}, {"strides", ints({2, 2})}})
+      .node("Relu", {"s"}, {"sr"})
+      .weight("wd", {64, 64, 3, 3}, 2)
+      .node("Conv", {"sr", "wd"}, {"d"}, {{"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}})
+      .node("Relu", {"d"}, {"dr"});
+  std::string v = "dr";
+  for (int i = 0; i < 4; ++i) {
+    const std::string p = "l" + std::to_string(i);
+    b.weight(p + "w", {64, 64, 3, 3}, 10 + i)
+        .node("Conv", {v, p + "w"}, {p + "c"}, {{"pads", ints({1, 1, 1, 1})}})
+        .node("Relu", {p + "c"}, {p + "r"});
+    v = p + "r";
+  }
+  b.output(v);
+  return b;
+}
+
+TEST(ConvertToBlockedLayout, TakesWideStridedWindowsWhereTheDirectKernelRunsThoseOnly) {
+  // 115x115 -> 58x58 -> 29x29: the strided 3x3's rows fill two 12-position tiles, and the
+  // 3x3s after it (64 tiles of 4x4) are Winograd's: one run from the stem.
+  GraphBuilder b = strided_stack(115);
+  passes::PassContext ctx = forced(true, false, true);
+  ctx.blocked_direct_strided = true;
+  ir::Graph g = b.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, ctx));
+  ASSERT_TRUE(ir::verify(g));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 6);
+  EXPECT_EQ(count_op(g, "BlockChannels"), 0);
+  EXPECT_EQ(count_op(g, "UnblockChannels"), 1);
+  const NamedTensors feeds = random_inputs(b.graph(), {{1, 3, 115, 115}}, 5);
+  EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-4);
+  // Without the strided windows: the wide stem alone (its pool-less run does not pay), and
+  // the four 3x3s after the NCHW strided one do not pay for their two reorders.
+  g = b.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, false, true)));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 1);
+  // 51x51 -> 26x26 -> 13x13: too narrow for the direct tile (and for Winograd after it).
+  GraphBuilder narrow = strided_stack(51);
+  g = narrow.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, ctx));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 1);
 }
 
 // squeezenet's shape: image -> 3x3/2 stem (3 -> 32) -> Relu -> 3x3/2 MaxPool (ceil_mode) ->

@@ -57,7 +57,7 @@ struct BlockedConvArgs {
   const float* residual = nullptr;
   float* y = nullptr;
   int64_t c = 0, m = 0;
-  int64_t group = 1;  // blocked_direct_avx2 only
+  int64_t group = 1;  // the direct kernels only
   const GemmEpilogue* act = nullptr;
 };
 void blocked_pointwise_avx512(const BlockedConvArgs& a, int64_t positions, int64_t p0, int64_t p1, int64_t j0,
@@ -172,12 +172,56 @@ inline int64_t blocked_padded_rows(const ConvGeometry2d& g) { return (g.oh - 1) 
 inline int64_t blocked_padded_cols(const ConvGeometry2d& g) { return (g.ow - 1) * g.sw + g.kw; }
 void blocked_pad_planes(const ConvGeometry2d& g, const float* x, float* padded, int64_t u0, int64_t u1);
 
+// The direct kernels' walk (blocked_direct_avx2 / _avx512 below): every tap of a group's
+// window, in the packing's order (channel, ky, kx), as an offset into the group's padded input
+// (from the window's top-left corner) and a packed-weight row; then, for output rows [r0, r1)
+// (row = image * oh + output row) and each group, row.template operator()<S>(image, oy, x, b0,
+// b1) with x the group's padded input at the row's first window row, [b0, b1) the group's
+// output blocks and S the column stride in floats (16 or 32, 0 for others: g.sw * 16). Internal
+// linkage (see gemm_blocked.h): the AVX2 and AVX-512 files each compile their own.
+struct BlockedDirectTaps {
+  int64_t count = 0;
+  int64_t x_off[kBlockedDirectMaxTaps];
+  int64_t w_row[kBlockedDirectMaxTaps];
+};
+namespace {
+template <class F>
+void blocked_direct_walk(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1,
+                         BlockedDirectTaps& taps, F&& row) {
+  const int64_t cg = a.c / a.group, group_blocks = channel_blocks(a.m) / a.group;
+  const int64_t cols = blocked_padded_cols(g), plane = blocked_padded_rows(g) * cols * kChannelBlock;
+  const int64_t cb = channel_blocks(a.c);
+  taps.count = 0;
+  for (int64_t c = 0; c < cg; ++c)
+    for (int64_t ky = 0; ky < g.kh; ++ky)
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        taps.x_off[taps.count] = c / kChannelBlock * plane + (ky * cols + kx) * kChannelBlock + c % kChannelBlock;
+        taps.w_row[taps.count++] = (c * g.kh + ky) * g.kw + kx;
+      }
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t image = r / g.oh, oy = r % g.oh;
+    // Groups of whole blocks: each output block reads its own group's input blocks.
+    for (int64_t grp = 0; grp < a.group; ++grp) {
+      const float* x = a.x + (image * cb + grp * (cg / kChannelBlock)) * plane + oy * g.sh * cols * kChannelBlock;
+      const int64_t b0 = grp * group_blocks, b1 = b0 + group_blocks;
+      if (g.sw == 1)
+        row.template operator()<kChannelBlock>(image, oy, x, b0, b1);
+      else if (g.sw == 2)
+        row.template operator()<2 * kChannelBlock>(image, oy, x, b0, b1);
+      else
+        row.template operator()<0>(image, oy, x, b0, b1);
+    }
+  }
+}
+}  // namespace
+
 // Output rows [r0, r1) (row = image * oh + output row) of a convolution reading a.x padded by
 // blocked_pad_planes and writing blocked y (and residual) [n][channel_blocks(m)][oh * ow][16],
 // W [m, c / group, kh, kw] packed as blocked_plain_pack packs it (with c / group channels);
-// a.group groups (channel_blocks(a.m) / a.group output blocks each). AVX2 and FMA; no AVX-512
-// twin yet (BlockedKernels::direct is null there).
+// a.group groups (channel_blocks(a.m) / a.group output blocks each). The AVX-512 twin
+// (conv_blocked_direct_avx512.cc) runs 12 positions x 32 channels per tile.
 void blocked_direct_avx2(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
+void blocked_direct_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
 
 // ---- Winograd F(4x4, 3x3) on blocked input (dense 3x3 at unit stride) -------------------
 
@@ -216,7 +260,6 @@ struct BlockedKernels {
   void (*global_average_pool)(const float*, int64_t, int64_t, float*, int64_t, int64_t);
   void (*depthwise)(const ConvGeometry2d&, const BlockedConvArgs&, int64_t, int64_t);
   void (*plain)(const ConvGeometry2d&, const BlockedConvArgs&, int64_t, int64_t);
-  // Null where the instruction set has none.
   void (*direct)(const ConvGeometry2d&, const BlockedConvArgs&, int64_t, int64_t);
 };
 

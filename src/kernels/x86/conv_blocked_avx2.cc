@@ -677,40 +677,21 @@ void direct_blocks(const WindowRow& r, int64_t b0, int64_t b1, const ActivationP
 template <Activation A>
 void direct_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
   const ActivationParams256 k(*a.act);
-  const int64_t cg = a.c / a.group, group_blocks = channel_blocks(a.m) / a.group;
-  const int64_t cols = blocked_padded_cols(g), plane = blocked_padded_rows(g) * cols * kB;
-  const int64_t cb = channel_blocks(a.c);
-  // Every tap, in the packing's order (channel, ky, kx): a lane of the group's padded input.
-  int64_t x_off[kBlockedDirectMaxTaps], w_row[kBlockedDirectMaxTaps];
+  BlockedDirectTaps taps;
   WindowRow r;
   r.g = &g;
   r.a = &a;
   r.col = g.sw * kB;
-  r.w_pair = cg * g.kh * g.kw * kPairFloats;
-  for (int64_t c = 0; c < cg; ++c)
-    for (int64_t ky = 0; ky < g.kh; ++ky)
-      for (int64_t kx = 0; kx < g.kw; ++kx) {
-        x_off[r.taps] = c / kB * plane + (ky * cols + kx) * kB + c % kB;
-        w_row[r.taps++] = (c * g.kh + ky) * g.kw + kx;
-      }
-  r.x_off = x_off;
-  r.w_row = w_row;
-  for (int64_t row = r0; row < r1; ++row) {
-    r.image = row / g.oh;
-    r.oy = row % g.oh;
-    // Groups of whole blocks (cg and m / group multiples of 16): each output block reads its
-    // own group's input blocks.
-    for (int64_t grp = 0; grp < a.group; ++grp) {
-      r.x = a.x + (r.image * cb + grp * (cg / kB)) * plane + r.oy * g.sh * cols * kB;
-      const int64_t b0 = grp * group_blocks, b1 = b0 + group_blocks;
-      if (g.sw == 1)
-        direct_blocks<kB, A>(r, b0, b1, k);
-      else if (g.sw == 2)
-        direct_blocks<2 * kB, A>(r, b0, b1, k);
-      else
-        direct_blocks<0, A>(r, b0, b1, k);
-    }
-  }
+  r.w_pair = a.c / a.group * g.kh * g.kw * kPairFloats;
+  r.x_off = taps.x_off;
+  r.w_row = taps.w_row;
+  blocked_direct_walk(g, a, r0, r1, taps, [&]<int S>(int64_t image, int64_t oy, const float* x, int64_t b0, int64_t b1) {
+    r.taps = taps.count;
+    r.image = image;
+    r.oy = oy;
+    r.x = x;
+    direct_blocks<S, A>(r, b0, b1, k);
+  });
 }
 
 }  // namespace

@@ -6,8 +6,8 @@
 //
 // BlockedConv runs pointwise (1x1, unit stride, unpadded, one group) and depthwise (one
 // channel per group, no dilation) convolutions directly on the blocked tensors, dense 3x3s at
-// unit stride with Winograd F(4x4) (AVX-512; conv_blocked_winograd_avx512.cc) or dense and
-// grouped windows with the direct kernel (AVX2), and ungrouped
+// unit stride with Winograd F(4x4) (AVX-512; conv_blocked_winograd_avx512.cc), other dense
+// and grouped windows with the direct kernels, and ungrouped
 // undilated ones from a plain input (plain_input = 1: network stems), with weights
 // packed once at creation; anything else (other geometries, a non-constant W, another block
 // size) goes to the reference kernel, which unblocks, convolves and blocks again. In bfloat16
@@ -38,7 +38,7 @@ constexpr BlockedKernels kAvx512{.block = block_channels_avx512,
                                  .global_average_pool = blocked_global_average_pool_avx512,
                                  .depthwise = blocked_depthwise_avx512,
                                  .plain = blocked_plain_avx512,
-                                 .direct = nullptr};
+                                 .direct = blocked_direct_avx512};
 constexpr BlockedKernels kAvx2{.block = block_channels_avx2,
                                .unblock = unblock_channels_avx2,
                                .pointwise = blocked_pointwise_avx2,
@@ -153,7 +153,7 @@ class BlockedConvKernel final : public Kernel {
       k->kind_ = Kind::Winograd;
       k->winograd_ = winograd4_weights_transposed(wd, m, cg, channel_blocks(cg) * kChannelBlock,
                                                   channel_blocks(m) * kChannelBlock, gemm_backend_avx512());
-    } else if (isa.direct != nullptr && blocked_direct_supported(as_2d(*sample_geometry), cg * group, m, group)) {
+    } else if (blocked_direct_supported(as_2d(*sample_geometry), cg * group, m, group)) {
       k->kind_ = Kind::Direct;
       k->direct_c_ = cg * group;
       k->direct_group_ = group;
