@@ -127,16 +127,16 @@ bool concatenable(const GraphFacts& facts, const ir::Node& n) {
   return true;
 }
 
-// Whether node n is a strided convolution over a window wider than 1x1 whose output rows
-// fill at least two of the AVX-512 direct kernel's 12-position tiles: where that kernel beat
-// the NCHW im2col GEMM (resnet50's 3x3 stride-2 convolution to 28x28 outputs, one thread:
-// 2.34 -> 2.11 ms). Narrower outputs run in short tiles that stream the weights once per few
-// positions (the 7x7 stage's 3x3: 2.7 -> 8.5 ms), and strided 1x1s lose to the NCHW GEMM,
-// which reads the input in place where the direct kernel copies it whole.
+// Whether node n is a strided convolution whose output rows fill at least two of the AVX-512
+// direct kernel's 12-position tiles: where that kernel beat the NCHW im2col GEMM (resnet50's
+// 3x3 stride-2 convolution to 28x28 outputs, one thread: 2.34 -> 2.11 ms) or matched it and
+// kept the run whole (its stride-2 1x1 beside it, which the direct kernel reads in place).
+// Narrower outputs run in short tiles that stream the weights once per few positions (the
+// 7x7 stage's 3x3: 2.7 -> 8.5 ms).
 bool strided_wide_window(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
   constexpr int64_t kMinColumns = 24;
   const Tensor* w = conv_weights(g, facts, n);
-  if (w == nullptr || all_equal(n.attrs, "strides", 1) || w->dim(2) * w->dim(3) == 1) return false;
+  if (w == nullptr || all_equal(n.attrs, "strides", 1)) return false;
   const ValueFact& y = facts[n.outputs[0]];
   return y.rank == 4 && y.dims[3].is_fixed() && y.dims[3].value >= kMinColumns;
 }

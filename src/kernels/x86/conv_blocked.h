@@ -58,6 +58,8 @@ struct BlockedConvArgs {
   float* y = nullptr;
   int64_t c = 0, m = 0;
   int64_t group = 1;  // the direct kernels only
+  // The direct kernels only: x is the input itself, not a padded copy (blocked_direct_in_place).
+  bool x_in_place = false;
   const GemmEpilogue* act = nullptr;
 };
 void blocked_pointwise_avx512(const BlockedConvArgs& a, int64_t positions, int64_t p0, int64_t p1, int64_t j0,
@@ -171,10 +173,17 @@ void blocked_densify_half_block_groups(const float* w, int64_t m, int64_t kh, in
 inline int64_t blocked_padded_rows(const ConvGeometry2d& g) { return (g.oh - 1) * g.sh + g.kh; }
 inline int64_t blocked_padded_cols(const ConvGeometry2d& g) { return (g.ow - 1) * g.sw + g.kw; }
 void blocked_pad_planes(const ConvGeometry2d& g, const float* x, float* padded, int64_t u0, int64_t u1);
+// Whether every window lies inside the input as it is (no padding before, none needed after:
+// strided 1x1s), so the direct kernels read x in place (BlockedConvArgs::x_in_place) without
+// the padded copy.
+inline bool blocked_direct_in_place(const ConvGeometry2d& g) {
+  return g.ph == 0 && g.pw == 0 && blocked_padded_rows(g) <= g.ih && blocked_padded_cols(g) <= g.iw;
+}
 
 // The direct kernels' walk (blocked_direct_avx2 / _avx512 below): every tap of a group's
 // window, in the packing's order (channel, ky, kx), as an offset into the group's padded input
-// (from the window's top-left corner) and a packed-weight row; then, for output rows [r0, r1)
+// (from the window's top-left corner; padded planes, or the input's own where a.x_in_place)
+// and a packed-weight row; then, for output rows [r0, r1)
 // (row = image * oh + output row) and each group, row.template operator()<S>(image, oy, x, b0,
 // b1) with x the group's padded input at the row's first window row, [b0, b1) the group's
 // output blocks and S the column stride in floats (16 or 32, 0 for others: g.sw * 16). Internal
@@ -189,7 +198,8 @@ template <class F>
 void blocked_direct_walk(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1,
                          BlockedDirectTaps& taps, F&& row) {
   const int64_t cg = a.c / a.group, group_blocks = channel_blocks(a.m) / a.group;
-  const int64_t cols = blocked_padded_cols(g), plane = blocked_padded_rows(g) * cols * kChannelBlock;
+  const int64_t cols = a.x_in_place ? g.iw : blocked_padded_cols(g);
+  const int64_t plane = (a.x_in_place ? g.ih : blocked_padded_rows(g)) * cols * kChannelBlock;
   const int64_t cb = channel_blocks(a.c);
   taps.count = 0;
   for (int64_t c = 0; c < cg; ++c)

@@ -299,16 +299,20 @@ class BlockedConvKernel final : public Kernel {
       return;
     }
     if (kind_ == Kind::Direct) {
-      // The input zero-padded first (a copy of each input block's plane), then the rows.
-      const int64_t units = n * channel_blocks(a.c);
-      const int64_t plane = blocked_padded_rows(g) * blocked_padded_cols(g) * kChannelBlock;
-      float* padded = pad_buf != nullptr ? pad_buf
-                                         : static_cast<float*>(ctx.scratch(
-                                               static_cast<size_t>(padded_floats(g, a.c, n)) * sizeof(float)));
-      split(ctx.pool(), parallel_parts(ctx.pool(), units * plane, units), units,
-            [&](int64_t u0, int64_t u1) { blocked_pad_planes(g, a.x, padded, u0, u1); });
+      // The input zero-padded first (a copy of each input block's plane) unless the windows
+      // lie inside it as it is, then the rows.
       BlockedConvArgs b = a;
-      b.x = padded;
+      b.x_in_place = blocked_direct_in_place(g);
+      if (!b.x_in_place) {
+        const int64_t units = n * channel_blocks(a.c);
+        const int64_t plane = blocked_padded_rows(g) * blocked_padded_cols(g) * kChannelBlock;
+        float* padded = pad_buf != nullptr ? pad_buf
+                                           : static_cast<float*>(ctx.scratch(
+                                                 static_cast<size_t>(padded_floats(g, a.c, n)) * sizeof(float)));
+        split(ctx.pool(), parallel_parts(ctx.pool(), units * plane, units), units,
+              [&](int64_t u0, int64_t u1) { blocked_pad_planes(g, a.x, padded, u0, u1); });
+        b.x = padded;
+      }
       b.c = direct_c_;  // groups of half a block run as groups of one
       b.group = direct_group_;
       const int64_t rows = n * g.oh;
