@@ -146,7 +146,9 @@ bool strided_wide_window(const ir::Graph& g, const GraphFacts& facts, const ir::
 // (kBlockedDirectMaxTaps), groups of whole 16-channel blocks or of 8 channels (as many in as
 // out), and not a 3x3 that Winograd runs faster in NCHW.
 bool direct_blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n, const PassContext& ctx) {
-  const Tensor* w = ctx.blocked_direct || (ctx.blocked_direct_strided && strided_wide_window(g, facts, n))
+  // In bfloat16 the NCHW GEMM runs strided windows with vdpbf16ps, the direct kernel in float32.
+  const bool strided = ctx.blocked_direct_strided && ctx.precision != Precision::Bf16;
+  const Tensor* w = ctx.blocked_direct || (strided && strided_wide_window(g, facts, n))
                        ? conv_weights(g, facts, n)
                        : nullptr;
   if (w == nullptr) return false;
