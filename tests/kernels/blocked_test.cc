@@ -344,9 +344,8 @@ std::vector<float> all_lanes_unblocked(const float* x, int64_t n, int64_t cb, in
   return out;
 }
 
-// Every consistency case: the blocked pool equals MaxPool-12 (its reference kernel) run on the
-// unblocked values with the same attributes, lane for lane, NaN inputs included.
-TEST(BlockedMaxPool, PoolsEachLaneAsMaxPoolDoesOnTheUnblockedValues) {
+void pools_each_lane_as_max_pool(const kernels::KernelDef* def) {
+  const std::string name = def ? std::string(def->id) : "run_op's kernel";
   uint32_t seed = 40;
   for (const kernel_cases::KernelCase& kc : kernel_cases::blocked_max_pool_cases()) {
     const Shape& xs = kc.inputs[0];
@@ -356,7 +355,14 @@ TEST(BlockedMaxPool, PoolsEachLaneAsMaxPoolDoesOnTheUnblockedValues) {
     for (int64_t i = 0; i < x.numel(); i += 37) xv[i] = NAN;  // NaN taps lose to numbers
     OpCall blocked = blocked_op("BlockedMaxPool", {x});
     blocked.attrs = kc.attrs;
-    const Tensor y = run1(blocked);
+    Tensor y;
+    if (def == nullptr) {
+      y = run1(blocked);
+    } else {
+      auto r = run_op_with(blocked, [&](const std::vector<DType>&) { return def; }, name);
+      ASSERT_TRUE(r.has_value()) << name << ": " << r.error().to_string();
+      y = (*r)[0];
+    }
     OpCall plain;
     plain.op_type = "MaxPool";
     plain.opset = 12;
@@ -368,10 +374,22 @@ TEST(BlockedMaxPool, PoolsEachLaneAsMaxPoolDoesOnTheUnblockedValues) {
     const std::vector<float> got = all_lanes_unblocked(y.data_as<float>(), n, cb, yu.dim(2) * yu.dim(3), b);
     for (int64_t i = 0; i < yu.numel(); ++i) {
       const float want = yu.data_as<float>()[i];
-      if (std::isnan(want)) EXPECT_TRUE(std::isnan(got[i])) << kc.label << " at " << i;
-      else EXPECT_EQ(got[i], want) << kc.label << " at " << i;
+      if (std::isnan(want)) EXPECT_TRUE(std::isnan(got[i])) << name << " " << kc.label << " at " << i;
+      else EXPECT_EQ(got[i], want) << name << " " << kc.label << " at " << i;
     }
   }
+}
+
+// Every consistency case: the blocked pool, by the reference kernel and by each x86 one this
+// CPU runs, equals MaxPool-12 (its reference kernel) run on the unblocked values with the
+// same attributes, lane for lane, NaN inputs included.
+TEST(BlockedMaxPool, PoolsEachLaneAsMaxPoolDoesOnTheUnblockedValues) {
+  std::vector<const kernels::KernelDef*> kernels = {nullptr};  // null: run_op's choice
+  for (const char* id : {"x86/blockedmaxpool_f32_avx2", "x86/blockedmaxpool_f32_avx512"}) {
+    const kernels::KernelDef* def = kernels::KernelRegistry::global().find_by_id(id);
+    if (def != nullptr && kernels::isa_enabled(def->isa)) kernels.push_back(def);
+  }
+  for (const kernels::KernelDef* def : kernels) pools_each_lane_as_max_pool(def);
 }
 
 TEST(BlockedMaxPool, RejectsBadShapesAndTheIndicesOutputNamingTheProblem) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Registration of the x86 pooling kernels (pool_avx2.cc, pool_int8_avx2.cc). Built without
+// Registration of the x86 pooling kernels (pool_avx2.cc, pool_int8_avx2.cc,
+// pool_blocked_max_avx512.cc). Built without
 // ISA flags: it runs on every CPU, while the kernels themselves are chosen only where AVX2 is
 // available.
 #include "kernels/x86/pool_avx2.h"
@@ -26,6 +27,9 @@ void register_nn_pool(KernelRegistry& r) {
   r.add({.domain = "ai.ignis", .op_type = "BlockedMaxPool", .since_opset = 1, .until_opset = 1, .types = kF32,
          .isa = Isa::Avx2, .priority = 10, .id = "x86/blockedmaxpool_f32_avx2",
          .factory = pool_f32_create_blocked_max});
+  r.add({.domain = "ai.ignis", .op_type = "BlockedMaxPool", .since_opset = 1, .until_opset = 1, .types = kF32,
+         .isa = Isa::Avx512, .priority = 20, .id = "x86/blockedmaxpool_f32_avx512",
+         .factory = pool_f32_create_blocked_max_avx512});
 }
 
 }  // namespace ignis::kernels::x86

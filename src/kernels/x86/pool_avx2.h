@@ -16,5 +16,7 @@ Result<std::unique_ptr<Kernel>> pool_f32_create_average(const KernelInit& init);
 Result<std::unique_ptr<Kernel>> pool_f32_create_global_max(const KernelInit& init);
 Result<std::unique_ptr<Kernel>> pool_f32_create_global_average(const KernelInit& init);
 Result<std::unique_ptr<Kernel>> pool_f32_create_blocked_max(const KernelInit& init);
+// BlockedMaxPool with AVX-512 (pool_blocked_max_avx512.cc), on CPUs with AVX-512F.
+Result<std::unique_ptr<Kernel>> pool_f32_create_blocked_max_avx512(const KernelInit& init);
 
 }  // namespace ignis::kernels::x86
