@@ -180,46 +180,63 @@ inline bool blocked_direct_in_place(const ConvGeometry2d& g) {
   return g.ph == 0 && g.pw == 0 && blocked_padded_rows(g) <= g.ih && blocked_padded_cols(g) <= g.iw;
 }
 
+// One output row of a window walk over blocked input, as the direct and plain-input kernels
+// read it: every tap as an input offset (from `x`, at the row's first window column) and a
+// packed-weight row.
+struct BlockedWindowRow {
+  const ConvGeometry2d* g = nullptr;
+  const BlockedConvArgs* a = nullptr;
+  const float* x = nullptr;  // the image's (and group's) input
+  int64_t col = 1;           // floats between the inputs of adjacent output columns
+  int64_t w_pair = 0;        // floats of packed W per pair of output blocks
+  int64_t image = 0, oy = 0;
+  int64_t taps = 0;
+  const int64_t* x_off = nullptr;
+  const int64_t* w_row = nullptr;
+};
+
 // The direct kernels' walk (blocked_direct_avx2 / _avx512 below): every tap of a group's
 // window, in the packing's order (channel, ky, kx), as an offset into the group's padded input
 // (from the window's top-left corner; padded planes, or the input's own where a.x_in_place)
-// and a packed-weight row; then, for output rows [r0, r1)
-// (row = image * oh + output row) and each group, row.template operator()<S>(image, oy, x, b0,
-// b1) with x the group's padded input at the row's first window row, [b0, b1) the group's
-// output blocks and S the column stride in floats (16 or 32, 0 for others: g.sw * 16). Internal
-// linkage (see gemm_blocked.h): the AVX2 and AVX-512 files each compile their own.
-struct BlockedDirectTaps {
-  int64_t count = 0;
-  int64_t x_off[kBlockedDirectMaxTaps];
-  int64_t w_row[kBlockedDirectMaxTaps];
-};
+// and a packed-weight row; then, for output rows [r0, r1) (row = image * oh + output row) and
+// each group, row.template operator()<S>(r, b0, b1) with r that row of the group's input,
+// [b0, b1) the group's output blocks and S the column stride in floats (16 or 32, 0 for
+// others: r.col). Internal linkage (see gemm_blocked.h): the AVX2 and AVX-512 files each
+// compile their own.
 namespace {
 template <class F>
-void blocked_direct_walk(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1,
-                         BlockedDirectTaps& taps, F&& row) {
+void blocked_direct_walk(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1, F&& row) {
   const int64_t cg = a.c / a.group, group_blocks = channel_blocks(a.m) / a.group;
   const int64_t cols = a.x_in_place ? g.iw : blocked_padded_cols(g);
   const int64_t plane = (a.x_in_place ? g.ih : blocked_padded_rows(g)) * cols * kChannelBlock;
   const int64_t cb = channel_blocks(a.c);
-  taps.count = 0;
+  int64_t x_off[kBlockedDirectMaxTaps], w_row[kBlockedDirectMaxTaps];
+  BlockedWindowRow r;
+  r.g = &g;
+  r.a = &a;
+  r.col = g.sw * kChannelBlock;
+  r.w_pair = cg * g.kh * g.kw * kPairFloats;
+  r.x_off = x_off;
+  r.w_row = w_row;
   for (int64_t c = 0; c < cg; ++c)
     for (int64_t ky = 0; ky < g.kh; ++ky)
       for (int64_t kx = 0; kx < g.kw; ++kx) {
-        taps.x_off[taps.count] = c / kChannelBlock * plane + (ky * cols + kx) * kChannelBlock + c % kChannelBlock;
-        taps.w_row[taps.count++] = (c * g.kh + ky) * g.kw + kx;
+        x_off[r.taps] = c / kChannelBlock * plane + (ky * cols + kx) * kChannelBlock + c % kChannelBlock;
+        w_row[r.taps++] = (c * g.kh + ky) * g.kw + kx;
       }
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t image = r / g.oh, oy = r % g.oh;
+  for (int64_t i = r0; i < r1; ++i) {
+    r.image = i / g.oh;
+    r.oy = i % g.oh;
     // Groups of whole blocks: each output block reads its own group's input blocks.
     for (int64_t grp = 0; grp < a.group; ++grp) {
-      const float* x = a.x + (image * cb + grp * (cg / kChannelBlock)) * plane + oy * g.sh * cols * kChannelBlock;
+      r.x = a.x + (r.image * cb + grp * (cg / kChannelBlock)) * plane + r.oy * g.sh * cols * kChannelBlock;
       const int64_t b0 = grp * group_blocks, b1 = b0 + group_blocks;
       if (g.sw == 1)
-        row.template operator()<kChannelBlock>(image, oy, x, b0, b1);
+        row.template operator()<kChannelBlock>(r, b0, b1);
       else if (g.sw == 2)
-        row.template operator()<2 * kChannelBlock>(image, oy, x, b0, b1);
+        row.template operator()<2 * kChannelBlock>(r, b0, b1);
       else
-        row.template operator()<0>(image, oy, x, b0, b1);
+        row.template operator()<0>(r, b0, b1);
     }
   }
 }

@@ -544,19 +544,8 @@ void blocked_depthwise_avx2(const ConvGeometry2d& g, const BlockedConvArgs& a, i
 
 namespace {
 
-// The taps of one output row: input offset (from `x`, at the row's first window column) and
-// packed-weight row, for the input rows that exist.
-struct WindowRow {
-  const ConvGeometry2d* g = nullptr;
-  const BlockedConvArgs* a = nullptr;
-  const float* x = nullptr;  // the image's (and group's) input
-  int64_t col = 1;           // floats between the inputs of adjacent output columns
-  int64_t w_pair = 0;        // floats of packed W per pair of output blocks
-  int64_t image = 0, oy = 0;
-  int64_t taps = 0;
-  const int64_t* x_off = nullptr;
-  const int64_t* w_row = nullptr;
-};
+// The taps of one output row (conv_blocked.h); a stem's lists only the input rows that exist.
+using WindowRow = BlockedWindowRow;
 
 template <int P, Activation A>
 inline void window_store(const WindowRow& r, int64_t ox, int64_t block, const Block16 (&acc)[P],
@@ -677,21 +666,8 @@ void direct_blocks(const WindowRow& r, int64_t b0, int64_t b1, const ActivationP
 template <Activation A>
 void direct_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
   const ActivationParams256 k(*a.act);
-  BlockedDirectTaps taps;
-  WindowRow r;
-  r.g = &g;
-  r.a = &a;
-  r.col = g.sw * kB;
-  r.w_pair = a.c / a.group * g.kh * g.kw * kPairFloats;
-  r.x_off = taps.x_off;
-  r.w_row = taps.w_row;
-  blocked_direct_walk(g, a, r0, r1, taps, [&]<int S>(int64_t image, int64_t oy, const float* x, int64_t b0, int64_t b1) {
-    r.taps = taps.count;
-    r.image = image;
-    r.oy = oy;
-    r.x = x;
-    direct_blocks<S, A>(r, b0, b1, k);
-  });
+  blocked_direct_walk(g, a, r0, r1,
+                      [&]<int S>(const WindowRow& r, int64_t b0, int64_t b1) { direct_blocks<S, A>(r, b0, b1, k); });
 }
 
 }  // namespace

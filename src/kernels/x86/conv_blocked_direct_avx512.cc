@@ -21,26 +21,15 @@ namespace ignis::kernels::x86 {
 
 namespace {
 
-// One output row's window walk: every tap as an offset into the padded input (from the row's
-// first window column) and a packed-weight row.
-struct DirectRow {
-  const ConvGeometry2d* g = nullptr;
-  const BlockedConvArgs* a = nullptr;
-  const float* x = nullptr;  // the image's group input at the row's first window row
-  int64_t w_pair = 0;        // floats of packed W per pair of output blocks
-  int64_t image = 0, oy = 0;
-  int64_t taps = 0;
-  const int64_t* x_off = nullptr;
-  const int64_t* w_row = nullptr;
-};
+using DirectRow = BlockedWindowRow;  // one output row's taps (conv_blocked.h)
 
 // P positions from ox of output blocks `block` (and block + 1 when NB is 2); S = the column
-// stride of the padded input in floats (0: g.sw * 16, read at run time).
+// stride of the padded input in floats (0: r.col, read at run time).
 template <int P, int NB, int S, Activation A>
 void direct_tile(const DirectRow& r, int64_t ox, int64_t block, const ActivationParams512& k) {
   const ConvGeometry2d& g = *r.g;
   const BlockedConvArgs& a = *r.a;
-  const int64_t s = S != 0 ? S : g.sw * kB;
+  const int64_t s = S != 0 ? S : r.col;
   const float* w = a.w + block / 2 * r.w_pair + block % 2 * kB;
   const float* x = r.x + ox * s;
   __m512 acc[P][NB];
@@ -95,20 +84,8 @@ void direct_blocks(const DirectRow& r, int64_t b0, int64_t b1, const ActivationP
 template <Activation A>
 void direct_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
   const ActivationParams512 k(*a.act);
-  BlockedDirectTaps taps;
-  DirectRow r;
-  r.g = &g;
-  r.a = &a;
-  r.w_pair = a.c / a.group * g.kh * g.kw * kPairFloats;
-  r.x_off = taps.x_off;
-  r.w_row = taps.w_row;
-  blocked_direct_walk(g, a, r0, r1, taps, [&]<int S>(int64_t image, int64_t oy, const float* x, int64_t b0, int64_t b1) {
-    r.taps = taps.count;
-    r.image = image;
-    r.oy = oy;
-    r.x = x;
-    direct_blocks<S, A>(r, b0, b1, k);
-  });
+  blocked_direct_walk(g, a, r0, r1,
+                      [&]<int S>(const DirectRow& r, int64_t b0, int64_t b1) { direct_blocks<S, A>(r, b0, b1, k); });
 }
 
 }  // namespace
