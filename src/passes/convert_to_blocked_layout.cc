@@ -142,13 +142,15 @@ bool strided_wide_window(const ir::Graph& g, const GraphFacts& facts, const ir::
 }
 
 // Whether node n is a dense or grouped convolution the direct blocked kernel runs (where the
-// context says there is one, or at strides above 1 where it says so for those): no dilation, at most 4608 taps per output
-// (kBlockedDirectMaxTaps), groups of whole 16-channel blocks or of 8 channels (as many in as
-// out), and not a 3x3 that Winograd runs faster in NCHW.
+// context says there is one; where it says so for those only, at strides above 1 or with
+// groups): no dilation, at most 4608 taps per output (kBlockedDirectMaxTaps), groups of whole
+// 16-channel blocks or of 8 channels (as many in as out; of 2 and 4 too where grouped windows
+// are taken), and not a 3x3 that Winograd runs faster in NCHW.
 bool direct_blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n, const PassContext& ctx) {
   // In bfloat16 the NCHW GEMM runs strided windows with vdpbf16ps, the direct kernel in float32.
   const bool strided = ctx.blocked_direct_strided && ctx.precision != Precision::Bf16;
-  const Tensor* w = ctx.blocked_direct || (strided && strided_wide_window(g, facts, n))
+  const bool grouped = ctx.blocked_direct_grouped && n.attrs.get_int("group", 1) > 1;
+  const Tensor* w = ctx.blocked_direct || grouped || (strided && strided_wide_window(g, facts, n))
                        ? conv_weights(g, facts, n)
                        : nullptr;
   if (w == nullptr) return false;
@@ -156,8 +158,12 @@ bool direct_blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Nod
   const int64_t m = w->dim(0), cg = w->dim(1), kh = w->dim(2), kw = w->dim(3);
   if (!all_equal(n.attrs, "dilations", 1) || group < 1 || m % group != 0) return false;
   constexpr int64_t kMaxTaps = 4608, kHalfBlock = 8;
-  // Groups of 8 channels (regnet_y's) run as groups of one block with zero weights across.
-  if (group > 1 && cg == kHalfBlock && m == cg * group) return true;
+  // Groups of 8 channels (regnet_y's) run as groups of one block with zero weights across;
+  // so do groups of 2 and 4 (resnext50's first stage: 4x the multiply-adds) where the kernel
+  // is ahead on grouped windows.
+  if (group > 1 && m == cg * group && kBlock * kh * kw <= kMaxTaps &&
+      (cg == kHalfBlock || (ctx.blocked_direct_grouped && cg > 1 && kHalfBlock % cg == 0)))
+    return true;
   const bool whole_blocks = group == 1 || (cg % kBlock == 0 && m / group % kBlock == 0);
   return whole_blocks && cg * kh * kw <= kMaxTaps && !nchw_winograd(facts, n, *w);
 }

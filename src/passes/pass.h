@@ -35,6 +35,9 @@ struct PassContext {
   // kernels' Winograd F(2x2) and transposed GEMM are faster, where the blocked Winograd does
   // not take the convolution).
   bool blocked_direct_strided = false;
+  // Whether they do so for grouped windows (group > 1) at any stride (the AVX-512 ones: no
+  // NCHW kernel runs a grouped convolution as one GEMM, so the blocked tile is ahead there).
+  bool blocked_direct_grouped = false;
   // Whether those kernels run 3x3 convolutions at unit stride with Winograd F(4x4) on blocked
   // input (the AVX-512 ones): convert_to_blocked_layout then takes the 3x3s the NCHW kernels
   // would run with F(4x4) into its runs.

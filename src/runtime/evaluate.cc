@@ -59,6 +59,7 @@ passes::PassContext make_pass_context(Precision precision) {
   ctx.blocked_direct = ctx.blocked_layout && blocked->isa == kernels::Isa::Avx2;
   ctx.blocked_winograd = ctx.blocked_layout && blocked->isa == kernels::Isa::Avx512;
   ctx.blocked_direct_strided = ctx.blocked_winograd;
+  ctx.blocked_direct_grouped = ctx.blocked_winograd;
   // The int8 GEMM's VNNI tile (gemm_int8.cc's choice of backend) under an optimized
   // QLinearConvNhwc kernel; IGNIS_LAYOUT=nchw turns it off too.
   const DType u8[] = {DType::U8};

@@ -17,6 +17,7 @@ passes::PassContext forced(bool on = true, bool direct = false, bool winograd = 
   ctx.blocked_direct = on && direct;
   ctx.blocked_winograd = on && winograd;
   ctx.blocked_direct_strided = false;
+  ctx.blocked_direct_grouped = false;
   return ctx;
 }
 
@@ -310,6 +311,20 @@ GraphBuilder grouped_block(int64_t groups) {
   return b;
 }
 
+// 1x1 -> 3x3 ("same", `group` groups) -> 1x1 at c channels on a 28x28 image.
+GraphBuilder bottleneck(int64_t c, int64_t group) {
+  GraphBuilder b(17);
+  b.input("x", {1, c, 28, 28})
+      .weight("w1", {c, c, 1, 1}, 1)
+      .weight("w2", {c, c / group, 3, 3}, 2)
+      .weight("w3", {c, c, 1, 1}, 3)
+      .node("Conv", {"x", "w1"}, {"a"})
+      .node("Conv", {"a", "w2"}, {"b"}, {{"group", int_attr(group)}, {"pads", ints({1, 1, 1, 1})}})
+      .node("Conv", {"b", "w3"}, {"y"})
+      .output("y");
+  return b;
+}
+
 TEST(ConvertToBlockedLayout, TakesDenseAndGroupedWindowsWhereTheDirectKernelRuns) {
   for (int64_t groups : {1, 4, 8}) {  // 64, 16 and 8 channels per group
     GraphBuilder b = grouped_block(groups);
@@ -329,22 +344,14 @@ TEST(ConvertToBlockedLayout, TakesDenseAndGroupedWindowsWhereTheDirectKernelRuns
     EXPECT_LT(count_op(g, "BlockedConv"), 4) << groups << " groups";
     EXPECT_EQ(count_op(g, "Conv") + count_op(g, "FusedConv") + count_op(g, "BlockedConv"), 4) << groups << " groups";
   }
-  // Groups of 4 channels (a quarter block) are not taken.
+  // Groups of 4 channels (a quarter block) are not taken: only where grouped windows are
+  // (TakesGroupedWindowsWhereTheDirectKernelRunsThoseOnly).
   GraphBuilder quarter = grouped_block(16);
   ir::Graph g = quarter.graph();
   ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, true)));
   EXPECT_EQ(count_op(g, "BlockedConv"), 0);
   // A 3x3 Winograd runs faster in NCHW (64 -> 64 channels, 28x28) stays out of the run.
-  GraphBuilder wino(17);
-  wino.input("x", {1, 64, 28, 28})
-      .weight("w1", {64, 64, 1, 1}, 1)
-      .weight("w2", {64, 64, 3, 3}, 2)
-      .weight("w3", {64, 64, 1, 1}, 3)
-      .node("Conv", {"x", "w1"}, {"a"})
-      .node("Conv", {"a", "w2"}, {"b"}, {{"pads", ints({1, 1, 1, 1})}})
-      .node("Conv", {"b", "w3"}, {"y"})
-      .output("y");
-  g = wino.graph();
+  g = bottleneck(64, 1).graph();
   ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, true)));
   EXPECT_EQ(count_op(g, "BlockedConv"), 0);
   EXPECT_EQ(count_op(g, "Conv") + count_op(g, "FusedConv"), 3);
@@ -443,6 +450,33 @@ GraphBuilder strided_stack(int64_t size) {
   }
   b.output(v);
   return b;
+}
+
+// Where the context takes grouped windows only (AVX-512): the grouped 3x3 of every group
+// width the kernel runs (16, 8, 4 and 2 channels per group) joins the run, the dense one
+// (64 channels, strided but narrow) does not.
+TEST(ConvertToBlockedLayout, TakesGroupedWindowsWhereTheDirectKernelRunsThoseOnly) {
+  passes::PassContext ctx = forced(true, false, true);
+  ctx.blocked_direct_grouped = true;
+  for (int64_t groups : {4, 8, 16, 32}) {
+    GraphBuilder b = grouped_block(groups);
+    ir::Graph g = b.graph();
+    ASSERT_TRUE(passes::optimize(g, passes::Level::All, ctx));
+    ASSERT_TRUE(ir::verify(g));
+    EXPECT_EQ(count_op(g, "BlockedConv"), 4) << groups << " groups";
+    EXPECT_EQ(count_op(g, "FusedConv") + count_op(g, "Conv"), 0) << groups << " groups";
+    const NamedTensors feeds = random_inputs(b.graph(), {{1, 16, 28, 28}}, 5);
+    EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-5) << groups << " groups";
+  }
+  GraphBuilder dense = grouped_block(1);
+  ir::Graph g = dense.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, ctx));
+  EXPECT_LT(count_op(g, "BlockedConv"), 4);
+  EXPECT_EQ(count_op(g, "Conv") + count_op(g, "FusedConv") + count_op(g, "BlockedConv"), 4);
+  // Groups of 64 / 24 channels (neither whole blocks nor within one) stay NCHW.
+  g = bottleneck(48, 2).graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, ctx));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 0);
 }
 
 TEST(ConvertToBlockedLayout, TakesWideStridedWindowsWhereTheDirectKernelRunsThoseOnly) {

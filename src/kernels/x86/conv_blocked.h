@@ -142,28 +142,31 @@ void blocked_plain_avx2(const ConvGeometry2d& g, const BlockedConvArgs& a, int64
 // channels. The layout pass keeps to the same bound.
 inline constexpr int64_t kBlockedDirectMaxTaps = 4608;
 
-// Groups of 8 channels (c = m): each block holds two whole groups, so such a convolution runs
-// as one of groups of one block whose weights are zero across the two halves
-// (blocked_densify_half_block_groups): twice the multiply-adds, in the direct tile.
-inline constexpr int64_t kBlockedHalfGroup = 8;
-inline bool blocked_half_block_groups(int64_t c, int64_t m, int64_t group) {
-  return group > 1 && c == m && c == group * kBlockedHalfGroup;
+// Groups of 2, 4 or 8 channels (c = m): each block holds whole groups, so such a convolution
+// runs as one of groups of one block whose weights are zero outside each output channel's own
+// group (blocked_densify_sub_block_groups): 16 / (c / group) times the multiply-adds, in the
+// direct tile.
+inline bool blocked_sub_block_groups(int64_t c, int64_t m, int64_t group) {
+  if (group <= 1 || c != m || c % group != 0) return false;
+  const int64_t cg = c / group;
+  return cg > 1 && cg < kChannelBlock && kChannelBlock % cg == 0;
 }
 
 // Whether blocked_direct_avx2 takes this convolution: no dilation, at most
 // kBlockedDirectMaxTaps taps, and one group, groups of whole blocks (c / group and m / group
-// multiples of 16, so an output block reads its own group's input blocks only), or groups of
-// half a block.
+// multiples of 16, so an output block reads its own group's input blocks only), or groups
+// within a block (above).
 inline bool blocked_direct_supported(const ConvGeometry2d& g, int64_t c, int64_t m, int64_t group) {
   if (g.dh != 1 || g.dw != 1 || group < 1 || c % group != 0 || m % group != 0) return false;
-  if (blocked_half_block_groups(c, m, group)) return true;
+  if (blocked_sub_block_groups(c, m, group)) return true;
   if (c / group * g.kh * g.kw > kBlockedDirectMaxTaps) return false;
   return group == 1 || (c / group % kChannelBlock == 0 && m / group % kChannelBlock == 0);
 }
 
-// W [m, 8, kh, kw] of groups of 8 channels as W' [m, 16, kh, kw] of groups of one block:
-// output channel o reads the 16 lanes of its block, zero outside its own group's 8.
-void blocked_densify_half_block_groups(const float* w, int64_t m, int64_t kh, int64_t kw, float* dense);
+// W [m, cg, kh, kw] of groups of cg channels within a block as W' [m, 16, kh, kw] of groups
+// of one block: output channel o reads the 16 lanes of its block, zero outside its own
+// group's cg.
+void blocked_densify_sub_block_groups(const float* w, int64_t m, int64_t cg, int64_t kh, int64_t kw, float* dense);
 
 // The input a dense or grouped window reads, zero-padded: per image and input block a plane
 // of padded_rows x padded_cols positions, (oh - 1) * sh + kh by (ow - 1) * sw + kw, holding

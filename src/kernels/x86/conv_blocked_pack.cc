@@ -59,13 +59,13 @@ void blocked_plain_pack(const float* w, int64_t m, int64_t c, int64_t kh, int64_
       }
 }
 
-void blocked_densify_half_block_groups(const float* w, int64_t m, int64_t kh, int64_t kw, float* dense) {
+void blocked_densify_sub_block_groups(const float* w, int64_t m, int64_t cg, int64_t kh, int64_t kw, float* dense) {
   const int64_t taps = kh * kw;
   for (int64_t o = 0; o < m; ++o)
     for (int64_t l = 0; l < kB; ++l) {
-      const bool own = l / kBlockedHalfGroup == o % kB / kBlockedHalfGroup;
-      for (int64_t t = 0; t < taps; ++t)
-        dense[(o * kB + l) * taps + t] = own ? w[(o * kBlockedHalfGroup + l % kBlockedHalfGroup) * taps + t] : 0.0f;
+      // Lane l of o's block is input channel o / 16 * 16 + l, in o's group when l / cg == o % 16 / cg.
+      const bool own = l / cg == o % kB / cg;
+      for (int64_t t = 0; t < taps; ++t) dense[(o * kB + l) * taps + t] = own ? w[(o * cg + l % cg) * taps + t] : 0.0f;
     }
 }
 

@@ -157,10 +157,11 @@ class BlockedConvKernel final : public Kernel {
       k->kind_ = Kind::Direct;
       k->direct_c_ = cg * group;
       k->direct_group_ = group;
-      if (blocked_half_block_groups(cg * group, m, group)) {
-        // As groups of one block (the last one's padded lanes zero) with zero weights across.
+      if (blocked_sub_block_groups(cg * group, m, group)) {
+        // As groups of one block (the last one's padded lanes zero) with zero weights outside
+        // each output channel's group.
         std::vector<float> dense(static_cast<size_t>(m * kChannelBlock * kh * kw));
-        blocked_densify_half_block_groups(wd, m, kh, kw, dense.data());
+        blocked_densify_sub_block_groups(wd, m, cg, kh, kw, dense.data());
         k->direct_group_ = channel_blocks(m);
         k->direct_c_ = k->direct_group_ * kChannelBlock;
         k->packed_ = aligned_floats(blocked_plain_packed_floats(m, kChannelBlock, kh, kw), k->packed_buf_);
@@ -313,7 +314,7 @@ class BlockedConvKernel final : public Kernel {
               [&](int64_t u0, int64_t u1) { blocked_pad_planes(g, a.x, padded, u0, u1); });
         b.x = padded;
       }
-      b.c = direct_c_;  // groups of half a block run as groups of one
+      b.c = direct_c_;  // groups within a block run as groups of one
       b.group = direct_group_;
       const int64_t rows = n * g.oh;
       const int parts = parallel_parts(ctx.pool(), rows * g.ow * a.m * a.c / a.group * g.kh * g.kw, rows);

@@ -183,6 +183,29 @@ std::vector<KernelCase> blocked_conv_cases() {
     d.act = acts[i++ % acts.size()];
     cases.push_back(blocked_conv(d));
   }
+  // Grouped 3x3s the AVX-512 kernel runs input-stationary (3-wide windows at strides 1 and 2):
+  // groups of 4 and 2 channels (densified to whole blocks: resnext50's first stage), of one
+  // block with rows of every tile width 1 to 12 plus tails (widths 1, 5, 12, 13, 25), and of
+  // two blocks (output pairs, tiles of 8: widths 3, 7, 8, 16, 17), strided, batch 2, residual.
+  const ConvSpec grouped_w3[] = {
+      {.c = 64, .h = 9, .w = 11, .m = 64, .kernel = 3, .pad = 1, .group = 16, .residual = true},
+      {.c = 32, .h = 6, .w = 25, .m = 32, .kernel = 3, .pad = 1, .group = 16},
+      {.n = 2, .c = 48, .h = 13, .w = 13, .m = 48, .kernel = 3, .stride = 2, .pad = 1, .group = 12},
+      {.c = 32, .h = 4, .w = 1, .m = 32, .kernel = 3, .pad = 1, .group = 2},
+      {.c = 48, .h = 5, .w = 5, .m = 48, .kernel = 3, .pad = 1, .group = 3, .bias = false},
+      {.c = 32, .h = 3, .w = 14, .m = 32, .kernel = 3, .group = 2, .residual = true},
+      {.c = 16, .h = 7, .w = 15, .m = 16, .kernel = 3, .pad = 1},
+      {.c = 64, .h = 5, .w = 3, .m = 64, .kernel = 3, .pad = 1, .group = 2},
+      {.n = 2, .c = 96, .h = 7, .w = 7, .m = 96, .kernel = 3, .pad = 1, .group = 3, .residual = true},
+      {.c = 64, .h = 4, .w = 10, .m = 64, .kernel = 3, .group = 2},
+      {.c = 64, .h = 9, .w = 31, .m = 64, .kernel = 3, .stride = 2, .pad = 1, .group = 2},
+      {.c = 64, .h = 5, .w = 17, .m = 64, .kernel = 3, .pad = 1, .group = 2, .pads = {1, 0, 0, 1}},
+      {.c = 40, .h = 10, .w = 10, .m = 40, .kernel = 3, .stride = 2, .group = 20},
+  };
+  for (ConvSpec d : grouped_w3) {
+    d.act = acts[i++ % acts.size()];
+    cases.push_back(blocked_conv(d));
+  }
   // Dense 3x3 at unit stride (Winograd F(4x4) on AVX-512): outputs that end inside a 4x4 tile,
   // no padding, asymmetric pads, partial channel blocks on either side, 256 channels in or out,
   // batch 3 (tile ranges across images), with residual and activations.
