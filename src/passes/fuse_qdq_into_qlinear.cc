@@ -5,6 +5,7 @@
 //     =>  QLinearConv(x_q, x_s, x_zp, w_q, w_s, w_zp, y_s, y_zp, [b_i32])
 //   QuantizeLinear(MatMul(DQ(a_q), DQ(b_q)) [-> Relu])  (or Gemm without C, alpha 1, no transA)
 //     =>  QLinearMatMul(a_q, a_s, a_zp, b_q', b_s, b_zp, y_s, y_zp)
+//   (b_q constant weights, or, for MatMul, a tensor computed at run time: attention's products)
 // and, at level All (onnxruntime's contrib op is no standard ONNX), fuse_qdq_into_qlinear_add:
 //   QuantizeLinear(Add(DQ(a_q), DQ(b_q)) [-> Relu], y_s, y_zp)   (a residual sum)
 //     =>  com.microsoft QLinearAdd(a_q, a_s, a_zp, b_q, b_s, b_zp, y_s, y_zp)
@@ -27,7 +28,7 @@
 // the quantized type), float32, per tensor for x, y and a; per tensor or one per output
 // channel along axis 0 for conv weights, one per column along axis 1 for MatMul weights (0 for
 // a Gemm's transposed weights, which are transposed here); the weights are uint8/int8
-// constants; the float op's output (and the Relu's) feeds only the next node of the pattern
+// constants, or a MatMul's B is any uint8/int8 tensor with per-tensor parameters; the float op's output (and the Relu's) feeds only the next node of the pattern
 // and is not a graph output. A Relu folds only when y's zero point is its type's minimum: then
 // the clamp at y_zp that the Relu amounts to is already the saturation. The bias: a
 // DequantizeLinear of an int32 constant with scale x_s * w_s[c] (as the quantizers write it)
@@ -346,7 +347,16 @@ Result<int> fuse_qdq_into_qlinear(ir::Graph& g, const PassContext&) {
       const bool trans_b = gemm && op.attrs.get_int("transB", 0) != 0;
       if (gemm && (op.attrs.get_int("transA", 0) != 0 || op.attrs.get_float("alpha", 1.0f) != 1.0f)) return false;
       const auto w = weight_dq(g, index, op.inputs[1], trans_b ? 0 : 1, 2, 2);
-      if (!w) return false;
+      if (!w) {
+        // B computed at run time (attention's products: both operands activations), per tensor.
+        const auto b = matmul ? per_tensor_dq(g, index, op.inputs[1]) : std::nullopt;
+        if (!b) return false;
+        fused.op_type = "QLinearMatMul";
+        fused.inputs = {x_q, xp->second.scale_name, xp->second.zero_point_name, g.nodes[b->first].inputs[0],
+                        b->second.scale_name, b->second.zero_point_name, yp->scale_name, yp->zero_point_name};
+        replace_nodes(g, pattern, std::move(fused));
+        return true;
+      }
       std::string b_name = g.nodes[w->node].inputs[0];
       if (trans_b) {
         b_name = ir::unique_value_name(g, b_name + "_t");

@@ -162,6 +162,44 @@ TEST(FuseQdqIntoQLinear, LeavesSharedOutputsGemmBiasAndDynamicWeights) {
   EXPECT_EQ(fused_count(run_pass(passes::fuse_qdq_into_qlinear, dynamic)), 0);
 }
 
+// Attention's product, both operands activations: y = DQ(Q(MatMul(DQ(Q(a)), DQ(Q(b))))), a
+// [2, 3, 4, 5] and b [2, 3, 5, 6] quantized per tensor (uint8, or int8 for b), y uint8. It
+// becomes QLinearMatMul reading both quantized tensors, within one step of y; a b quantized per
+// axis stays.
+ir::Graph runtime_b_graph(DType b_type, bool per_axis_b) {
+  GraphBuilder b(13);
+  b.input("a", {2, 3, 4, 5}).input("b", {2, 3, 5, 6});
+  b.scalar("as", 0.03f).scalar("ys", kYScale);
+  b.weight("bs", per_axis_b ? Shape{6} : Shape{}, 5, 0.02f, 0.03f);
+  b.node("QuantizeLinear", {"a", "as", "az"}, {"aq"}).node("DequantizeLinear", {"aq", "as", "az"}, {"ad"});
+  std::vector<std::pair<std::string, Attribute>> axis;
+  if (per_axis_b) axis = {{"axis", int_attr(3)}};
+  b.node("QuantizeLinear", {"b", "bs", "bz"}, {"bq"}, axis).node("DequantizeLinear", {"bq", "bs", "bz"}, {"bd"}, axis);
+  b.node("MatMul", {"ad", "bd"}, {"v"});
+  b.node("QuantizeLinear", {"v", "ys", "yz"}, {"yq"}).node("DequantizeLinear", {"yq", "ys", "yz"}, {"y"});
+  b.output("y");
+  ir::Graph g = b.graph();
+  g.initializers["az"] = filled(DType::U8, Shape{}, 120);
+  g.initializers["bz"] = filled(b_type, per_axis_b ? Shape{6} : Shape{}, b_type == DType::U8 ? 131 : -3);
+  g.initializers["yz"] = filled(DType::U8, Shape{}, 128);
+  return g;
+}
+
+TEST(FuseQdqIntoQLinear, RewritesMatMulOfTwoQuantizedActivations) {
+  for (DType t : {DType::U8, DType::I8}) {
+    const ir::Graph g = runtime_b_graph(t, false);
+    const ir::Graph f = run_pass(passes::fuse_qdq_into_qlinear, g);
+    const ir::Node* node = find_op(f, "QLinearMatMul", "");
+    ASSERT_NE(node, nullptr);
+    EXPECT_EQ(node->inputs[0], "aq");
+    EXPECT_EQ(node->inputs[3], "bq");
+    EXPECT_EQ(count_ops(f, "MatMul"), 0);
+    EXPECT_LE(optimized_vs_plain(g, random_inputs(g, {{2, 3, 4, 5}, {2, 3, 5, 6}}, 17), OptLevel::Extended),
+              kYScale * 1.001);
+  }
+  EXPECT_EQ(count_ops(run_pass(passes::fuse_qdq_into_qlinear, runtime_b_graph(DType::U8, true)), "QLinearMatMul", ""), 0);
+}
+
 // y = DQ(Q(Add(DQ(Q(a)), DQ(Q(b))) [-> Relu])): a and b quantized at their own scales and zero
 // points (per tensor), y at kYScale / y_zero_point; the type of all three is `t`.
 struct AddPattern {

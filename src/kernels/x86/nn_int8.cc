@@ -4,9 +4,10 @@
 // quantize_linear_avx2.cc, quantize_add_avx2.cc).
 // A constant B (the weights of a quantized model) is packed once when the kernel is made,
 // with its zero-point corrections when b_zero_point is constant too; a B computed at run time
-// is packed per run. A's batch dimensions fold into the GEMM's rows. Configurations the GEMM
-// does not take (a batched B, zero points shaped per batch, float16 scales) run on the
-// reference kernel. QLinearMatMul requantizes in the GEMM's epilogue with one multiplier per
+// is packed per run. A's batch dimensions fold into the GEMM's rows against a 2-D B; a B with
+// A's batch dimensions (both operands activations) runs one GEMM per batch entry, packing
+// each. Configurations the GEMM does not take (a broadcast batched B, zero points shaped per
+// batch, float16 scales) run on the reference kernel. QLinearMatMul requantizes in the GEMM's epilogue with one multiplier per
 // column, a_scale * b_scale[j] / y_scale, computed as the reference computes it.
 #include <algorithm>
 #include <cstring>
@@ -117,19 +118,42 @@ class Int8MatMulKernel final : public Kernel {
       return fallback_->run(ctx);
     }
     const int64_t k = a.dim(a.rank() - 1);
-    const int64_t rows = a.numel() / std::max<int64_t>(k, 1);
-    const int64_t n = b.dim(1);
+    const int64_t n = b.dim(b.rank() - 1);
     if (k == 0) {
       if (y.dtype() == DType::I32) std::fill_n(y.data_as<int32_t>(), y.numel(), 0);
       else return fallback_->run(ctx);
       return Status::ok();
     }
+    if (b.rank() == 2) {
+      run_gemm(ctx, static_cast<const uint8_t*>(a.data()), a.numel() / k, b.data(), static_cast<uint8_t*>(y.data()));
+      return Status::ok();
+    }
+    // A batched B (both operands activations: attention's products), batch dims equal to A's:
+    // one GEMM per batch entry, B packed for each.
+    const int64_t m = a.dim(a.rank() - 2), batches = b.numel() / (k * n);
+    const size_t y_elem = dtype_size(y.dtype());
+    for (int64_t i = 0; i < batches; ++i)
+      run_gemm(ctx, static_cast<const uint8_t*>(a.data()) + i * m * k, m,
+               static_cast<const uint8_t*>(b.data()) + i * k * n,
+               static_cast<uint8_t*>(y.data()) + static_cast<size_t>(i * m * n) * y_elem);
+    return Status::ok();
+  }
+
+ private:
+  // The GEMM of `rows` rows of A at a_bytes (k columns) by B (b_data, [k x n], unless packed
+  // already) into y_data, with the zero points, scales and bias of ctx's inputs.
+  void run_gemm(KernelContext& ctx, const uint8_t* a_bytes, int64_t rows, const void* b_data, uint8_t* y_data) const {
+    const Tensor& a = ctx.input(in_.a);
+    const Tensor& b = ctx.input(in_.b);
+    const Tensor& y = ctx.output(0);
+    const int64_t k = a.dim(a.rank() - 1);
+    const int64_t n = b.dim(b.rank() - 1);
 
     // B: prepacked, or packed now.
     PackedInt8B packed_now;
     const PackedInt8B* pb = &packed_b_;
     if (packed_b_.empty()) {
-      packed_now = PackedInt8B::pack(b.data(), b.dtype() == DType::U8, k, n, n, false);
+      packed_now = PackedInt8B::pack(b_data, b.dtype() == DType::U8, k, n, n, false);
       pb = &packed_now;
     }
     ColumnTerms terms_now;
@@ -143,7 +167,6 @@ class Int8MatMulKernel final : public Kernel {
     // that takes signed A, as int8 (int8_signed_rows: uint8 less 128, plus its shift; the zero
     // point likewise), the few values held one step nearer zero listed for the tile.
     const bool a_int8 = a.dtype() == DType::I8;
-    const auto* a_bytes = static_cast<const uint8_t*>(a.data());
     const size_t copy_bytes = align_up(static_cast<size_t>(rows * k));
     const size_t zp_bytes = align_up(static_cast<size_t>(rows) * sizeof(int32_t));
     const size_t fix_bytes = align_up(static_cast<size_t>(rows + 1) * sizeof(int32_t));
@@ -209,7 +232,7 @@ class Int8MatMulKernel final : public Kernel {
     g.ldc = n;
     std::vector<float> col_scale;
     if (y.dtype() == DType::I32) {
-      g.c_i32 = y.data_as<int32_t>();
+      g.c_i32 = reinterpret_cast<int32_t*>(y_data);
     } else if (in_.y_zp >= 0) {
       // Per column: a_scale * b_scale[j] / y_scale, in float32 as the reference computes it.
       const float as = ctx.input(in_.a_scale).data_as<float>()[0], ys = ctx.input(in_.y_scale).data_as<float>()[0];
@@ -217,7 +240,7 @@ class Int8MatMulKernel final : public Kernel {
       col_scale.resize(static_cast<size_t>(n));
       for (int64_t j = 0; j < n; ++j) col_scale[static_cast<size_t>(j)] = as * bs.data_as<float>()[bs.numel() == 1 ? 0 : j] / ys;
       const Tensor& yzp = ctx.input(in_.y_zp);
-      g.c_q = y.data();
+      g.c_q = y_data;
       g.q_signed = y.dtype() == DType::I8;
       g.q_col_scale = col_scale.data();
       g.q_zero_point = int8_entry(yzp, 0);
@@ -232,13 +255,11 @@ class Int8MatMulKernel final : public Kernel {
         g.col_scale = scale.data_as<float>();
       }
       g.bias = has(ctx, in_.bias) ? ctx.input(in_.bias).data_as<float>() : nullptr;
-      g.c_f32 = y.data_as<float>();
+      g.c_f32 = reinterpret_cast<float*>(y_data);
     }
     gemm_u8s8(g, ctx.pool());
-    return Status::ok();
   }
 
- private:
   static bool has(const KernelContext& ctx, int i) { return i >= 0 && ctx.has_input(i); }
 
   // A's zero point per row of the flattened [rows x K] A (0 without one).
@@ -253,12 +274,14 @@ class Int8MatMulKernel final : public Kernel {
   }
 
   // Whether the GEMM runs this call: B is 2-D, the zero points are one value or one per row of
-  // a 2-D A (per column of B), and the scale is one value or one per column.
+  // a 2-D A (per column of B), and the scale is one value or one per column; or B is batched
+  // with A's batch dims (no broadcasting) and every zero point and scale is one value.
   bool takes(const KernelContext& ctx) const {
     const Tensor& a = ctx.input(in_.a);
     const Tensor& b = ctx.input(in_.b);
-    if (b.rank() != 2 || a.rank() < 1) return false;
-    const int64_t n = b.dim(1);
+    if (b.rank() < 2 || a.rank() < 1) return false;
+    if (b.rank() > 2 && !batched_takes(ctx, a, b)) return false;
+    const int64_t n = b.dim(b.rank() - 1);
     if (has(ctx, in_.a_zp)) {
       const Tensor& zp = ctx.input(in_.a_zp);
       if (zp.numel() != 1 && !(a.rank() >= 2 && zp.rank() == 1 && zp.dim(0) == a.dim(a.rank() - 2))) return false;
@@ -274,6 +297,16 @@ class Int8MatMulKernel final : public Kernel {
         return false;
     }
     return true;
+  }
+
+  bool batched_takes(const KernelContext& ctx, const Tensor& a, const Tensor& b) const {
+    if (a.rank() != b.rank()) return false;
+    for (int i = 0; i + 2 < a.rank(); ++i)
+      if (a.dim(i) != b.dim(i)) return false;
+    if (a.dim(a.rank() - 1) != b.dim(b.rank() - 2)) return false;
+    for (int i : {in_.a_zp, in_.b_zp, in_.scale, in_.a_scale, in_.b_scale, in_.y_scale})
+      if (has(ctx, i) && ctx.input(i).numel() != 1) return false;
+    return !has(ctx, in_.bias);
   }
 
   Inputs in_;

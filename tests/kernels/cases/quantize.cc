@@ -390,6 +390,32 @@ std::vector<KernelCase> qlinear_matmul_cases() {
       }
     }
   }
+  // B computed at run time with A's batch dims (a statically quantized transformer's
+  // attention products, both operands activations): per-tensor parameters, an attention
+  // shape, odd sizes, a single batch entry, and a broadcast B (handed to the reference).
+  struct Batched {
+    Shape a, b;
+  };
+  const Batched batched[] = {{{1, 12, 128, 32}, {1, 12, 32, 128}},
+                             {{2, 3, 7, 19}, {2, 3, 19, 11}},
+                             {{1, 5, 1, 64}, {1, 5, 64, 33}},
+                             {{4, 9, 70}, {4, 70, 1}},
+                             {{2, 6, 17}, {1, 17, 5}}};
+  for (const Batched& bt : batched) {
+    for (DType tb : {DType::U8, DType::I8}) {
+      const DType ta = index % 2 == 0 ? DType::U8 : DType::I8, ty = index % 3 == 0 ? DType::I8 : DType::U8;
+      ++index;
+      KernelCase c;
+      c.op_type = "QLinearMatMul";
+      c.opset = 10;
+      c.inputs = {bt.a, Shape{}, Shape{}, bt.b, Shape{}, Shape{}, Shape{}, Shape{}};
+      c.input_dtypes = {ta, DType::F32, ta, tb, DType::F32, tb, DType::F32, ty};
+      add_qlinear_ranges(c, bt.a[bt.a.rank() - 1]);
+      c.label = str_cat("A ", type_label(ta), bt.a.str(), " B ", type_label(tb), bt.b.str(), " (run time) y ",
+                        type_label(ty));
+      cases.push_back(std::move(c));
+    }
+  }
   return cases;
 }
 
