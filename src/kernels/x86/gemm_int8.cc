@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The parts of the int8 GEMM that run no vector code beyond the baseline's SSE2: packing B,
-// row sums, backend choice and the split over the thread pool. The tiles are in gemm_int8_avx2.cc and
+// The parts of the int8 GEMM that run no vector code: packing B, row sums, backend choice and
+// the split over the thread pool. The tiles are in gemm_int8_avx2.cc and
 // gemm_int8_avx512vnni.cc.
 #include "kernels/x86/gemm_int8.h"
-
-#include <emmintrin.h>
 
 #include <algorithm>
 #include <cstring>
@@ -27,27 +25,6 @@ std::shared_ptr<T> aligned_array(int64_t count) {
 
 }  // namespace
 
-namespace {
-
-// Rows kk..kk+3 of row-major B (16 columns from src, leading dimension ld) as 16 column quads
-// at dst (column c's four bytes at dst + 4c), each byte XOR flip: SSE2, the baseline's.
-void pack_quad16(const uint8_t* src, int64_t ld, uint8_t flip, int8_t* dst) {
-  const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
-  const auto row = [&](int r) {
-    return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + r * ld)), f);
-  };
-  const __m128i r0 = row(0), r1 = row(1), r2 = row(2), r3 = row(3);
-  const __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
-  const __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
-  auto* out = reinterpret_cast<__m128i*>(dst);
-  _mm_storeu_si128(out + 0, _mm_unpacklo_epi16(lo01, lo23));
-  _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(lo01, lo23));
-  _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(hi01, hi23));
-  _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(hi01, hi23));
-}
-
-}  // namespace
-
 PackedInt8B PackedInt8B::pack(const void* b, bool is_unsigned, int64_t k, int64_t n, int64_t ld, bool trans) {
   PackedInt8B p;
   p.k_ = k;
@@ -58,28 +35,16 @@ PackedInt8B PackedInt8B::pack(const void* b, bool is_unsigned, int64_t k, int64_
   p.col_sums_ = aligned_array<int32_t>(p.panels() * kInt8PanelCols);
   const auto* bytes = static_cast<const uint8_t*>(b);
   int32_t* sums = p.col_sums_.get();
-  // uint8 values are stored shifted by -128 (flipping the top bit does exactly that).
-  const uint8_t flip = is_unsigned ? 0x80u : 0;
-  const auto at = [&](int64_t kk, int64_t j) { return trans ? bytes[j * ld + kk] : bytes[kk * ld + j]; };
-  for (int64_t kk = 0; kk < k; ++kk)
-    for (int64_t j = 0; j < n; ++j)
-      sums[j] += is_unsigned ? static_cast<int32_t>(at(kk, j)) : static_cast<int32_t>(static_cast<int8_t>(at(kk, j)));
-  // Whole quads of 16 columns four rows at a time (B computed at run time is packed per call:
-  // attention's products), the rest byte by byte.
-  int64_t full_k = 0, full_n = 0;
-  if (!trans) {
-    full_k = k / kInt8Quad * kInt8Quad;
-    full_n = n / 16 * 16;
-    for (int64_t kk = 0; kk < full_k; kk += kInt8Quad)
-      for (int64_t j = 0; j < full_n; j += 16)
-        pack_quad16(bytes + kk * ld + j, ld, flip,
-                    p.data_.get() + j / kInt8PanelCols * panel_bytes + kk * kInt8PanelCols + j % kInt8PanelCols * kInt8Quad);
-  }
   for (int64_t kk = 0; kk < k; ++kk) {
-    for (int64_t j = kk < full_k ? full_n : 0; j < n; ++j) {
+    for (int64_t j = 0; j < n; ++j) {
+      const uint8_t raw = trans ? bytes[j * ld + kk] : bytes[kk * ld + j];
+      // uint8 values are stored shifted by -128 (flipping the top bit does exactly that).
+      const int32_t value = is_unsigned ? static_cast<int32_t>(raw) : static_cast<int32_t>(static_cast<int8_t>(raw));
+      const int8_t stored = static_cast<int8_t>(is_unsigned ? raw ^ 0x80u : raw);
+      sums[j] += value;
       const int64_t panel = j / kInt8PanelCols, col = j % kInt8PanelCols;
       p.data_.get()[panel * panel_bytes + (kk / kInt8Quad) * kInt8Quad * kInt8PanelCols + col * kInt8Quad +
-                    kk % kInt8Quad] = static_cast<int8_t>(at(kk, j) ^ flip);
+                    kk % kInt8Quad] = stored;
     }
   }
   return p;

@@ -6,7 +6,7 @@
 // with its zero-point corrections when b_zero_point is constant too; a B computed at run time
 // is packed per run. A's batch dimensions fold into the GEMM's rows against a 2-D B; a B with
 // A's batch dimensions (both operands activations) runs one GEMM per batch entry, packing
-// each. Configurations the GEMM does not take (a broadcast batched B, zero points shaped per
+// each with the run-time row packer. Configurations the GEMM does not take (a broadcast batched B, zero points shaped per
 // batch, float16 scales) run on the reference kernel. QLinearMatMul requantizes in the GEMM's epilogue with one multiplier per
 // column, a_scale * b_scale[j] / y_scale, computed as the reference computes it.
 #include <algorithm>
@@ -82,6 +82,20 @@ SignedRows signed_rows(const uint8_t* a, bool a_int8, int64_t rows, int64_t k, i
 
 bool is_vector_of(const Tensor& t, int64_t n) { return t.numel() == 1 || (t.rank() == 1 && t.dim(0) == n); }
 
+// B [k x n] (row-major) computed at run time, packed by the AVX2 row packer (int8_pack_rows)
+// into one buffer, panels then column sums, that `owner` keeps alive.
+PackedInt8B pack_at_run_time(const uint8_t* b, bool is_unsigned, int64_t k, int64_t n, std::shared_ptr<void>& owner) {
+  const int64_t panels = (n + kInt8PanelCols - 1) / kInt8PanelCols, quads = (k + kInt8Quad - 1) / kInt8Quad;
+  const size_t data_bytes = align_up(static_cast<size_t>(panels * quads * kInt8Quad * kInt8PanelCols));
+  owner = make_aligned_buffer(data_bytes + static_cast<size_t>(panels * kInt8PanelCols) * sizeof(int32_t));
+  auto* data = static_cast<int8_t*>(owner.get());
+  auto* sums = reinterpret_cast<int32_t*>(data + data_bytes);
+  std::vector<const uint8_t*> rows(static_cast<size_t>(k));
+  for (int64_t r = 0; r < k; ++r) rows[static_cast<size_t>(r)] = b + r * n;
+  int8_pack_rows(rows.data(), 0, k, n, is_unsigned, data, sums);
+  return PackedInt8B::view(data, sums, is_unsigned, k, n);
+}
+
 class Int8MatMulKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, const Inputs& in, std::string_view domain,
@@ -151,9 +165,10 @@ class Int8MatMulKernel final : public Kernel {
 
     // B: prepacked, or packed now.
     PackedInt8B packed_now;
+    std::shared_ptr<void> packed_buf;
     const PackedInt8B* pb = &packed_b_;
     if (packed_b_.empty()) {
-      packed_now = PackedInt8B::pack(b_data, b.dtype() == DType::U8, k, n, n, false);
+      packed_now = pack_at_run_time(static_cast<const uint8_t*>(b_data), b.dtype() == DType::U8, k, n, packed_buf);
       pb = &packed_now;
     }
     ColumnTerms terms_now;
