@@ -14,10 +14,10 @@
 // [N, C, 1, 1] output), and Mul(v, gate [N, C, 1, 1]) feeding only a pointwise convolution
 // becomes that BlockedConv's S input (the convolution reads v scaled), so the gated tensor is
 // never materialized. A MaxPool (2-D, Y only) of a blocked value pools it blocked
-// (BlockedMaxPool), and a Concat along the channels of blocked values whose channel counts are
-// whole blocks concatenates the blocks (the same Concat on the 5-D tensors, which the memory
-// plan makes in place), so pools and concatenations (squeezenet's fire modules, inception
-// blocks) do not cut a run.
+// (BlockedMaxPool), and a Concat along the channels of values whose channel counts are whole
+// blocks, one of them blocked, concatenates the blocks (the same Concat on the 5-D tensors,
+// which the memory plan makes in place), so pools and concatenations (squeezenet's fire
+// modules, inception blocks, densenet's blocks) do not cut a run.
 // Only connected runs of two or more convolutions whose work outweighs their edge reorders
 // are converted (below): a lone convolution would pay two reorders for one faster kernel;
 // a stem with a wide window pays for its one reorder (below). Runs only when the context says the blocked kernels are
@@ -170,12 +170,13 @@ bool direct_blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Nod
 
 // Whether node n is a 3x3 convolution the AVX-512 blocked kernel runs with Winograd F(4x4)
 // (where the context says there is one; nn_conv_blocked.cc, conv_blocked.h): one group, unit
-// strides and dilations, 16 to 256 channels each side, and at least 36 output tiles of 4x4,
-// the bound from which the NCHW kernel takes F(4x4) too (conv_winograd.h,
-// kConvWinogradMinTiles). Smaller outputs (resnet's 14x14 and 7x7 stages) stay with the NCHW
-// kernels' F(2x2) and transposed GEMM.
+// strides and dilations, 16 to 256 channels each side, and at least 16 output tiles of 4x4
+// (14x14 outputs). There it is ahead of the NCHW kernels' F(2x2) and transposed GEMM even with
+// a quarter of its tiles' positions past the edge (one thread, the middle of ten 3x3s at
+// 14x14, Ice Lake: 32 channels 57 -> 29 us, 64 120 -> 82, 128 396 -> 362, 256 1322 -> 1171);
+// at 7x7 (4 tiles) it is not (densenet's last block, 128 -> 32 channels: 69 -> 74 us).
 bool winograd_blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n, const PassContext& ctx) {
-  constexpr int64_t kMinChannels = 16, kMaxChannels = 256, kMinTiles = 36;
+  constexpr int64_t kMinChannels = 16, kMaxChannels = 256, kMinTiles = 16;
   const Tensor* w = ctx.blocked_winograd ? conv_weights(g, facts, n) : nullptr;
   if (w == nullptr || w->dim(2) != 3 || w->dim(3) != 3 || n.attrs.get_int("group", 1) != 1) return false;
   if (!all_equal(n.attrs, "strides", 1) || !all_equal(n.attrs, "dilations", 1)) return false;
@@ -244,8 +245,10 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   for (int i = 0; i < count; ++i)
     if (!candidate[i])
       candidate[i] = direct_blockable(g, facts, g.nodes[i], ctx) || winograd_blockable(g, facts, g.nodes[i], ctx);
-  // Then MaxPools and Concats every input of which a candidate makes (graph order: producers
-  // first). They join their producers' run; `conv` tells the convolutions apart.
+  // Then MaxPools and Concats a candidate makes an input of (graph order: producers first).
+  // They join their producers' run; a Concat's other inputs are blocked at the run's edge (a
+  // densenet block's Concats also read the NCHW pool before it). `conv` tells the
+  // convolutions apart.
   std::vector<bool> conv(candidate);
   enum class Joiner { None, Pool, Concat };
   std::vector<Joiner> joiner(static_cast<size_t>(count), Joiner::None);
@@ -258,7 +261,7 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     Joiner j = Joiner::None;
     if (poolable(g, facts, n)) j = Joiner::Pool;
     else if (concatenable(facts, n)) j = Joiner::Concat;
-    if (j == Joiner::None || !std::all_of(n.inputs.begin(), n.inputs.end(), made_by_candidate)) continue;
+    if (j == Joiner::None || !std::any_of(n.inputs.begin(), n.inputs.end(), made_by_candidate)) continue;
     joiner[i] = j;
     candidate[i] = true;
   }
@@ -324,8 +327,8 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   // do not pay. A stem with a wide window (resnet's 7x7 over 3 channels) is converted in any
   // case, alone if its run does not pay: its blocked kernel reads the image in place, so the
   // one reorder of its output is cheap next to the kh * kw * c multiply-adds per output it runs
-  // faster than the im2col GEMM. A MaxPool or Concat is converted when every value it reads
-  // is made blocked (graph order: producers first).
+  // faster than the im2col GEMM. A MaxPool or Concat is converted when a converted node makes
+  // a value it reads (graph order: producers first).
   constexpr int64_t kWideStemMinTaps = 100;
   std::map<int, int> run_size;
   for (int i = 0; i < count; ++i)
@@ -341,7 +344,10 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     for (int i = 0; i < count; ++i) {
       if (joiner[i] == Joiner::None) continue;
       const std::vector<std::string>& in = g.nodes[i].inputs;
-      convert[i] = std::all_of(in.begin(), in.end(), [&](const std::string& v) { return convert[producer.at(v)]; });
+      convert[i] = std::any_of(in.begin(), in.end(), [&](const std::string& v) {
+        auto p = producer.find(v);
+        return p != producer.end() && convert[p->second];
+      });
     }
   };
   convert_joiners();
@@ -383,6 +389,7 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   // its 1x1 convolutions, which the NCHW GEMM runs as fast, into the blocked layout).
   constexpr int64_t kReorderWeight = 4;
   std::map<int, int64_t> edge_elements, work_elements;
+  std::set<std::pair<int, std::string>> blocked_at_edge;  // a value read by many is blocked once
   for (int i = 0; i < count; ++i) {
     if (!convert[i]) continue;
     const ir::Node& n = g.nodes[i];
@@ -392,7 +399,8 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
       sum[r] = e < 0 || sum[r] < 0 ? -1 : sum[r] + e;
     };
     for (const Source& src : blocked_sources(i))
-      if (src.producer < 0 || !convert[src.producer]) add(edge_elements, src.value);
+      if ((src.producer < 0 || !convert[src.producer]) && blocked_at_edge.emplace(r, src.value).second)
+        add(edge_elements, src.value);
     if (read_outside(n.outputs[0])) add(edge_elements, n.outputs[0]);
     if (conv[i] && !wide_stem(i)) add(work_elements, n.outputs[0]);
   }

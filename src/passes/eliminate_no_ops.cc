@@ -3,7 +3,9 @@
 //   Cast to the input's dtype; Reshape / Flatten / Squeeze / Unsqueeze whose output shape is
 //   provably the input's (graph_facts: fixed extents, or the same symbol); Expand to a
 //   constant shape that broadcasts to the input's own; Transpose by the identity; Slice of
-//   every element (steps 1, starts at the beginning, ends at or past the end).
+//   every element (steps 1, starts at the beginning, ends at or past the end); Pad by zero
+//   on every side (torch writes one before an AveragePool it pads by nothing); Concat of one
+//   input (torch.cat of a one-tensor list: densenet's first layer in each block).
 //   Transpose(Transpose(x, p1), p2) = Transpose(x, p) with p[i] = p1[p2[i]]; none if p is
 //   the identity. Transpose(U(Transpose(x, p1)), p2) = U(x) for an elementwise unary U
 //   read only there, when p is the identity.
@@ -17,6 +19,7 @@
 //   anything) count; narrowing or sign-changing intermediates are never removed.
 // A no-op whose output is a graph output stays, so the interface keeps its names; the outer
 // op of a chain is rewritten in place and its input's producer is left to dead-code removal.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -137,6 +140,16 @@ bool slice_is_no_op(const ir::Graph& g, const GraphFacts& facts, const ir::Node&
     if (!from_first || !to_last) return false;
   }
   return true;
+}
+
+// Pad whose pads (the attribute before opset 11, a constant input from it) are all zero, in any
+// mode: every output element is the input element at the same index.
+bool pad_is_no_op(const ir::Graph& g, const ir::Node& n) {
+  std::optional<std::vector<int64_t>> pads;
+  if (g.opset("") < 11) pads = n.attrs.get_ints(g.opset("") < 2 ? "paddings" : "pads");
+  else if (n.inputs.size() > 1 && !n.inputs[1].empty()) pads = constant_ints(g, n, 1);
+  if (!pads || pads->empty()) return false;
+  return std::all_of(pads->begin(), pads->end(), [](int64_t p) { return p == 0; });
 }
 
 // Drops node i; readers of its output read `replacement`.
@@ -265,10 +278,13 @@ Result<int> eliminate_no_ops(ir::Graph& g, const PassContext&) {
     const bool interface = ir::is_graph_output(g, n.outputs[0]);
     if (op == "Cast") return try_cast(g, facts, index, i, interface);
     if (op == "Transpose") return try_transpose(g, facts, index, i, interface);
-    if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Expand" || op == "Slice") {
+    if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Expand" || op == "Slice" ||
+        op == "Pad" || op == "Concat") {
       bool no_op = false;
       if (op == "Expand") no_op = expand_is_no_op(g, facts, n);
       else if (op == "Slice") no_op = slice_is_no_op(g, facts, n);
+      else if (op == "Pad") no_op = pad_is_no_op(g, n);
+      else if (op == "Concat") no_op = n.inputs.size() == 1;
       else no_op = facts.same_shape(n.inputs[0], n.outputs[0]);
       if (no_op && !interface) {
         const std::string x = n.inputs[0];

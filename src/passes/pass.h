@@ -84,6 +84,7 @@ Result<int> fold_pad_into_conv(ir::Graph& g, const PassContext& ctx);
 Result<int> trim_padded_conv_taps(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_conv_bn(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_conv_mul_add(ir::Graph& g, const PassContext& ctx);
+Result<int> convert_batch_norm_to_conv(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_matmul_add_gemm(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_qdq_into_qlinear(ir::Graph& g, const PassContext& ctx);
 Result<int> eliminate_qdq_around_data_movement(ir::Graph& g, const PassContext& ctx);

@@ -50,6 +50,9 @@ const std::vector<Pass>& pipeline() {
         // tf2onnx's BatchNormalization as Mul + Add; folded before fuse_conv_activation, which
         // needs the activation to read the Conv directly.
         {"fuse_conv_mul_add", Level::Basic, fuse_conv_mul_add},
+        // After the BN folds, so only the BatchNormalizations no convolution absorbed; before
+        // fuse_conv_activation, which then takes the Relu after them.
+        {"convert_batch_norm_to_conv", Level::All, convert_batch_norm_to_conv},
         {"fuse_matmul_add_gemm", Level::Extended, fuse_matmul_add_gemm},
         // Gelu and attention first: they consume the Erf/Tanh chains and the attention MatMuls
         // before the MatMul fusion could claim them, then the MatMul fusion takes Gelu as its

@@ -416,9 +416,14 @@ TEST(ConvertToBlockedLayout, TakesWinogradWindowsWhereTheBlockedKernelRunsThem) 
   g = b.graph();
   ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, false, false)));
   EXPECT_EQ(count_op(g, "BlockedConv"), 0);
-  // 14x14 outputs (16 tiles, below the NCHW kernel's F(4x4) bound) stay NCHW, and with them
-  // the run.
-  GraphBuilder small = bottlenecks(14);
+  // 14x14 outputs (16 tiles) join too; 7x7 ones (4 tiles) stay NCHW, and with them the run.
+  GraphBuilder fourteen = bottlenecks(14);
+  g = fourteen.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, false, true)));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 9);
+  const NamedTensors small_feeds = random_inputs(fourteen.graph(), {{1, 64, 14, 14}}, 6);
+  EXPECT_LT(relative_diff(run_as_is(g, small_feeds), run_as_is(fourteen.graph(), small_feeds)), 1e-4);
+  GraphBuilder small = bottlenecks(7);
   g = small.graph();
   ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, false, true)));
   EXPECT_EQ(count_op(g, "BlockedConv"), 0);
@@ -575,6 +580,58 @@ TEST(ConvertToBlockedLayout, TakesMaxPoolsAndConcatsOfWholeBlocksIntoTheRun) {
     for (const std::string& in : n.inputs) EXPECT_EQ(in.find("_blocked"), std::string::npos) << in;
   }
   EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(partial.graph(), feeds)), 1e-5);
+}
+
+// densenet's block: x [1, 32, 28, 28] from outside the run, then `layers` layers of
+// Concat(x, every earlier layer's output) -> BatchNormalization -> Relu -> 1x1 (-> 64) -> Relu
+// -> 3x3 (-> 16); the block's output is the Concat of all. The first layer's "Concat" of x
+// alone is what torch.cat of a one-tensor list exports.
+GraphBuilder dense_block(int layers) {
+  GraphBuilder b(17);
+  b.input("x", {1, 32, 28, 28});
+  std::vector<std::string> features = {"x"};
+  int64_t c = 32;
+  for (int l = 0; l < layers; ++l) {
+    const std::string p = "d" + std::to_string(l);
+    const uint32_t seed = 10 * static_cast<uint32_t>(l);
+    b.node("Concat", features, {p + "cat"}, {{"axis", int_attr(1)}})
+        .weight(p + "gamma", {c}, seed + 1)
+        .weight(p + "beta", {c}, seed + 2)
+        .weight(p + "mean", {c}, seed + 3)
+        .weight(p + "var", {c}, seed + 4, 0.1f, 2.0f)
+        .weight(p + "w1", {64, c, 1, 1}, seed + 5)
+        .weight(p + "w2", {16, 64, 3, 3}, seed + 6)
+        .node("BatchNormalization", {p + "cat", p + "gamma", p + "beta", p + "mean", p + "var"}, {p + "n"})
+        .node("Relu", {p + "n"}, {p + "nr"})
+        .node("Conv", {p + "nr", p + "w1"}, {p + "a"})
+        .node("Relu", {p + "a"}, {p + "ar"})
+        .node("Conv", {p + "ar", p + "w2"}, {p + "f"}, {{"pads", ints({1, 1, 1, 1})}});
+    features.push_back(p + "f");
+    c += 16;
+  }
+  b.node("Concat", features, {"y"}, {{"axis", int_attr(1)}}).output("y");
+  return b;
+}
+
+TEST(ConvertToBlockedLayout, TakesADenseBlockWithItsNormalizationsAndConcats) {
+  GraphBuilder b = dense_block(6);
+  ir::Graph g = b.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced(true, false, true)));
+  ASSERT_TRUE(ir::verify(g));
+  // Per layer the normalization (as a depthwise 1x1 with the Relu), the 1x1 and the 3x3.
+  EXPECT_EQ(count_op(g, "BlockedConv"), 18);
+  EXPECT_EQ(count_op(g, "BatchNormalization") + count_op(g, "Relu") + count_op(g, "FusedConv"), 0);
+  // Every Concat (the first layer's one-input Concat is gone) reads blocked values, x among
+  // them: x is blocked once, however many Concats read it, and the run pays for that.
+  EXPECT_EQ(count_op(g, "Concat"), 6);
+  for (const auto& n : g.nodes) {
+    if (n.op_type != "Concat") continue;
+    for (const std::string& in : n.inputs) EXPECT_NE(in.find("_blocked"), std::string::npos) << in;
+  }
+  EXPECT_EQ(count_op(g, "BlockChannels"), 1);
+  EXPECT_EQ(count_op(g, "UnblockChannels"), 1);
+  const NamedTensors feeds = random_inputs(b.graph(), {{1, 32, 28, 28}}, 5);
+  EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-4);
 }
 
 TEST(ConvertToBlockedLayout, PoolsAWideStemBlockedWithoutTakingAnUnpayingRunAlong) {

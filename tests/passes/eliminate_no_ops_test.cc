@@ -267,6 +267,35 @@ TEST(EliminateNoOps, DropsSlicesOfEveryElement) {
   expect_nodes_after(old, 1, {2, 3, 4}, "opset 9 Slice");
 }
 
+TEST(EliminateNoOps, DropsPadsByZero) {
+  auto pad = [](std::vector<int64_t> pads, const char* mode) {
+    GraphBuilder b = with_input({2, 3, 4});
+    b.ints_constant("pads", pads);
+    b.node("Pad", {"x", "pads"}, {"p"}, {{"mode", string_attr(mode)}}).node("Neg", {"p"}, {"y"}).output("y");
+    return b;
+  };
+  expect_nodes_after(pad({0, 0, 0, 0, 0, 0}, "constant"), 1, {2, 3, 4}, "zero pads");
+  expect_nodes_after(pad({0, 0, 0, 0, 0, 0}, "reflect"), 1, {2, 3, 4}, "zero pads, reflect");
+  expect_nodes_after(pad({0, 0, 1, 0, 0, 0}, "constant"), 2, {2, 3, 4}, "one pad at the start");
+  expect_nodes_after(pad({0, 0, 0, 0, 0, -1}, "constant"), 2, {2, 3, 4}, "a negative pad (a crop)");
+  // Opset 9: pads as an attribute.
+  GraphBuilder old = with_input({2, 3, 4}, DType::F32, 9);
+  old.node("Pad", {"x"}, {"p"}, {{"pads", ints({0, 0, 0, 0, 0, 0})}}).node("Neg", {"p"}, {"y"}).output("y");
+  expect_nodes_after(old, 1, {2, 3, 4}, "opset 9 Pad");
+  GraphBuilder old_padded = with_input({2, 3, 4}, DType::F32, 9);
+  old_padded.node("Pad", {"x"}, {"p"}, {{"pads", ints({0, 1, 0, 0, 0, 0})}}).node("Neg", {"p"}, {"y"}).output("y");
+  expect_nodes_after(old_padded, 2, {2, 3, 4}, "opset 9 Pad by one");
+}
+
+TEST(EliminateNoOps, DropsConcatsOfOneInput) {
+  GraphBuilder one = with_input({2, 3, 4});
+  one.node("Concat", {"x"}, {"c"}, {{"axis", int_attr(1)}}).node("Neg", {"c"}, {"y"}).output("y");
+  expect_nodes_after(one, 1, {2, 3, 4}, "one input");
+  GraphBuilder two = with_input({2, 3, 4});
+  two.node("Concat", {"x", "x"}, {"c"}, {{"axis", int_attr(1)}}).node("Neg", {"c"}, {"y"}).output("y");
+  expect_nodes_after(two, 2, {2, 3, 4}, "two inputs");
+}
+
 TEST(EliminateNoOps, KeepsNoOpsThatNameAGraphOutput) {
   GraphBuilder b = with_input();
   b.node("Cast", {"x"}, {"c"}, {{"to", to(DType::F32)}}).node("Transpose", {"c"}, {"y"}, {{"perm", ints({0, 1, 2})}});
