@@ -224,6 +224,12 @@ struct DepthwisePlanes {
   const GemmEpilogue* act = nullptr;
 };
 
+// Whether a depthwise geometry is a per-channel scale (1x1 window, unit strides, no padding),
+// and planes [t0, t1) of such a convolution (planes of `plane` floats), in one streaming
+// pass (conv_depthwise_scale_avx2.cc). Requires AVX2 + FMA.
+bool conv_f32_depthwise_is_scale(const ConvGeometry2d& g);
+void conv_f32_depthwise_scale_avx2(const DepthwisePlanes& d, int64_t plane, int64_t t0, int64_t t1);
+
 // Channels in lanes on AVX2, for small planes (conv_depthwise_lanes_avx2.cc): the convolution
 // above in work units of 8 output channels of one image (unit u = image * ceil(m / 8) + o / 8;
 // the last unit of an image takes the m % 8 remaining channels), units [u0, u1). Whether it

@@ -375,6 +375,13 @@ class ConvKernel final : public Kernel {
     ThreadPool* pool = ctx.pool();
     const int64_t work = planes * out_plane * taps;
     int parts = parallel_parts(pool, work, planes);
+    if (conv_f32_depthwise_is_scale(g)) {
+      parallel_for(pool, parts, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t part = begin; part < end; ++part)
+          conv_f32_depthwise_scale_avx2(planes_desc, out_plane, planes * part / parts, planes * (part + 1) / parts);
+      });
+      return;
+    }
     if (avx512 ? conv_f32_depthwise_avx512_lanes(g) : conv_f32_depthwise_avx2_lanes(g)) {
       // Small planes: 16 (AVX-512) or 8 (AVX2) channels at a time (conv_depthwise_avx512.h,
       // conv_avx2.h), split over the threads by units of that many channels.

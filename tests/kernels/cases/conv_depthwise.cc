@@ -2,7 +2,8 @@
 // Depthwise Conv and FusedConv cases for the direct depthwise kernels (conv_avx2.cc and
 // conv_depthwise_avx512.cc): 3x3 and 5x5 at strides 1 and 2 on square and oblong planes of
 // 1 to 113 columns (around the 8- and 16-lane vectors and their multiples), asymmetric and
-// oversized pads, mixed strides, other kernel shapes (1x1, 2x2, 1x3, 3x5, 7x7), channel
+// oversized pads, mixed strides, other kernel shapes (1x1, also as a per-channel scale; 2x2,
+// 1x3, 3x5, 7x7), channel
 // multipliers, batches, 1-D, and dilation (handed to the reference kernel); every plane up to
 // 15x15 with 1 to 33 channels (the AVX-512 kernel's 16-channel units); through FusedConv the
 // residual and every activation.
@@ -120,6 +121,14 @@ std::vector<KernelCase> conv_depthwise_cases() {
   // Other kernel shapes.
   cases.push_back(depthwise({.x = {1, 3, 9, 21}, .kernel = {1, 1}}));
   cases.push_back(depthwise({.x = {1, 3, 9, 21}, .kernel = {1, 1}, .strides = {2, 2}}));
+  // 1x1, unit strides, no padding: a per-channel scale (conv_depthwise_scale_avx2.cc), with
+  // planes shorter than, equal to and around 8 lanes, multipliers, batches and many channels.
+  cases.push_back(depthwise({.x = {1, 5, 1, 7}, .kernel = {1, 1}}));
+  cases.push_back(depthwise({.x = {1, 4, 2, 4}, .kernel = {1, 1}, .bias = false}));
+  cases.push_back(depthwise({.x = {2, 3, 5, 3}, .multiplier = 2, .kernel = {1, 1}}));
+  cases.push_back(depthwise({.x = {1, 130, 28, 28}, .kernel = {1, 1}}));
+  cases.push_back(depthwise({.x = {2, 7, 13}, .kernel = {1}}));
+  cases.push_back(depthwise({.x = {1, 3, 9, 9}, .kernel = {1, 1}, .pads = {1, 0, 0, 1}}));  // padded: not a scale
   cases.push_back(depthwise({.x = {1, 3, 9, 21}, .kernel = {2, 2}, .strides = {2, 2}}));
   cases.push_back(depthwise({.x = {1, 3, 8, 19}, .kernel = {1, 3}, .pads = {0, 1, 0, 1}}));
   cases.push_back(depthwise({.x = {1, 3, 14, 23}, .kernel = {3, 5}, .strides = {2, 2}, .pads = {1, 2, 1, 2}}));
@@ -154,6 +163,8 @@ std::vector<KernelCase> fused_conv_depthwise_cases() {
       {.x = {1, 17, 7, 7}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
       {.x = {1, 33, 6, 5}, .kernel = {5, 5}, .strides = {2, 2}, .pads = {1, 2, 2, 1}},
       {.x = {2, 16, 14, 14}, .kernel = {3, 3}, .strides = {2, 2}, .pads = {0, 0, 1, 1}},
+      // A per-channel scale (a BatchNormalization made a convolution), with a masked tail.
+      {.x = {2, 19, 5, 7}, .kernel = {1, 1}},
   };
   std::vector<KernelCase> cases;
   for (const auto& act : fused_activations()) {
