@@ -262,6 +262,14 @@ class ConvKernel final : public Kernel {
     });
   }
 
+  // What packing one im2col^T value costs, in the multiply-adds the tiles run meanwhile:
+  // a gather of about a cycle, 32 multiply-adds on AVX-512. At 4 (a plain copy's cost) two
+  // threads split the channels of resnet50's 14x14 layers, each thread packing every
+  // position; splitting the positions instead took (2 threads, Ice Lake, per-layer minima of
+  // 3 profiles) the 3x3/2 256 -> 256 from 1936 to 1430 us, the 1x1/2 512 -> 1024 from 1256
+  // to 978, the 1x1 1024 -> 256s from ~560 to ~440 each. Unmeasured on AVX2: kept at 4 there.
+  double im2col_pack_cost() const { return backend_->isa == Isa::Avx512 ? 32.0 : 4.0; }
+
   // ConvWinograd or ConvWinograd2 with this run's scratch and pool.
   template <class Winograd>
   void run_winograd(KernelContext& ctx, const Winograd& winograd, const ConvGeometry2d& g, int64_t batch,
@@ -313,12 +321,12 @@ class ConvKernel final : public Kernel {
     // Below ~2 MFLOP per image a second thread costs about what it saves (as in gemm_f32).
     const int64_t threads = pool && 2 * shape.m * shape.n * shape.k >= (int64_t{1} << 21) ? pool->threads() : 1;
     // The cost model of gemm_f32: the slowest part's tiles, plus, when the channels are split,
-    // every part packing all im2col^T rows (about four multiply-adds per packed value). With
-    // 96 channels (three panels) two threads split the positions: 2:1 panels lose a third.
+    // every part packing all im2col^T rows (im2col_pack_cost multiply-adds per packed value).
+    // With 96 channels (three panels) two threads split the positions: 2:1 panels lose a third.
     const int64_t parts_c = std::min(threads, col_tiles), parts_r = std::min(threads, row_tiles);
     const double k = static_cast<double>(shape.k);
     const double cost_c = static_cast<double>((col_tiles + parts_c - 1) / parts_c * backend_->nr * positions) * k +
-                          4.0 * static_cast<double>(positions) * k;
+                          im2col_pack_cost() * static_cast<double>(positions) * k;
     const double cost_r = static_cast<double>((row_tiles + parts_r - 1) / parts_r * backend_->mr * s.m) * k;
     const bool split_channels = cost_c <= cost_r;
     const int parts = static_cast<int>(split_channels ? parts_c : parts_r);
