@@ -51,6 +51,26 @@ constexpr auto tiles_of(std::integer_sequence<int, Ms...>) {
 constexpr std::array<TileFn, kMr> kTiles[2] = {tiles_of<false>(std::make_integer_sequence<int, kMr>()),
                                                tiles_of<true>(std::make_integer_sequence<int, kMr>())};
 
+using RowsTileFn = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, const TileParams&, int64_t,
+                           int64_t, int, const char*, int64_t);
+
+template <bool kTail, int... Ms>
+constexpr auto rows_tiles_of(std::integer_sequence<int, Ms...>) {
+  return std::array<RowsTileFn, sizeof...(Ms)>{micro_tile_8x32_rows<FloatRows, Ms + 1, kTail>...};
+}
+constexpr std::array<RowsTileFn, kMr> kRowsTiles[2] = {rows_tiles_of<false>(std::make_integer_sequence<int, kMr>()),
+                                                       rows_tiles_of<true>(std::make_integer_sequence<int, kMr>())};
+
+// The mc x nc block with A read in place (rows of a, leading dimension lda).
+void macro_kernel_a_in_place(int64_t mc, int64_t nc, int64_t kc, const float* a, int64_t lda, const float* bp, float* c,
+                             int64_t ldc, const TileParams& tp, int64_t row0, int64_t col0) {
+  for_each_tile<kMr, kNr, true>(mc, nc, kc, nullptr, bp, false,
+                                [&](int64_t ir, int rows, int64_t jr, int cols, const char* pf, int64_t pf_lines) {
+    kRowsTiles[cols < kNr][rows - 1](kc, a + ir * lda, lda, bp + jr * kc, c + ir * ldc + jr, ldc, tp, row0 + ir,
+                                     col0 + jr, cols, pf, pf_lines);
+  });
+}
+
 void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
                   const TileParams& tp, int64_t row0, int64_t col0) {
   for_each_tile<kMr, kNr, true>(mc, nc, kc, ap, bp, tp.a_cold,
@@ -133,6 +153,10 @@ struct Avx512Tiles {
   static void macro_kernel(int64_t mc, int64_t nc, int64_t kc, const float* ap, const float* bp, float* c,
                            int64_t ldc, const TileParams& tp, int64_t row0, int64_t col0) {
     x86::macro_kernel(mc, nc, kc, ap, bp, c, ldc, tp, row0, col0);
+  }
+  static void macro_kernel_a_in_place(int64_t mc, int64_t nc, int64_t kc, const float* a, int64_t lda, const float* bp,
+                                      float* c, int64_t ldc, const TileParams& tp, int64_t row0, int64_t col0) {
+    x86::macro_kernel_a_in_place(mc, nc, kc, a, lda, bp, c, ldc, tp, row0, col0);
   }
 };
 static_assert(Avx512Tiles::kMc % kMr == 0 && Avx512Tiles::kNc % kNr == 0 && Avx512Tiles::kNcPackedA % kNr == 0);

@@ -182,5 +182,39 @@ void micro_tile_8x32(int64_t kc, const float* __restrict a, const typename BRow:
   store_tile<M, kTail>(acc0, acc1, c, ldc, tp, row0, col0, cols);
 }
 
+// micro_tile_8x32 reading A in place: row i of the tile at a + i * lda (depth step p at
+// a[i * lda + p]), for the A operands the blocked loop does not pack (gemm_blocked.h,
+// T::macro_kernel_a_in_place).
+template <class BRow, int M, bool kTail>
+void micro_tile_8x32_rows(int64_t kc, const float* __restrict a, int64_t lda, const typename BRow::Elem* __restrict b,
+                          float* c, int64_t ldc, const TileParams& tp, int64_t row0, int64_t col0, int cols,
+                          const char* pf, int64_t pf_lines) {
+  __m512 acc0[M], acc1[M];
+  for (int i = 0; i < M; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  for (int i = 0; i < M; ++i) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + kTileCols512 - 1), _MM_HINT_T0);
+  }
+  const float* rows[M];
+  for (int i = 0; i < M; ++i) rows[i] = a + i * lda;
+#pragma GCC unroll 4
+  for (int64_t p = 0; p < kc; ++p) {
+    if ((p & 1) == 0 && pf_lines > 0) {
+      _mm_prefetch(pf, _MM_HINT_T1);
+      pf += 64;
+      --pf_lines;
+    }
+    const __m512 b0 = BRow::lo(b), b1 = BRow::hi(b);
+    for (int i = 0; i < M; ++i) {
+      const __m512 ai = _mm512_set1_ps(rows[i][p]);
+      acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
+      acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
+    }
+    b += kTileCols512;
+  }
+  for (; pf_lines > 0; --pf_lines, pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
+  store_tile<M, kTail>(acc0, acc1, c, ldc, tp, row0, col0, cols);
+}
+
 }  // namespace
 }  // namespace ignis::kernels::x86
