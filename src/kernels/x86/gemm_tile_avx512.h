@@ -145,16 +145,12 @@ template <int M, bool kTail>
   }
 }
 
-
-// C[0:M, 0:32] (or its first `cols` columns when kTail) from a float32 A panel (stride 8 per
-// depth step) and a B panel (stride 32) whose rows BRow loads: BRow::Elem is the panel's
-// element type, BRow::lo / hi(b) give columns 0-15 / 16-31 of the row at b as floats (float32
-// panels in gemm_avx512.cc, half panels in gemm_f16w_avx512.cc). Prefetches the pf_lines
-// lines at pf into L2, one every other depth step (the rest, if any, after the loop).
-template <class BRow, int M, bool kTail>
-void micro_tile_8x32(int64_t kc, const float* __restrict a, const typename BRow::Elem* __restrict b, float* c,
-                     int64_t ldc, const TileParams& tp, int64_t row0, int64_t col0, int cols, const char* pf,
-                     int64_t pf_lines) {
+// The depth loop and the store of a tile of M rows, A's value for row i at depth step p being
+// a(i, p).
+template <class BRow, int M, bool kTail, class AOf>
+[[gnu::always_inline]] inline void tile_8x32(int64_t kc, const AOf& a, const typename BRow::Elem* __restrict b,
+                                             float* c, int64_t ldc, const TileParams& tp, int64_t row0, int64_t col0,
+                                             int cols, const char* pf, int64_t pf_lines) {
   __m512 acc0[M], acc1[M];
   for (int i = 0; i < M; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
   // Touch the C tile early so its lines arrive while the depth loop runs.
@@ -171,15 +167,27 @@ void micro_tile_8x32(int64_t kc, const float* __restrict a, const typename BRow:
     }
     const __m512 b0 = BRow::lo(b), b1 = BRow::hi(b);
     for (int i = 0; i < M; ++i) {
-      const __m512 ai = _mm512_set1_ps(a[i]);
+      const __m512 ai = _mm512_set1_ps(a(i, p));
       acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
       acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
     }
-    a += kTileRows512;
     b += kTileCols512;
   }
   for (; pf_lines > 0; --pf_lines, pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
   store_tile<M, kTail>(acc0, acc1, c, ldc, tp, row0, col0, cols);
+}
+
+// C[0:M, 0:32] (or its first `cols` columns when kTail) from a float32 A panel (stride 8 per
+// depth step) and a B panel (stride 32) whose rows BRow loads: BRow::Elem is the panel's
+// element type, BRow::lo / hi(b) give columns 0-15 / 16-31 of the row at b as floats (float32
+// panels in gemm_avx512.cc, half panels in gemm_f16w_avx512.cc). Prefetches the pf_lines
+// lines at pf into L2, one every other depth step (the rest, if any, after the loop).
+template <class BRow, int M, bool kTail>
+void micro_tile_8x32(int64_t kc, const float* __restrict a, const typename BRow::Elem* __restrict b, float* c,
+                     int64_t ldc, const TileParams& tp, int64_t row0, int64_t col0, int cols, const char* pf,
+                     int64_t pf_lines) {
+  const auto panel = [a](int i, int64_t p) { return a[p * kTileRows512 + i]; };
+  tile_8x32<BRow, M, kTail>(kc, panel, b, c, ldc, tp, row0, col0, cols, pf, pf_lines);
 }
 
 // micro_tile_8x32 reading A in place: row i of the tile at a + i * lda (depth step p at
@@ -189,31 +197,10 @@ template <class BRow, int M, bool kTail>
 void micro_tile_8x32_rows(int64_t kc, const float* __restrict a, int64_t lda, const typename BRow::Elem* __restrict b,
                           float* c, int64_t ldc, const TileParams& tp, int64_t row0, int64_t col0, int cols,
                           const char* pf, int64_t pf_lines) {
-  __m512 acc0[M], acc1[M];
-  for (int i = 0; i < M; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
-  for (int i = 0; i < M; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + kTileCols512 - 1), _MM_HINT_T0);
-  }
   const float* rows[M];
   for (int i = 0; i < M; ++i) rows[i] = a + i * lda;
-#pragma GCC unroll 4
-  for (int64_t p = 0; p < kc; ++p) {
-    if ((p & 1) == 0 && pf_lines > 0) {
-      _mm_prefetch(pf, _MM_HINT_T1);
-      pf += 64;
-      --pf_lines;
-    }
-    const __m512 b0 = BRow::lo(b), b1 = BRow::hi(b);
-    for (int i = 0; i < M; ++i) {
-      const __m512 ai = _mm512_set1_ps(rows[i][p]);
-      acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
-      acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
-    }
-    b += kTileCols512;
-  }
-  for (; pf_lines > 0; --pf_lines, pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
-  store_tile<M, kTail>(acc0, acc1, c, ldc, tp, row0, col0, cols);
+  const auto in_place = [&rows](int i, int64_t p) { return rows[i][p]; };
+  tile_8x32<BRow, M, kTail>(kc, in_place, b, c, ldc, tp, row0, col0, cols, pf, pf_lines);
 }
 
 }  // namespace
