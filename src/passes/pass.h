@@ -42,6 +42,9 @@ struct PassContext {
   // input (the AVX-512 ones): convert_to_blocked_layout then takes the 3x3s the NCHW kernels
   // would run with F(4x4) into its runs.
   bool blocked_winograd = false;
+  // Whether the AVX-512 direct kernel runs in bfloat16 (a bf16 session on a CPU with
+  // AVX512_BF16): strided windows then join blocked runs in bf16 sessions too.
+  bool blocked_direct_bf16 = false;
   // Whether ai.ignis QLinearConvNhwc's kernel is the fast one for quantized convolutions (the
   // int8 GEMM's AVX-512 VNNI tile): convert_qlinear_conv_to_nhwc does nothing otherwise.
   bool int8_channels_last = false;

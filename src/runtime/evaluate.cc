@@ -60,6 +60,9 @@ passes::PassContext make_pass_context(Precision precision) {
   ctx.blocked_winograd = ctx.blocked_layout && blocked->isa == kernels::Isa::Avx512;
   ctx.blocked_direct_strided = ctx.blocked_winograd;
   ctx.blocked_direct_grouped = ctx.blocked_winograd;
+  // As the GEMM backend is chosen (kernels/x86/gemm.cc, gemm_backend_for).
+  ctx.blocked_direct_bf16 = ctx.blocked_winograd && precision == Precision::Bf16 &&
+                            kernels::isa_enabled(kernels::Isa::Avx512) && cpu_features().avx512bf16;
   // The int8 GEMM's VNNI tile (gemm_int8.cc's choice of backend) under an optimized
   // QLinearConvNhwc kernel; IGNIS_LAYOUT=nchw turns it off too.
   const DType u8[] = {DType::U8};

@@ -510,6 +510,30 @@ TEST(ConvertToBlockedLayout, TakesWideStridedWindowsWhereTheDirectKernelRunsThos
   EXPECT_EQ(count_op(g, "BlockedConv"), 1);
 }
 
+// In a bfloat16 session where the direct kernel runs in bfloat16, every dense window joins
+// the run: the narrow strided 3x3 and the 3x3s at 13x13 after it (which stay NCHW in
+// float32 sessions, above); where the CPU lacks AVX512_BF16 the bfloat16 session keeps the
+// rules that leave strided windows to the NCHW GEMM.
+TEST(ConvertToBlockedLayout, TakesEveryDenseWindowWhereTheDirectKernelRunsInBf16) {
+  GraphBuilder narrow = strided_stack(51);
+  passes::PassContext ctx = forced(true, false, true);
+  ctx.blocked_direct_strided = true;
+  ctx.precision = Precision::Bf16;
+  ctx.blocked_direct_bf16 = true;
+  ir::Graph g = narrow.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, ctx));
+  ASSERT_TRUE(ir::verify(g));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 6);
+  EXPECT_EQ(count_op(g, "Conv") + count_op(g, "FusedConv"), 0);
+  EXPECT_EQ(count_op(g, "UnblockChannels"), 1);
+  const NamedTensors feeds = random_inputs(narrow.graph(), {{1, 3, 51, 51}}, 6);
+  EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(narrow.graph(), feeds)), 1e-4);
+  ctx.blocked_direct_bf16 = false;
+  g = narrow.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, ctx));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 0);
+}
+
 // squeezenet's shape: image -> 3x3/2 stem (3 -> 32) -> Relu -> 3x3/2 MaxPool (ceil_mode) ->
 // two fire modules (1x1 squeeze to 16; 1x1 and 3x3 expands to 32 each, Relu; Concat of the
 // expands) with a 2x2/2 MaxPool between -> 1x1 (64 -> 48) -> GlobalAveragePool.

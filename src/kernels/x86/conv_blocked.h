@@ -176,6 +176,9 @@ void blocked_densify_sub_block_groups(const float* w, int64_t m, int64_t cg, int
 inline int64_t blocked_padded_rows(const ConvGeometry2d& g) { return (g.oh - 1) * g.sh + g.kh; }
 inline int64_t blocked_padded_cols(const ConvGeometry2d& g) { return (g.ow - 1) * g.sw + g.kw; }
 void blocked_pad_planes(const ConvGeometry2d& g, const float* x, float* padded, int64_t u0, int64_t u1);
+// The positions a strided 1x1 without padding reads, (oy * sh, ox * sw) for every output
+// position, as planes of oh * ow positions: units [u0, u1) as blocked_pad_planes. Plain C++.
+void blocked_subsample_planes(const ConvGeometry2d& g, const float* x, float* y, int64_t u0, int64_t u1);
 // Whether every window lies inside the input as it is (no padding before, none needed after:
 // strided 1x1s), so the direct kernels read x in place (BlockedConvArgs::x_in_place) without
 // the padded copy.
@@ -203,28 +206,31 @@ struct BlockedWindowRow {
 // (from the window's top-left corner; padded planes, or the input's own where a.x_in_place)
 // and a packed-weight row; then, for output rows [r0, r1) (row = image * oh + output row) and
 // each group, row.template operator()<S>(r, b0, b1) with r that row of the group's input,
-// [b0, b1) the group's output blocks and S the column stride in floats (16 or 32, 0 for
-// others: r.col). Internal linkage (see gemm_blocked.h): the AVX2 and AVX-512 files each
-// compile their own.
+// [b0, b1) the group's output blocks and S the column stride in slots (kLanes or 2 * kLanes,
+// 0 for others: r.col). The input holds kLanes slots per position: 16 floats, or 8 pairs of
+// bfloat16 channels (blocked_direct_avx512bf16), whose taps are then pairs of channels.
+// Internal linkage (see gemm_blocked.h): the AVX2 and AVX-512 files each compile their own.
 namespace {
-template <class F>
+template <int64_t kLanes = kChannelBlock, class F>
 void blocked_direct_walk(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1, F&& row) {
+  constexpr int64_t kPerSlot = kChannelBlock / kLanes;  // channels per slot
   const int64_t cg = a.c / a.group, group_blocks = channel_blocks(a.m) / a.group;
+  const int64_t slots = (cg + kPerSlot - 1) / kPerSlot;
   const int64_t cols = a.x_in_place ? g.iw : blocked_padded_cols(g);
-  const int64_t plane = (a.x_in_place ? g.ih : blocked_padded_rows(g)) * cols * kChannelBlock;
+  const int64_t plane = (a.x_in_place ? g.ih : blocked_padded_rows(g)) * cols * kLanes;
   const int64_t cb = channel_blocks(a.c);
   int64_t x_off[kBlockedDirectMaxTaps], w_row[kBlockedDirectMaxTaps];
   BlockedWindowRow r;
   r.g = &g;
   r.a = &a;
-  r.col = g.sw * kChannelBlock;
-  r.w_pair = cg * g.kh * g.kw * kPairFloats;
+  r.col = g.sw * kLanes;
+  r.w_pair = slots * g.kh * g.kw * kPairFloats;
   r.x_off = x_off;
   r.w_row = w_row;
-  for (int64_t c = 0; c < cg; ++c)
+  for (int64_t c = 0; c < slots; ++c)
     for (int64_t ky = 0; ky < g.kh; ++ky)
       for (int64_t kx = 0; kx < g.kw; ++kx) {
-        x_off[r.taps] = c / kChannelBlock * plane + (ky * cols + kx) * kChannelBlock + c % kChannelBlock;
+        x_off[r.taps] = c / kLanes * plane + (ky * cols + kx) * kLanes + c % kLanes;
         w_row[r.taps++] = (c * g.kh + ky) * g.kw + kx;
       }
   for (int64_t i = r0; i < r1; ++i) {
@@ -232,12 +238,14 @@ void blocked_direct_walk(const ConvGeometry2d& g, const BlockedConvArgs& a, int6
     r.oy = i % g.oh;
     // Groups of whole blocks: each output block reads its own group's input blocks.
     for (int64_t grp = 0; grp < a.group; ++grp) {
-      r.x = a.x + (r.image * cb + grp * (cg / kChannelBlock)) * plane + r.oy * g.sh * cols * kChannelBlock;
+      const int64_t at = (r.image * cb + grp * (cg / kChannelBlock)) * plane + r.oy * g.sh * cols * kLanes;
+      // a.x holds 32-bit slots: floats, or the bfloat16 pairs the kernel reads through its Slot type.
+      r.x = a.x + at;
       const int64_t b0 = grp * group_blocks, b1 = b0 + group_blocks;
       if (g.sw == 1)
-        row.template operator()<kChannelBlock>(r, b0, b1);
+        row.template operator()<kLanes>(r, b0, b1);
       else if (g.sw == 2)
-        row.template operator()<2 * kChannelBlock>(r, b0, b1);
+        row.template operator()<2 * kLanes>(r, b0, b1);
       else
         row.template operator()<0>(r, b0, b1);
     }
@@ -252,6 +260,19 @@ void blocked_direct_walk(const ConvGeometry2d& g, const BlockedConvArgs& a, int6
 // (conv_blocked_direct_avx512.cc) runs 12 positions x 32 channels per tile.
 void blocked_direct_avx2(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
 void blocked_direct_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
+
+// The same in bfloat16 (sessions of precision bf16 on CPUs with AVX512_BF16): the input
+// padded as blocked_pad_planes pads it, each position's 16 channels rounded to 8 bfloat16
+// pairs (32 bytes; blocked_pad_planes_bf16, always a copy: never read in place), and W [m,
+// c / group, kh, kw] packed per pair of output blocks as, for each pair of input channels
+// (2q, 2q + 1) of c / group rounded up to even and each (ky, kx), 32 slots (the pair's output
+// channels) holding both weights as bfloat16 (2q in the low half); the taps are then pairs of
+// channels, each summed by one vdpbf16ps in float32. a.x is the padded copy. Requires
+// AVX512_BF16.
+void blocked_pad_planes_bf16(const ConvGeometry2d& g, const float* x, uint32_t* padded, int64_t u0, int64_t u1);
+size_t blocked_direct_bf16_packed_floats(int64_t m, int64_t cg, int64_t kh, int64_t kw);
+void blocked_direct_bf16_pack(const float* w, int64_t m, int64_t cg, int64_t kh, int64_t kw, float* packed);
+void blocked_direct_avx512bf16(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
 
 // ---- Winograd F(4x4, 3x3) on blocked input (dense 3x3 at unit stride) -------------------
 

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// The blocked pointwise convolution in bfloat16 (conv_blocked.h), for sessions of precision
-// bf16 on CPUs with AVX512_BF16 (nn_conv_blocked.cc runs it only there): the float32 kernel's
-// tile (conv_blocked_tile_avx512.h) with vdpbf16ps summing two input channels per instruction.
+// The blocked pointwise and direct convolutions in bfloat16 (conv_blocked.h), for sessions of
+// precision bf16 on CPUs with AVX512_BF16 (nn_conv_blocked.cc runs them only there): the
+// float32 kernels' tiles (conv_blocked_tile_avx512.h, conv_blocked_direct_tile_avx512.h) with
+// vdpbf16ps summing two input channels per instruction.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 #include "core/half.h"
+#include "kernels/x86/conv_blocked_direct_tile_avx512.h"
 #include "kernels/x86/conv_blocked_tile_avx512.h"
 
 namespace ignis::kernels::x86 {
@@ -103,6 +106,68 @@ void blocked_pointwise_bf16_pack(const float* w, int64_t m, int64_t c, float* pa
         *out++ = static_cast<uint32_t>(float_to_bf16(at(oc, ic))) |
                  (static_cast<uint32_t>(float_to_bf16(at(oc, ic + 1))) << 16);
       }
+}
+
+// ---- dense and grouped windows in bfloat16 ---------------------------------------------------
+
+namespace {
+
+// The bfloat16 slots of conv_blocked_direct_tile_avx512.h: a pair of input channels (2q in
+// the low half) per 32-bit slot, both multiplied and summed into float32 by one vdpbf16ps.
+struct DirectBf16 {
+  static constexpr int64_t kLanes = kChannelBlock / 2;
+  using Slot = uint32_t;
+  static __m512 broadcast(const uint32_t* x) { return _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(*x))); }
+  static __m512 mac(__m512 acc, __m512 x, __m512 w) { return _mm512_dpbf16_ps(acc, (__m512bh)x, (__m512bh)w); }
+};
+
+}  // namespace
+
+void blocked_pad_planes_bf16(const ConvGeometry2d& g, const float* x, uint32_t* padded, int64_t u0, int64_t u1) {
+  constexpr int64_t kLanes = DirectBf16::kLanes;
+  const int64_t rows = blocked_padded_rows(g), cols = blocked_padded_cols(g);
+  // Input columns [0, ix1) land inside the padded row (the right padding may cut some off).
+  const int64_t ix1 = std::max<int64_t>(0, std::min(g.iw, cols - g.pw));
+  for (int64_t u = u0; u < u1; ++u) {
+    const float* src = x + u * g.ih * g.iw * kB;
+    uint32_t* dst = padded + u * rows * cols * kLanes;
+    for (int64_t r = 0; r < rows; ++r) {
+      uint32_t* out = dst + r * cols * kLanes;
+      const int64_t iy = r - g.ph;
+      if (iy < 0 || iy >= g.ih || ix1 == 0) {
+        std::memset(out, 0, static_cast<size_t>(cols * kLanes) * sizeof(uint32_t));
+        continue;
+      }
+      std::memset(out, 0, static_cast<size_t>(g.pw * kLanes) * sizeof(uint32_t));
+      const float* in = src + iy * g.iw * kB;
+      for (int64_t ix = 0; ix < ix1; ++ix)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (g.pw + ix) * kLanes),
+                            (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(in + ix * kB)));
+      std::memset(out + (g.pw + ix1) * kLanes, 0, static_cast<size_t>((cols - g.pw - ix1) * kLanes) * sizeof(uint32_t));
+    }
+  }
+}
+
+size_t blocked_direct_bf16_packed_floats(int64_t m, int64_t cg, int64_t kh, int64_t kw) {
+  return static_cast<size_t>(pairs_of(m) * ((cg + 1) / 2) * kh * kw * kPairFloats);
+}
+
+void blocked_direct_bf16_pack(const float* w, int64_t m, int64_t cg, int64_t kh, int64_t kw, float* packed) {
+  const int64_t taps = kh * kw;
+  auto* out = reinterpret_cast<uint32_t*>(packed);
+  auto at = [&](int64_t oc, int64_t ic, int64_t t) { return oc < m && ic < cg ? w[(oc * cg + ic) * taps + t] : 0.0f; };
+  for (int64_t j = 0; j < pairs_of(m); ++j)
+    for (int64_t ic = 0; ic < cg; ic += 2)
+      for (int64_t t = 0; t < taps; ++t)
+        for (int64_t o = 0; o < kPairFloats; ++o) {
+          const int64_t oc = j * kPairFloats + o;
+          *out++ = static_cast<uint32_t>(float_to_bf16(at(oc, ic, t))) |
+                   (static_cast<uint32_t>(float_to_bf16(at(oc, ic + 1, t))) << 16);
+        }
+}
+
+void blocked_direct_avx512bf16(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
+  with_activation(a.act->act, [&]<Activation A>() { direct_rows<DirectBf16, A>(g, a, r0, r1); });
 }
 
 }  // namespace ignis::kernels::x86

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Dense and grouped windows on blocked input, AVX-512 (blocked_direct_avx512, conv_blocked.h):
-// the AVX2 direct kernel's scheme (conv_blocked_avx2.cc) on the pointwise tile's shape.
+// the AVX2 direct kernel's scheme (conv_blocked_avx2.cc) on the pointwise tile's shape. The
+// tiles are in conv_blocked_direct_tile_avx512.h, which the bfloat16 kernel shares.
 //
 // The input is a zero-padded copy (blocked_pad_planes), so every output position's window
 // lies inside it and every row runs in tiles: 12 output positions x a pair of output blocks
@@ -21,182 +22,26 @@
 // tile above, dense ones 1.2-1.5x.
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 
-#include "kernels/x86/activation_avx512.h"
-#include "kernels/x86/conv_blocked.h"
-#include "kernels/x86/conv_blocked_tile_avx512.h"
-#include "kernels/x86/simd_avx512.h"
+#include "kernels/x86/conv_blocked_direct_tile_avx512.h"
 
 namespace ignis::kernels::x86 {
 
 namespace {
 
-using DirectRow = BlockedWindowRow;  // one output row's taps (conv_blocked.h)
-
-// P positions from ox of output blocks `block` (and block + 1 when NB is 2); S = the column
-// stride of the padded input in floats (0: r.col, read at run time).
-template <int P, int NB, int S, Activation A>
-void direct_tile(const DirectRow& r, int64_t ox, int64_t block, const ActivationParams512& k) {
-  const ConvGeometry2d& g = *r.g;
-  const BlockedConvArgs& a = *r.a;
-  const int64_t s = S != 0 ? S : r.col;
-  const float* w = a.w + block / 2 * r.w_pair + block % 2 * kB;
-  const float* x = r.x + ox * s;
-  __m512 acc[P][NB];
-  for (int b = 0; b < NB; ++b) {
-    const __m512 bias = a.bias ? _mm512_loadu_ps(a.bias + (block + b) * kB) : _mm512_setzero_ps();
-    for (int p = 0; p < P; ++p) acc[p][b] = bias;
-  }
-  for (int64_t t = 0; t < r.taps; ++t) {
-    const float* xt = x + r.x_off[t];
-    const float* wt = w + r.w_row[t] * kPairFloats;
-    __m512 wv[NB];
-    for (int b = 0; b < NB; ++b) wv[b] = _mm512_loadu_ps(wt + b * kB);
-    for (int p = 0; p < P; ++p) {
-      const __m512 xv = _mm512_set1_ps(xt[p * s]);
-      for (int b = 0; b < NB; ++b) acc[p][b] = _mm512_fmadd_ps(xv, wv[b], acc[p][b]);
-    }
-  }
-  const int64_t plane = g.oh * g.ow * kB, blocks = channel_blocks(a.m);
-  for (int b = 0; b < NB; ++b) {
-    const int64_t off = (r.image * blocks + block + b) * plane + (r.oy * g.ow + ox) * kB;
-    for (int p = 0; p < P; ++p)
-      store_out<A>(acc[p][b], a.residual ? a.residual + off + p * kB : nullptr, a.y + off + p * kB,
-                   block_mask(block + b, a.m), k);
-  }
-}
-
-// P positions from ox of output blocks `block` (and block + 1 when NB is 2), column stride SX,
-// kw = 3: the sums (bias included) into out[p * NB + b]. Taps come in threes (the walk orders
-// them channel, ky, kx), each three at consecutive input columns and packed-weight rows.
-// Input column i of the tile lies under output o for tap kx where i = o * SX + kx.
-template <int P, int NB, int SX>
-void window_sums_w3(const DirectRow& r, int64_t ox, int64_t block, __m512* out) {
-  const BlockedConvArgs& a = *r.a;
-  const float* w = a.w + block / 2 * r.w_pair + block % 2 * kB;
-  const float* x = r.x + ox * SX * kB;
-  __m512 acc[P][NB];
-  for (int b = 0; b < NB; ++b) {
-    const __m512 bias = a.bias ? _mm512_loadu_ps(a.bias + (block + b) * kB) : _mm512_setzero_ps();
-    for (int p = 0; p < P; ++p) acc[p][b] = bias;
-  }
-  for (int64_t t = 0; t < r.taps; t += 3) {
-    const float* xt = x + r.x_off[t];
-    const float* wt = w + r.w_row[t] * kPairFloats;
-    __m512 wv[3][NB];
-    for (int kx = 0; kx < 3; ++kx)
-      for (int b = 0; b < NB; ++b) wv[kx][b] = _mm512_loadu_ps(wt + kx * kPairFloats + b * kB);
-#pragma GCC unroll 25
-    for (int i = 0; i < (P - 1) * SX + 3; ++i) {
-      const __m512 xv = _mm512_set1_ps(xt[i * kB]);
-#pragma GCC unroll 3
-      for (int kx = 0; kx < 3; ++kx) {
-        const int o = (i - kx) / SX;
-        if (i - kx >= 0 && (i - kx) % SX == 0 && o < P)
-          for (int b = 0; b < NB; ++b) acc[o][b] = _mm512_fmadd_ps(xv, wv[kx][b], acc[o][b]);
-      }
-    }
-  }
-  for (int p = 0; p < P; ++p)
-    for (int b = 0; b < NB; ++b) out[p * NB + b] = acc[p][b];
-}
-
-// The widest tile per NB within the 32 vector registers: P * NB accumulators, 3 * NB weights
-// and the broadcast.
-template <int NB>
-constexpr int kW3TileP = NB == 1 ? kTileP : 8;
-
-template <int NB, int SX>
-void window_sums_w3_of(int p, const DirectRow& r, int64_t ox, int64_t block, __m512* out) {
-  switch (p) {
-    case 1: return window_sums_w3<1, NB, SX>(r, ox, block, out);
-    case 2: return window_sums_w3<2, NB, SX>(r, ox, block, out);
-    case 3: return window_sums_w3<3, NB, SX>(r, ox, block, out);
-    case 4: return window_sums_w3<4, NB, SX>(r, ox, block, out);
-    case 5: return window_sums_w3<5, NB, SX>(r, ox, block, out);
-    case 6: return window_sums_w3<6, NB, SX>(r, ox, block, out);
-    case 7: return window_sums_w3<7, NB, SX>(r, ox, block, out);
-    default: break;
-  }
-  if constexpr (NB == 1) {
-    switch (p) {
-      case 8: return window_sums_w3<8, NB, SX>(r, ox, block, out);
-      case 9: return window_sums_w3<9, NB, SX>(r, ox, block, out);
-      case 10: return window_sums_w3<10, NB, SX>(r, ox, block, out);
-      case 11: return window_sums_w3<11, NB, SX>(r, ox, block, out);
-      default: break;
-    }
-  }
-  window_sums_w3<kW3TileP<NB>, NB, SX>(r, ox, block, out);
-}
-
-// Every position of one row for output blocks `block` (and block + 1 when NB is 2),
-// input-stationary (above).
-template <int NB, int SX, Activation A>
-void window_row_w3(const DirectRow& r, int64_t block, const ActivationParams512& k) {
-  constexpr int kP = kW3TileP<NB>;
-  const ConvGeometry2d& g = *r.g;
-  const BlockedConvArgs& a = *r.a;
-  const int64_t plane = g.oh * g.ow * kB;
-  __m512 sums[kP * NB];
-  for (int64_t ox = 0; ox < g.ow; ox += kP) {
-    const int p = static_cast<int>(std::min<int64_t>(kP, g.ow - ox));
-    window_sums_w3_of<NB, SX>(p, r, ox, block, sums);
-    for (int b = 0; b < NB; ++b) {
-      const int64_t row = (r.image * channel_blocks(a.m) + block + b) * plane + (r.oy * g.ow + ox) * kB;
-      const __mmask16 real = block_mask(block + b, a.m);
-      for (int i = 0; i < p; ++i) {
-        const int64_t off = row + i * kB;
-        store_out<A>(sums[i * NB + b], a.residual ? a.residual + off : nullptr, a.y + off, real, k);
-      }
-    }
-  }
-}
-
-// Every position of one row for output blocks `block` (and block + 1 when NB is 2).
-template <int NB, int S, Activation A>
-void direct_row(const DirectRow& r, int64_t block, const ActivationParams512& k) {
-  const int64_t ow = r.g->ow;
-  int64_t ox = 0;
-  for (; ox + kTileP <= ow; ox += kTileP) direct_tile<kTileP, NB, S, A>(r, ox, block, k);
-  for (; ox + 4 <= ow; ox += 4) direct_tile<4, NB, S, A>(r, ox, block, k);
-  for (; ox < ow; ++ox) direct_tile<1, NB, S, A>(r, ox, block, k);
-}
-
-// Output blocks [b0, b1) of one row: pairs where a pair's packed weights both lie in the range
-// (packing is per pair from block 0), else single blocks.
-template <int S, Activation A>
-void direct_blocks(const DirectRow& r, int64_t b0, int64_t b1, const ActivationParams512& k) {
-  for (int64_t block = b0; block < b1;) {
-    const bool pair = block % 2 == 0 && block + 1 < b1;
-    if ((S == kB || S == 2 * kB) && r.g->kw == 3) {
-      constexpr int kSx = S == 2 * kB ? 2 : 1;
-      if (pair) window_row_w3<2, kSx, A>(r, block, k);
-      else window_row_w3<1, kSx, A>(r, block, k);
-      block += pair ? 2 : 1;
-    } else if (pair) {
-      direct_row<2, S, A>(r, block, k);
-      block += 2;
-    } else {
-      direct_row<1, S, A>(r, block, k);
-      ++block;
-    }
-  }
-}
-
-template <Activation A>
-void direct_rows(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
-  const ActivationParams512 k(*a.act);
-  blocked_direct_walk(g, a, r0, r1,
-                      [&]<int S>(const DirectRow& r, int64_t b0, int64_t b1) { direct_blocks<S, A>(r, b0, b1, k); });
-}
+// The float32 slots of conv_blocked_direct_tile_avx512.h: one channel per slot, one FMA.
+struct DirectF32 {
+  static constexpr int64_t kLanes = kChannelBlock;
+  using Slot = float;
+  static __m512 broadcast(const float* x) { return _mm512_set1_ps(*x); }
+  static __m512 mac(__m512 acc, __m512 x, __m512 w) { return _mm512_fmadd_ps(x, w, acc); }
+};
 
 }  // namespace
 
 void blocked_direct_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
-  with_activation(a.act->act, [&]<Activation A>() { direct_rows<A>(g, a, r0, r1); });
+  with_activation(a.act->act, [&]<Activation A>() { direct_rows<DirectF32, A>(g, a, r0, r1); });
 }
 
 }  // namespace ignis::kernels::x86

@@ -90,6 +90,16 @@ void blocked_pad_planes(const ConvGeometry2d& g, const float* x, float* padded, 
   }
 }
 
+void blocked_subsample_planes(const ConvGeometry2d& g, const float* x, float* y, int64_t u0, int64_t u1) {
+  for (int64_t u = u0; u < u1; ++u) {
+    const float* src = x + u * g.ih * g.iw * kB;
+    float* dst = y + u * g.oh * g.ow * kB;
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox)
+        std::memcpy(dst + (oy * g.ow + ox) * kB, src + (oy * g.sh * g.iw + ox * g.sw) * kB, kB * sizeof(float));
+  }
+}
+
 int64_t blocked_winograd4_block_tiles(int64_t c, int64_t m) {
   constexpr int64_t kPoints = 36, kRows = 8, kBudget = int64_t{2} << 20;
   const int64_t fit = kBudget / (kPoints * 4 * (channel_blocks(c) + channel_blocks(m)) * kB);

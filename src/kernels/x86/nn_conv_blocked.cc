@@ -16,6 +16,7 @@
 // paths take.
 #include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/aligned_alloc.h"
@@ -135,8 +136,11 @@ class BlockedConvKernel final : public Kernel {
       k->kind_ = Kind::Plain;
       k->packed_ = aligned_floats(blocked_plain_packed_floats(m, cg, kh, kw), k->packed_buf_);
       blocked_plain_pack(wd, m, cg, kh, kw, k->packed_);
-    } else if (group == 1 && kh == 1 && kw == 1 && sample_geometry->is_pointwise()) {
+    } else if (group == 1 && kh == 1 && kw == 1 &&
+               (sample_geometry->is_pointwise() ||
+                (&isa == &kAvx512 && pointwise_in_bf16(init, cg) && never_padded(init.attrs, *sample_geometry)))) {
       k->kind_ = Kind::Pointwise;
+      k->subsample_ = !sample_geometry->is_pointwise();
       k->bf16_ = &isa == &kAvx512 && pointwise_in_bf16(init, cg);
       if (k->bf16_) {
         k->packed_ = aligned_floats(blocked_pointwise_bf16_packed_floats(m, cg), k->packed_buf_);
@@ -149,7 +153,8 @@ class BlockedConvKernel final : public Kernel {
       k->kind_ = Kind::Depthwise;
       k->packed_ = aligned_floats(blocked_depthwise_packed_floats(m, kh, kw), k->packed_buf_);
       blocked_depthwise_pack(wd, m, kh, kw, k->packed_);
-    } else if (&isa == &kAvx512 && !has_scale && conv_winograd_feasible(as_2d(*sample_geometry), cg, m, group)) {
+    } else if (&isa == &kAvx512 && !has_scale && conv_winograd_feasible(as_2d(*sample_geometry), cg, m, group) &&
+               !(direct_in_bf16(init, cg * kh * kw) && few_winograd_tiles(init, w->shape()))) {
       k->kind_ = Kind::Winograd;
       k->winograd_ = winograd4_weights_transposed(wd, m, cg, channel_blocks(cg) * kChannelBlock,
                                                   channel_blocks(m) * kChannelBlock, gemm_backend_avx512());
@@ -157,18 +162,26 @@ class BlockedConvKernel final : public Kernel {
       k->kind_ = Kind::Direct;
       k->direct_c_ = cg * group;
       k->direct_group_ = group;
+      k->bf16_ = &isa == &kAvx512 && !has_scale && direct_in_bf16(init, cg * kh * kw);
+      const float* pack_w = wd;
+      int64_t pack_cg = cg;
+      std::vector<float> dense;
       if (blocked_sub_block_groups(cg * group, m, group)) {
         // As groups of one block (the last one's padded lanes zero) with zero weights outside
         // each output channel's group.
-        std::vector<float> dense(static_cast<size_t>(m * kChannelBlock * kh * kw));
+        dense.resize(static_cast<size_t>(m * kChannelBlock * kh * kw));
         blocked_densify_sub_block_groups(wd, m, cg, kh, kw, dense.data());
         k->direct_group_ = channel_blocks(m);
         k->direct_c_ = k->direct_group_ * kChannelBlock;
-        k->packed_ = aligned_floats(blocked_plain_packed_floats(m, kChannelBlock, kh, kw), k->packed_buf_);
-        blocked_plain_pack(dense.data(), m, kChannelBlock, kh, kw, k->packed_);
+        pack_w = dense.data();
+        pack_cg = kChannelBlock;
+      }
+      if (k->bf16_) {
+        k->packed_ = aligned_floats(blocked_direct_bf16_packed_floats(m, pack_cg, kh, kw), k->packed_buf_);
+        blocked_direct_bf16_pack(pack_w, m, pack_cg, kh, kw, k->packed_);
       } else {
-        k->packed_ = aligned_floats(blocked_plain_packed_floats(m, cg, kh, kw), k->packed_buf_);
-        blocked_plain_pack(wd, m, cg, kh, kw, k->packed_);
+        k->packed_ = aligned_floats(blocked_plain_packed_floats(m, pack_cg, kh, kw), k->packed_buf_);
+        blocked_plain_pack(pack_w, m, pack_cg, kh, kw, k->packed_);
       }
     } else {
       return std::unique_ptr<Kernel>(std::move(k));
@@ -265,15 +278,62 @@ class BlockedConvKernel final : public Kernel {
     return &gemm_backend_for(init.precision) == &gemm_backend_avx512bf16() && c >= kMinDepth && !has_scale &&
            channel_blocks(c) <= kBlockedPointwiseBf16MaxBlocks;
   }
+  // Whether a 1x1 convolution's windows never reach padding at any input size (explicit pads
+  // of zero or VALID): with strides above 1, its inputs are a subsample of X's positions.
+  static bool never_padded(const AttrMap& attrs, const WindowGeometry& sample) {
+    const std::string auto_pad = attrs.get_string("auto_pad", "NOTSET");
+    if (auto_pad != "NOTSET" && auto_pad != "VALID") return false;
+    for (int i = 0; i < sample.rank; ++i)
+      if (sample.pad_begin[i] != 0 || sample.pad_end[i] != 0 || sample.dilation[i] != 1) return false;
+    return true;
+  }
+
+  // Whether the planned output of a Winograd-feasible 3x3 has fewer 4x4 tiles than pay for
+  // the float32 Winograd in a bfloat16 session, where the direct kernel runs in bfloat16
+  // instead. resnet50 in bf16, 2 threads, Zen 4, per-layer minima: at 14x14 (16 tiles, 256
+  // channels) Winograd 740-780 us, bf16 direct 547-564; at 28x28 (49 tiles, 128 channels)
+  // Winograd 375-410, direct 545-562; at 56x56 about level. Unknown shapes take Winograd.
+  static bool few_winograd_tiles(const KernelInit& init, const Shape& w_shape) {
+    constexpr int64_t kMinTiles = 36;
+    if (init.input_shapes.empty() || init.input_shapes[0].rank() < 4) return false;
+    auto g = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2, 2), w_shape.dims().subspan(2),
+                                  false);
+    if (!g || g->out[0] <= 0 || g->out[1] <= 0) return false;
+    return blocked_winograd4_tiles(as_2d(*g)) < kMinTiles;
+  }
+
+  // Whether a direct BlockedConv of `products` multiply-adds per output runs in bfloat16: in
+  // bfloat16 sessions on CPUs with AVX512_BF16, from 32 products per output as the NCHW
+  // convolutions (a narrow window over few channels stays float32).
+  static bool direct_in_bf16(const KernelInit& init, int64_t products) {
+    constexpr int64_t kMinDepth = 32;
+    return &gemm_backend_for(init.precision) == &gemm_backend_avx512bf16() && products >= kMinDepth;
+  }
 
   // Floats of the direct path's padded input of n images (0 on the other paths).
+  // (In bfloat16, pairs of channels: half as many.)
   int64_t padded_floats(const ConvGeometry2d& g, int64_t c, int64_t n) const {
     if (kind_ != Kind::Direct) return 0;
-    return n * channel_blocks(c) * blocked_padded_rows(g) * blocked_padded_cols(g) * kChannelBlock;
+    const int64_t per_position = bf16_ ? kChannelBlock / 2 : kChannelBlock;
+    return n * channel_blocks(c) * blocked_padded_rows(g) * blocked_padded_cols(g) * per_position;
   }
   // pad_buf: room for padded_floats(g, a.c, n), or null to take it from ctx's scratch.
   void run_images(KernelContext& ctx, const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t n,
                   float* pad_buf) const {
+    if (kind_ == Kind::Pointwise && subsample_) {
+      // A strided 1x1 (bfloat16 only): the positions it reads copied together, then the
+      // pointwise tiles over them (the direct kernel's tiles run an output row of 7 as 4 + 1
+      // + 1 + 1 positions, streaming the weights once per tile: resnet50's 1024 -> 2048
+      // stride-2 projection to 7x7 took 1.27 ms there against 0.84 in the NCHW GEMM).
+      const int64_t units = n * channel_blocks(a.c), plane = g.oh * g.ow * kChannelBlock;
+      float* sub = static_cast<float*>(ctx.scratch(static_cast<size_t>(units * plane) * sizeof(float)));
+      split(ctx.pool(), parallel_parts(ctx.pool(), units * plane, units), units,
+            [&](int64_t u0, int64_t u1) { blocked_subsample_planes(g, a.x, sub, u0, u1); });
+      BlockedConvArgs b = a;
+      b.x = sub;
+      run_pointwise(ctx, b, n, g.oh * g.ow, blocked_pointwise_avx512bf16);
+      return;
+    }
     if (kind_ == Kind::Pointwise) {
       run_pointwise(ctx, a, n, g.ih * g.iw, bf16_ ? blocked_pointwise_avx512bf16 : isa_->pointwise);
       return;
@@ -303,23 +363,27 @@ class BlockedConvKernel final : public Kernel {
     if (kind_ == Kind::Direct) {
       // The input zero-padded first (a copy of each input block's plane) unless the windows
       // lie inside it as it is, then the rows.
+      // In bfloat16 the copy is always made: it rounds the input to pairs.
       BlockedConvArgs b = a;
-      b.x_in_place = blocked_direct_in_place(g);
+      b.x_in_place = !bf16_ && blocked_direct_in_place(g);
       if (!b.x_in_place) {
         const int64_t units = n * channel_blocks(a.c);
         const int64_t plane = blocked_padded_rows(g) * blocked_padded_cols(g) * kChannelBlock;
         float* padded = pad_buf != nullptr ? pad_buf
                                            : static_cast<float*>(ctx.scratch(
                                                  static_cast<size_t>(padded_floats(g, a.c, n)) * sizeof(float)));
-        split(ctx.pool(), parallel_parts(ctx.pool(), units * plane, units), units,
-              [&](int64_t u0, int64_t u1) { blocked_pad_planes(g, a.x, padded, u0, u1); });
+        split(ctx.pool(), parallel_parts(ctx.pool(), units * plane, units), units, [&](int64_t u0, int64_t u1) {
+          if (bf16_) blocked_pad_planes_bf16(g, a.x, reinterpret_cast<uint32_t*>(padded), u0, u1);
+          else blocked_pad_planes(g, a.x, padded, u0, u1);
+        });
         b.x = padded;
       }
       b.c = direct_c_;  // groups within a block run as groups of one
       b.group = direct_group_;
       const int64_t rows = n * g.oh;
       const int parts = parallel_parts(ctx.pool(), rows * g.ow * a.m * a.c / a.group * g.kh * g.kw, rows);
-      split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { isa_->direct(g, b, r0, r1); });
+      const auto direct = bf16_ ? blocked_direct_avx512bf16 : isa_->direct;
+      split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { direct(g, b, r0, r1); });
       return;
     }
     const int64_t rows = n * channel_blocks(a.m) * g.oh;
@@ -376,7 +440,8 @@ class BlockedConvKernel final : public Kernel {
 
   const BlockedKernels* isa_ = nullptr;
   Kind kind_ = Kind::None;
-  bool bf16_ = false;  // pointwise in bfloat16 (packed_ holds bfloat16 pairs)
+  bool bf16_ = false;  // pointwise or direct in bfloat16 (packed_ holds bfloat16 pairs)
+  bool subsample_ = false;  // a strided pointwise (bfloat16): its positions copied together first
   // The direct path's input channels and groups (whole blocks: c rounded up to 16, one group
   // per block, for groups of half a block).
   int64_t direct_c_ = 0, direct_group_ = 1;
