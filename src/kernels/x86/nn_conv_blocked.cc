@@ -11,7 +11,8 @@
 // undilated ones from a plain input (plain_input = 1: network stems), with weights
 // packed once at creation; anything else (other geometries, a non-constant W, another block
 // size) goes to the reference kernel, which unblocks, convolves and blocks again. In bfloat16
-// sessions on CPUs with AVX512_BF16 the pointwise path runs in bfloat16 (pointwise_in_bf16). The layout
+// sessions on CPUs with AVX512_BF16 the pointwise and direct paths run in bfloat16
+// (pointwise_in_bf16, direct_in_bf16; strided 1x1s as pointwise over a subsample). The layout
 // pass (src/passes/convert_to_blocked_layout.cc) only creates BlockedConv nodes the direct
 // paths take.
 #include <algorithm>
