@@ -136,6 +136,19 @@ inline bool blocked_plain_supported(const ConvGeometry2d& g) { return g.dh == 1 
 void blocked_plain_avx512(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
 void blocked_plain_avx2(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
 
+// The same at column stride 2 in bfloat16 (sessions of precision bf16 on CPUs with
+// AVX512_BF16): x is first copied by blocked_plain_bf16_pad, per image and channel (units [u0,
+// u1), unit = image * c + channel), zero-padded and rounded to bfloat16, into
+// blocked_plain_bf16_padded_floats(g, n * c) floats; each pair of window columns (kx, kx + 1),
+// kx even, is then one 32-bit slot of it. W packed per pair of output blocks as, for each
+// (channel, ky, pair of kx), 32 slots of both weights (kx in the low half; zero past kw).
+// a.x is the padded copy. Requires AVX512_BF16.
+size_t blocked_plain_bf16_padded_floats(const ConvGeometry2d& g, int64_t planes);
+void blocked_plain_bf16_pad(const ConvGeometry2d& g, const float* x, uint32_t* padded, int64_t u0, int64_t u1);
+size_t blocked_plain_bf16_packed_floats(int64_t m, int64_t c, int64_t kh, int64_t kw);
+void blocked_plain_bf16_pack(const float* w, int64_t m, int64_t c, int64_t kh, int64_t kw, float* packed);
+void blocked_plain_avx512bf16(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1);
+
 // ---- blocked input, any window (dense and grouped convolutions) -------------------------
 
 // At most this many taps per output channel (c / group * kh * kw): a 3x3 window over 512

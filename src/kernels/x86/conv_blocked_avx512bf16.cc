@@ -170,4 +170,107 @@ void blocked_direct_avx512bf16(const ConvGeometry2d& g, const BlockedConvArgs& a
   with_activation(a.act->act, [&]<Activation A>() { direct_rows<DirectBf16, A>(g, a, r0, r1); });
 }
 
+// ---- plain input (stems) at stride 2 in bfloat16 ---------------------------------------------
+//
+// The image rounded once to a zero-padded bfloat16 copy, so that at column stride 2 each pair
+// of window columns (kx, kx + 1), kx even, of every output position is one aligned 32-bit
+// slot: a 7-wide window is 4 slots per row (the last pair's second weight zero), and the
+// direct tiles (conv_blocked_direct_tile_avx512.h) run the c * kh * ceil(kw / 2) slots as
+// their depth, one slot per output column.
+
+namespace {
+
+// Columns of a padded row (even), its slots, and its rows.
+int64_t plain_bf16_cols(const ConvGeometry2d& g) { return ((g.ow - 1) * g.sw + g.kw + 1) / 2 * 2; }
+int64_t plain_bf16_rows(const ConvGeometry2d& g) { return (g.oh - 1) * g.sh + g.kh; }
+
+}  // namespace
+
+size_t blocked_plain_bf16_padded_floats(const ConvGeometry2d& g, int64_t planes) {
+  return static_cast<size_t>(planes * plain_bf16_rows(g) * plain_bf16_cols(g) / 2);
+}
+
+void blocked_plain_bf16_pad(const ConvGeometry2d& g, const float* x, uint32_t* padded, int64_t u0, int64_t u1) {
+  const int64_t rows = plain_bf16_rows(g), cols = plain_bf16_cols(g), slots = cols / 2;
+  for (int64_t u = u0; u < u1; ++u) {
+    const float* src = x + u * g.ih * g.iw;
+    uint32_t* dst = padded + u * rows * slots;
+    for (int64_t r = 0; r < rows; ++r) {
+      uint32_t* out = dst + r * slots;
+      const int64_t iy = r - g.ph;
+      if (iy < 0 || iy >= g.ih) {
+        std::memset(out, 0, static_cast<size_t>(slots) * sizeof(uint32_t));
+        continue;
+      }
+      // 16 padded columns (8 slots) at a time, from input columns [col - pw, col - pw + 16).
+      for (int64_t col = 0; col < cols; col += 16) {
+        const int64_t ix = col - g.pw;
+        const __mmask16 inside = lanes(-ix, std::min<int64_t>(g.iw - ix, cols - col));
+        const __m512 v = _mm512_maskz_loadu_ps(inside, src + iy * g.iw + ix);
+        const __m256i pairs = (__m256i)_mm512_cvtneps_pbh(v);
+        const int64_t n = std::min<int64_t>(8, (cols - col) / 2);
+        _mm256_mask_storeu_epi32(out + col / 2, static_cast<__mmask8>((1u << n) - 1), pairs);
+      }
+    }
+  }
+}
+
+size_t blocked_plain_bf16_packed_floats(int64_t m, int64_t c, int64_t kh, int64_t kw) {
+  return static_cast<size_t>(pairs_of(m) * c * kh * ((kw + 1) / 2) * kPairFloats);
+}
+
+void blocked_plain_bf16_pack(const float* w, int64_t m, int64_t c, int64_t kh, int64_t kw, float* packed) {
+  auto* out = reinterpret_cast<uint32_t*>(packed);
+  auto at = [&](int64_t oc, int64_t ch, int64_t ky, int64_t kx) {
+    return oc < m && kx < kw ? w[((oc * c + ch) * kh + ky) * kw + kx] : 0.0f;
+  };
+  for (int64_t j = 0; j < pairs_of(m); ++j)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t ky = 0; ky < kh; ++ky)
+        for (int64_t kx = 0; kx < kw; kx += 2)
+          for (int64_t o = 0; o < kPairFloats; ++o) {
+            const int64_t oc = j * kPairFloats + o;
+            *out++ = static_cast<uint32_t>(float_to_bf16(at(oc, ch, ky, kx))) |
+                     (static_cast<uint32_t>(float_to_bf16(at(oc, ch, ky, kx + 1))) << 16);
+          }
+}
+
+namespace {
+
+template <Activation A>
+void plain_rows_bf16(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
+  const ActivationParams512 k(*a.act);
+  const int64_t slots = plain_bf16_cols(g) / 2, plane = plain_bf16_rows(g) * slots, kq = (g.kw + 1) / 2;
+  const int64_t blocks = channel_blocks(a.m);
+  int64_t x_off[kBlockedPlainMaxTaps], w_row[kBlockedPlainMaxTaps];
+  DirectRow r;
+  r.g = &g;
+  r.a = &a;
+  r.col = 1;  // column stride 2: one slot per output column
+  r.w_pair = a.c * g.kh * kq * kPairFloats;
+  r.x_off = x_off;
+  r.w_row = w_row;
+  for (int64_t ch = 0; ch < a.c; ++ch)
+    for (int64_t ky = 0; ky < g.kh; ++ky)
+      for (int64_t q = 0; q < kq; ++q) {
+        x_off[r.taps] = ch * plane + ky * slots + q;
+        w_row[r.taps++] = (ch * g.kh + ky) * kq + q;
+      }
+  for (int64_t i = r0; i < r1; ++i) {
+    r.image = i / g.oh;
+    r.oy = i % g.oh;
+    r.x = a.x + r.image * a.c * plane + r.oy * g.sh * slots;
+    for (int64_t block = 0; block < blocks; block += 2) {
+      if (block + 1 < blocks) direct_row<DirectBf16, 2, 1, A>(r, block, k);
+      else direct_row<DirectBf16, 1, 1, A>(r, block, k);
+    }
+  }
+}
+
+}  // namespace
+
+void blocked_plain_avx512bf16(const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t r0, int64_t r1) {
+  with_activation(a.act->act, [&]<Activation A>() { plain_rows_bf16<A>(g, a, r0, r1); });
+}
+
 }  // namespace ignis::kernels::x86

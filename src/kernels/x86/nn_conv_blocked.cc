@@ -11,8 +11,8 @@
 // undilated ones from a plain input (plain_input = 1: network stems), with weights
 // packed once at creation; anything else (other geometries, a non-constant W, another block
 // size) goes to the reference kernel, which unblocks, convolves and blocks again. In bfloat16
-// sessions on CPUs with AVX512_BF16 the pointwise and direct paths run in bfloat16
-// (pointwise_in_bf16, direct_in_bf16; strided 1x1s as pointwise over a subsample). The layout
+// sessions on CPUs with AVX512_BF16 the pointwise, direct and stride-2 plain paths run in
+// bfloat16 (pointwise_in_bf16, direct_in_bf16; strided 1x1s as pointwise over a subsample). The layout
 // pass (src/passes/convert_to_blocked_layout.cc) only creates BlockedConv nodes the direct
 // paths take.
 #include <algorithm>
@@ -135,8 +135,16 @@ class BlockedConvKernel final : public Kernel {
       if (group != 1 || cg * kh * kw > kBlockedPlainMaxTaps || !blocked_plain_supported(as_2d(*sample_geometry)))
         return std::unique_ptr<Kernel>(std::move(k));
       k->kind_ = Kind::Plain;
-      k->packed_ = aligned_floats(blocked_plain_packed_floats(m, cg, kh, kw), k->packed_buf_);
-      blocked_plain_pack(wd, m, cg, kh, kw, k->packed_);
+      // At column stride 2 in bfloat16 (resnet's 7x7 stem: 147 taps as 84 slots).
+      k->bf16_ =
+          &isa == &kAvx512 && !has_scale && sample_geometry->stride[1] == 2 && direct_in_bf16(init, cg * kh * kw);
+      if (k->bf16_) {
+        k->packed_ = aligned_floats(blocked_plain_bf16_packed_floats(m, cg, kh, kw), k->packed_buf_);
+        blocked_plain_bf16_pack(wd, m, cg, kh, kw, k->packed_);
+      } else {
+        k->packed_ = aligned_floats(blocked_plain_packed_floats(m, cg, kh, kw), k->packed_buf_);
+        blocked_plain_pack(wd, m, cg, kh, kw, k->packed_);
+      }
     } else if (group == 1 && kh == 1 && kw == 1 &&
                (sample_geometry->is_pointwise() ||
                 (&isa == &kAvx512 && pointwise_in_bf16(init, cg) && never_padded(init.attrs, *sample_geometry)))) {
@@ -342,7 +350,18 @@ class BlockedConvKernel final : public Kernel {
     if (kind_ == Kind::Plain) {
       const int64_t rows = n * g.oh;
       const int parts = parallel_parts(ctx.pool(), rows * g.ow * a.m * a.c * g.kh * g.kw, rows);
-      split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { isa_->plain(g, a, r0, r1); });
+      if (!bf16_) {
+        split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { isa_->plain(g, a, r0, r1); });
+        return;
+      }
+      // The image padded and rounded to bfloat16 first.
+      const int64_t planes = n * a.c;
+      auto* padded = static_cast<uint32_t*>(ctx.scratch(blocked_plain_bf16_padded_floats(g, planes) * sizeof(float)));
+      split(ctx.pool(), parallel_parts(ctx.pool(), planes * g.ih * g.iw, planes), planes,
+            [&](int64_t u0, int64_t u1) { blocked_plain_bf16_pad(g, a.x, padded, u0, u1); });
+      BlockedConvArgs b = a;
+      b.x = reinterpret_cast<const float*>(padded);
+      split(ctx.pool(), parts, rows, [&](int64_t r0, int64_t r1) { blocked_plain_avx512bf16(g, b, r0, r1); });
       return;
     }
     if (kind_ == Kind::Winograd) {
@@ -441,7 +460,7 @@ class BlockedConvKernel final : public Kernel {
 
   const BlockedKernels* isa_ = nullptr;
   Kind kind_ = Kind::None;
-  bool bf16_ = false;  // pointwise or direct in bfloat16 (packed_ holds bfloat16 pairs)
+  bool bf16_ = false;  // pointwise, direct or plain in bfloat16 (packed_ holds bfloat16 pairs)
   bool subsample_ = false;  // a strided pointwise (bfloat16): its positions copied together first
   // The direct path's input channels and groups (whole blocks: c rounded up to 16, one group
   // per block, for groups of half a block).

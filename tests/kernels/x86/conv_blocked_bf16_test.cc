@@ -6,8 +6,9 @@
 // positions and pairs, bias, residual and Relu; padded output lanes are zero and nothing
 // outside the computed range is written. Then the BlockedConv kernel of a bfloat16 session on
 // the windows its direct path runs in bfloat16 (blocked_direct_avx512bf16: dense, strided,
-// grouped, sub-block groups, 3x3s with too few Winograd tiles) and on strided 1x1s (the
-// subsampled pointwise path), against the same kind of reference.
+// grouped, sub-block groups, 3x3s with too few Winograd tiles), on strided 1x1s (the
+// subsampled pointwise path) and on stride-2 stems over plain images
+// (blocked_plain_avx512bf16), against the same kind of reference.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -117,12 +118,14 @@ TEST(BlockedPointwiseBf16, MatchesRoundedReference) {
 struct WindowCase {
   int64_t n, c, h, w, m, k, stride, pad, group;
   bool residual;
+  bool plain = false;  // X plain NCHW (plain_input = 1: stems)
 };
 
 std::string describe(const WindowCase& s) {
   return std::to_string(s.n) + "x" + std::to_string(s.c) + "x" + std::to_string(s.h) + "x" + std::to_string(s.w) +
          " -> " + std::to_string(s.m) + " k" + std::to_string(s.k) + " s" + std::to_string(s.stride) + " p" +
-         std::to_string(s.pad) + " g" + std::to_string(s.group) + (s.residual ? " residual" : "");
+         std::to_string(s.pad) + " g" + std::to_string(s.group) + (s.residual ? " residual" : "") +
+         (s.plain ? " plain" : "");
 }
 
 // NCHW values v [n, c, h * w] as a blocked tensor [n, ceil(c / 16), h, w, 16], zero past c.
@@ -150,6 +153,10 @@ TEST(BlockedConvBf16, WindowsMatchRoundedReference) {
       {2, 64, 14, 14, 96, 1, 2, 0, 1, true},    // strided 1x1: subsampled pointwise
       {1, 45, 13, 11, 70, 1, 2, 0, 1, false},   // strided 1x1, odd sizes
       {1, 40, 15, 15, 36, 1, 3, 0, 1, false},   // stride 3
+      {1, 3, 23, 21, 64, 7, 2, 3, 1, false, true},  // resnet's stem: 7x7/2 over an image
+      {2, 3, 18, 25, 70, 7, 2, 3, 1, true, true},   // batch 2, a lone last output block, residual
+      {1, 2, 16, 13, 40, 5, 2, 1, 1, false, true},  // 5x5/2 over 2 channels (50 products)
+      {1, 3, 17, 17, 32, 4, 2, 2, 1, false, true},  // an even window: no half-zero slot
   };
   ThreadPool pool(2);
   uint32_t seed = 500;
@@ -161,7 +168,12 @@ TEST(BlockedConvBf16, WindowsMatchRoundedReference) {
     const std::vector<float> xv = random_floats(s.n * s.c * s.h * s.w, seed++);
     const std::vector<float> wv = random_floats(s.m * cg * s.k * s.k, seed++);
     const std::vector<float> bv = random_floats(s.m, seed++), zv = random_floats(s.n * s.m * oh * ow, seed++);
-    const Tensor x = blocked_tensor(xv, s.n, s.c, s.h, s.w), z = blocked_tensor(zv, s.n, s.m, oh, ow);
+    Tensor x = blocked_tensor(xv, s.n, s.c, s.h, s.w);
+    const Tensor z = blocked_tensor(zv, s.n, s.m, oh, ow);
+    if (s.plain) {
+      x = Tensor::empty(DType::F32, Shape{s.n, s.c, s.h, s.w});
+      std::copy(xv.begin(), xv.end(), x.data_as<float>());
+    }
     Tensor w = Tensor::empty(DType::F32, Shape{s.m, cg, s.k, s.k}), b = Tensor::empty(DType::F32, Shape{s.m});
     std::copy(wv.begin(), wv.end(), w.data_as<float>());
     std::copy(bv.begin(), bv.end(), b.data_as<float>());
@@ -170,6 +182,7 @@ TEST(BlockedConvBf16, WindowsMatchRoundedReference) {
     attrs.set("pads", nn_test::attr_ints({s.pad, s.pad, s.pad, s.pad}));
     attrs.set("group", nn_test::attr_int(s.group));
     attrs.set("activation", nn_test::attr_string("Relu"));
+    if (s.plain) attrs.set("plain_input", nn_test::attr_int(1));
     const Shape y_shape{s.n, channel_blocks(s.m), oh, ow, 16};
     std::vector<DType> dtypes(s.residual ? 4 : 3, DType::F32);
     std::vector<const Tensor*> constants{nullptr, &w, &b};
