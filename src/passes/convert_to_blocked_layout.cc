@@ -147,17 +147,14 @@ bool strided_wide_window(const ir::Graph& g, const GraphFacts& facts, const ir::
 // 16-channel blocks or of 8 channels (as many in as out; of 2 and 4 too where grouped windows
 // are taken), and not a 3x3 that Winograd runs faster in NCHW.
 bool direct_blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n, const PassContext& ctx) {
-  // In bfloat16 the NCHW GEMM runs strided windows with vdpbf16ps: the direct kernel takes them
-  // where it does too.
-  const bool strided =
-      ctx.blocked_direct_strided && (ctx.precision != Precision::Bf16 || ctx.blocked_direct_bf16);
-  // In bfloat16 the direct kernel takes every dense window (resnet50, 2 threads, Zen 4: its
-  // 7x7 3x3s 730-760 us against the NCHW GEMM's 860-960).
-  const bool dense_bf16 = ctx.blocked_direct_bf16;
+  // In bfloat16 the NCHW GEMM runs strided windows with vdpbf16ps, the float32 direct kernel
+  // not; where the direct kernel runs in bfloat16 too it takes every dense window, strided or
+  // not (resnet50, 2 threads, Zen 4: its 7x7 3x3s 730-760 us against the NCHW GEMM's 860-960).
+  const bool strided = ctx.blocked_direct_strided && ctx.precision != Precision::Bf16;
   const bool grouped = ctx.blocked_direct_grouped && n.attrs.get_int("group", 1) > 1;
-  const Tensor* w = ctx.blocked_direct || dense_bf16 || grouped || (strided && strided_wide_window(g, facts, n))
-                       ? conv_weights(g, facts, n)
-                       : nullptr;
+  const bool taken = ctx.blocked_direct || ctx.blocked_direct_bf16 || grouped ||
+                     (strided && strided_wide_window(g, facts, n));
+  const Tensor* w = taken ? conv_weights(g, facts, n) : nullptr;
   if (w == nullptr) return false;
   const int64_t group = n.attrs.get_int("group", 1);
   const int64_t m = w->dim(0), cg = w->dim(1), kh = w->dim(2), kw = w->dim(3);

@@ -138,13 +138,10 @@ class BlockedConvKernel final : public Kernel {
       // At column stride 2 in bfloat16 (resnet's 7x7 stem: 147 taps as 84 slots).
       k->bf16_ =
           &isa == &kAvx512 && !has_scale && sample_geometry->stride[1] == 2 && direct_in_bf16(init, cg * kh * kw);
-      if (k->bf16_) {
-        k->packed_ = aligned_floats(blocked_plain_bf16_packed_floats(m, cg, kh, kw), k->packed_buf_);
-        blocked_plain_bf16_pack(wd, m, cg, kh, kw, k->packed_);
-      } else {
-        k->packed_ = aligned_floats(blocked_plain_packed_floats(m, cg, kh, kw), k->packed_buf_);
-        blocked_plain_pack(wd, m, cg, kh, kw, k->packed_);
-      }
+      const auto floats = k->bf16_ ? blocked_plain_bf16_packed_floats : blocked_plain_packed_floats;
+      const auto pack = k->bf16_ ? blocked_plain_bf16_pack : blocked_plain_pack;
+      k->packed_ = aligned_floats(floats(m, cg, kh, kw), k->packed_buf_);
+      pack(wd, m, cg, kh, kw, k->packed_);
     } else if (group == 1 && kh == 1 && kw == 1 &&
                (sample_geometry->is_pointwise() ||
                 (&isa == &kAvx512 && pointwise_in_bf16(init, cg) && never_padded(init.attrs, *sample_geometry)))) {
@@ -185,13 +182,10 @@ class BlockedConvKernel final : public Kernel {
         pack_w = dense.data();
         pack_cg = kChannelBlock;
       }
-      if (k->bf16_) {
-        k->packed_ = aligned_floats(blocked_direct_bf16_packed_floats(m, pack_cg, kh, kw), k->packed_buf_);
-        blocked_direct_bf16_pack(pack_w, m, pack_cg, kh, kw, k->packed_);
-      } else {
-        k->packed_ = aligned_floats(blocked_plain_packed_floats(m, pack_cg, kh, kw), k->packed_buf_);
-        blocked_plain_pack(pack_w, m, pack_cg, kh, kw, k->packed_);
-      }
+      const auto floats = k->bf16_ ? blocked_direct_bf16_packed_floats : blocked_plain_packed_floats;
+      const auto pack = k->bf16_ ? blocked_direct_bf16_pack : blocked_plain_pack;
+      k->packed_ = aligned_floats(floats(m, pack_cg, kh, kw), k->packed_buf_);
+      pack(pack_w, m, pack_cg, kh, kw, k->packed_);
     } else {
       return std::unique_ptr<Kernel>(std::move(k));
     }
@@ -282,10 +276,8 @@ class BlockedConvKernel final : public Kernel {
   // not under 32 input channels), without S (whose scaling of the packed weights is float32)
   // and within the tile buffer's channels.
   static bool pointwise_in_bf16(const KernelInit& init, int64_t c) {
-    constexpr int64_t kMinDepth = 32;
     const bool has_scale = init.input_dtypes.size() > 4 && init.input_dtypes[4] != DType::Undefined;
-    return &gemm_backend_for(init.precision) == &gemm_backend_avx512bf16() && c >= kMinDepth && !has_scale &&
-           channel_blocks(c) <= kBlockedPointwiseBf16MaxBlocks;
+    return direct_in_bf16(init, c) && !has_scale && channel_blocks(c) <= kBlockedPointwiseBf16MaxBlocks;
   }
   // Whether a 1x1 convolution's windows never reach padding at any input size (explicit pads
   // of zero or VALID): with strides above 1, its inputs are a subsample of X's positions.
