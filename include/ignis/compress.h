@@ -99,7 +99,8 @@ struct QuantizeOptions {
   // agreement). When set, the quantized model is measured on the calibration samples; when
   // its loss exceeds this, each quantized node is measured alone (only it quantized: what it
   // costs the outputs' cosine) and the costliest stay float32: the fewest, in that order, for
-  // which the loss holds (bisection). Each step is listed in CompressReport::decisions.
+  // which the loss holds (bisection). Each step is listed in CompressReport::decisions. When
+  // even every node float32 misses it, quantize_model fails (InvalidArgument) and writes nothing.
   std::optional<double> max_drop;
   AccuracyMetric metric = AccuracyMetric::Top1Disagreement;
   // When set, max_drop's loss is this function's instead of `metric`'s.
@@ -151,7 +152,9 @@ struct CompressReport {
   int64_t file_bytes_before = 0, file_bytes_after = 0;
 };
 
-// Quantizes the weights of `input_path` and writes the result to `output_path`.
+// Quantizes the weights of `input_path` and writes the result to `output_path`. A model that
+// already holds quantized ops (QuantizeLinear, DequantizeLinear, MatMulInteger, QLinearConv,
+// MatMulNBits...) is refused in every mode: quantize the float model instead.
 Result<CompressReport> quantize_model(const std::string& input_path, const std::string& output_path,
                                       const QuantizeOptions& options = {});
 

@@ -146,7 +146,10 @@ def quantize(
     >= 0; what it raises stops the quantization as InvalidArgument). When quantizing every
     node costs more, each node is measured alone (what quantizing only it costs the outputs'
     cosine) and the costliest stay float32: the fewest, in that order, for which the loss
-    holds (bisection); the report lists each decision.  For int8 and fp16 ignis expands
+    holds (bisection); the report lists each decision.  A budget that even every node kept
+    float32 misses raises InvalidArgument and writes nothing.  A model that already holds
+    quantized ops (QuantizeLinear, DequantizeLinear, MatMulInteger, MatMulNBits...) is refused
+    in every mode (InvalidArgument): quantize the float model.  For int8 and fp16 ignis expands
     the weights once when a session is created, so the computation stays float32.  Returns a
     CompressReport."""
     if calibrate is not None:

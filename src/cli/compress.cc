@@ -12,7 +12,8 @@ namespace {
 
 double mib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
-void print_report(const std::string& output, const CompressReport& r, bool details) {
+// gptq: int4 calibrated the rounding of its weights (not activation ranges).
+void print_report(const std::string& output, const CompressReport& r, bool details, bool gptq) {
   int64_t zeros_before = 0, zeros_after = 0;
   for (const auto& c : r.changed) {
     zeros_before += c.zeros_before;
@@ -27,7 +28,7 @@ void print_report(const std::string& output, const CompressReport& r, bool detai
     std::printf("  zeros in the changed weights: %.1f%% -> %.1f%%\n",
                 100.0 * static_cast<double>(zeros_before) / static_cast<double>(r.parameters_changed),
                 100.0 * static_cast<double>(zeros_after) / static_cast<double>(r.parameters_changed));
-  if (r.calibration_samples > 0 && r.activations.empty())
+  if (r.calibration_samples > 0 && gptq)
     std::printf("  weights rounded by GPTQ, calibrated on %lld samples\n", static_cast<long long>(r.calibration_samples));
   else if (r.calibration_samples > 0)
     std::printf("  %zu activations quantized, calibrated on %lld samples\n", r.activations.size(),
@@ -83,7 +84,7 @@ int run_quantize(const QuantizeCliOptions& opts) {
   o.exclude_nodes = opts.exclude;
   auto report = quantize_model(opts.model, opts.output, o);
   if (!report) return fail(report.error());
-  print_report(opts.output, *report, opts.report);
+  print_report(opts.output, *report, opts.report, o.mode == QuantizeMode::Int4);
   return 0;
 }
 
@@ -94,7 +95,7 @@ int run_prune(const PruneCliOptions& opts) {
   o.min_elements = opts.min_elements;
   auto report = prune_model(opts.model, opts.output, o);
   if (!report) return fail(report.error());
-  print_report(opts.output, *report, opts.report);
+  print_report(opts.output, *report, opts.report, false);
   return 0;
 }
 

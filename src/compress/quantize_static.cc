@@ -186,8 +186,10 @@ Status write_qdq(ir::Graph& g, const std::vector<size_t>& targets, const Calibra
 // alone (only it quantized) for what it costs the model's outputs (1 - cosine, a continuous
 // measure even when the budget's metric is top-1), and the most costly ones are kept float32:
 // the fewest of that order for which the loss holds, found by bisection (at worst every node
-// stays float32, with no loss). Measuring each node in place of ranking by the error it adds
-// to its own output finds the few layers whose error the rest of the network amplifies.
+// stays float32). Measuring each node in place of ranking by the error it adds to its own
+// output finds the few layers whose error the rest of the network amplifies. When even every
+// node float32 misses the budget (a user's metric that never reaches it, outputs that are NaN
+// on the samples), it fails: nothing is written rather than a model that breaks the budget.
 Status quantize_within_budget(ir::Graph& g, const std::string& dir, const std::vector<size_t>& targets,
                               const Calibration& cal, bool per_channel, const QuantizeOptions& o,
                               CompressReport* report) {
@@ -214,11 +216,26 @@ Status quantize_within_budget(ir::Graph& g, const std::string& dir, const std::v
     IGNIS_ASSIGN_OR_RETURN(t.error, measure_quantization_error(float_graph, t.graph, dir, measure));
     return t;
   };
-  const auto accept = [&](Trial t, const std::vector<size_t>& kept_float) {
-    for (size_t i : kept_float)
-      t.report.skipped.push_back(str_cat(float_graph.nodes[i].label(), ": kept float32 to hold --max-drop"));
-    note(str_cat("loss ", t.error.loss, " <= ", *o.max_drop, " with ", targets.size() - kept_float.size(), " of ",
-                 targets.size(), " nodes quantized"));
+  std::vector<std::pair<double, size_t>> cost;  // (output error with only the node quantized, node), costliest first
+  // `t` is the trial with the `kept` costliest targets float32 and the others quantized; it must
+  // hold the budget.
+  const auto accept = [&](Trial t, size_t kept) {
+    if (!(t.error.loss <= *o.max_drop)) {
+      // With nothing quantized the two models agree, so only NaN in the float outputs makes the loss NaN.
+      const bool nan = std::isnan(t.error.loss) && kept == targets.size();
+      return invalid_argument(str_cat(
+          "the accuracy budget --max-drop ", *o.max_drop, " cannot be met: with ", kept, " of ", targets.size(),
+          " nodes float32 the loss is ", t.error.loss,
+          nan ? " (the float model's outputs are not finite on the calibration samples)" : "",
+          "; nothing was written (raise --max-drop, or check the metric and the calibration data)"));
+    }
+    for (size_t r = 0; r < kept; ++r) {
+      const ir::Node& n = float_graph.nodes[cost[r].second];
+      t.report.skipped.push_back(str_cat(n.label(), ": kept float32 to hold --max-drop"));
+      note(str_cat(n.label(), " kept float32 (quantized alone it costs ", cost[r].first, " of output cosine)"));
+    }
+    note(str_cat("loss ", t.error.loss, " <= ", *o.max_drop, " with ", targets.size() - kept, " of ", targets.size(),
+                 " nodes quantized"));
     g = std::move(t.graph);
     *report = std::move(t.report);
     report->accuracy_loss = t.error.loss;
@@ -227,15 +244,16 @@ Status quantize_within_budget(ir::Graph& g, const std::string& dir, const std::v
   };
 
   IGNIS_ASSIGN_OR_RETURN(Trial all, trial(targets, o));
-  if (all.error.loss <= *o.max_drop) return accept(std::move(all), {});
+  if (all.error.loss <= *o.max_drop) return accept(std::move(all), 0);
   note(str_cat("loss ", all.error.loss, " > ", *o.max_drop, " with all ", targets.size(),
                " nodes quantized; measuring each node alone"));
-  std::vector<std::pair<double, size_t>> cost;  // (output error with only the node quantized, node)
   for (size_t i : targets) {
     IGNIS_ASSIGN_OR_RETURN(const Trial alone, trial({i}, ranking));
     cost.emplace_back(alone.error.output_error, i);
   }
-  std::stable_sort(cost.begin(), cost.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  // A node whose quantization makes the outputs NaN (cosine NaN) counts as the costliest.
+  const auto key = [](double c) { return std::isnan(c) ? std::numeric_limits<double>::infinity() : c; };
+  std::stable_sort(cost.begin(), cost.end(), [&](const auto& a, const auto& b) { return key(a.first) > key(b.first); });
   // The targets quantized when the k costliest stay float32.
   const auto without_top = [&](size_t k) {
     std::vector<size_t> q;
@@ -243,7 +261,8 @@ Status quantize_within_budget(ir::Graph& g, const std::string& dir, const std::v
     std::sort(q.begin(), q.end());
     return q;
   };
-  // Bisection on k: k = 0 fails (measured above); k = all holds (nothing quantized, no loss).
+  // Bisection on k: k = 0 fails (measured above); k = all is assumed to hold (nothing quantized,
+  // no loss), and checked by accept when nothing smaller held.
   size_t lo = 0, hi = cost.size();
   std::optional<Trial> best;
   while (hi - lo > 1) {
@@ -263,13 +282,7 @@ Status quantize_within_budget(ir::Graph& g, const std::string& dir, const std::v
     IGNIS_ASSIGN_OR_RETURN(Trial t, trial(without_top(hi), o));
     best = std::move(t);
   }
-  std::vector<size_t> kept;
-  for (size_t r = 0; r < hi; ++r) {
-    kept.push_back(cost[r].second);
-    note(str_cat(float_graph.nodes[cost[r].second].label(), " kept float32 (quantized alone it costs ",
-                 cost[r].first, " of output cosine)"));
-  }
-  return accept(std::move(*best), kept);
+  return accept(std::move(*best), hi);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 // dynamic: the rewrite of quantize_dynamic.cc, which quantizes activations too.
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "compress/graph_edit.h"
 #include "compress/int8_weights.h"
@@ -99,6 +100,34 @@ Result<CompressReport> finish(const ir::Graph& g, const std::string& output_path
   return report;
 }
 
+// Ops that only a quantized model holds: ONNX's QDQ and integer ops, and onnxruntime's
+// com.microsoft quantized ops (QLinear*, QOrdered*, QGemm, MatMulNBits...).
+bool is_quantized_op(const ir::Node& n) {
+  static const std::set<std::string, std::less<>> kOps = {
+      "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger",
+      "MatMulNBits", "MatMulBnb4", "MatMulFpQ4", "MatMulIntegerToFloat", "DynamicQuantizeMatMul",
+      "DynamicQuantizeLSTM", "QGemm", "QAttention", "QEmbedLayerNormalization", "GatherBlockQuantized"};
+  return kOps.count(n.op_type) > 0 || n.op_type.starts_with("QLinear") || n.op_type.starts_with("QOrdered");
+}
+
+// "53 QuantizeLinear, 53 DequantizeLinear nodes" for the quantized ops of `g` in order of first
+// appearance; empty when it holds none.
+std::string quantized_ops_summary(const ir::Graph& g) {
+  std::vector<std::pair<std::string, int64_t>> counts;
+  int64_t total = 0;
+  for (const ir::Node& n : g.nodes) {
+    if (!is_quantized_op(n)) continue;
+    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == n.op_type; });
+    if (it == counts.end()) it = counts.insert(counts.end(), {n.op_type, 0});
+    ++it->second;
+    ++total;
+  }
+  if (total == 0) return "";
+  std::vector<std::string> parts;
+  for (const auto& [op, count] : counts) parts.push_back(str_cat(count, " ", op));
+  return str_cat(str_join(parts, ", "), total == 1 ? " node" : " nodes");
+}
+
 int64_t count_zeros(const Tensor& t) {
   const float* x = t.data_as<float>();
   return std::count(x, x + t.numel(), 0.0f);
@@ -127,6 +156,11 @@ Result<CompressReport> quantize_model(const std::string& input_path, const std::
     return invalid_argument(str_cat("calibration_samples must be >= 0, got ", o.calibration_samples));
   CompressReport report;
   IGNIS_ASSIGN_OR_RETURN(ir::Graph g, compress::read_model_graph(input_path, &report.file_bytes_before));
+  // Every mode, fp16 included, starts from the float model: quantizing again would round values
+  // already rounded (or, for fp16, leave a model half int8 and half float16 that no one tested).
+  if (const std::string found = quantized_ops_summary(g); !found.empty())
+    return invalid_argument(str_cat("'", input_path, "' is already quantized: it holds ", found,
+                                    "; quantize the float model instead"));
   const auto unknown = compress::unknown_node_names(g, o.exclude_nodes);
   if (!unknown.empty())
     return invalid_argument(str_cat("no node named '", str_join(unknown, "', '"), "' to exclude in '", input_path, "'"));
