@@ -73,6 +73,12 @@ const std::vector<Pass>& pipeline();
 // ones too, are optimized the same way (optimize_bodies.h); the counts include their rewrites.
 Result<std::vector<PassCount>> optimize(ir::Graph& g, Level level, const PassContext& ctx);
 
+// Before the levels, at every level (optimization off included): onnxruntime's QOperator
+// contrib ops without kernels here (QGemm, QLinearSoftmax, QLinearConcat, ...) as their
+// dequantize -> float op -> quantize form. Returns the number of nodes expanded; fails naming
+// the node where one cannot be expressed so.
+Result<int> expand_qoperator_ops(ir::Graph& g);
+
 // The passes, one per file.
 Result<int> eliminate_identity(ir::Graph& g, const PassContext& ctx);
 Result<int> eliminate_dead_code(ir::Graph& g, const PassContext& ctx);

@@ -61,6 +61,8 @@ Result<OptimizeReport> optimize_model(const std::string& input_path, const std::
     report.files_written.push_back(path);
   }
 
+  IGNIS_ASSIGN_OR_RETURN(const int expanded, passes::expand_qoperator_ops(g));
+  if (expanded > 0) report.passes.emplace_back("expand_qoperator_ops", expanded);
   if (options.level != OptLevel::None) {
     IGNIS_ASSIGN_OR_RETURN(auto counts, passes::optimize(g, runtime::pass_level(options.level), runtime::make_pass_context()));
     for (const auto& c : counts) report.passes.emplace_back(c.name, c.rewrites);

@@ -206,6 +206,7 @@ Result<std::unique_ptr<Session::Impl>> make_impl(ir::Graph graph, const SessionO
   }
   info.index_limits = ir::gather_index_limits(graph);  // before fusions hide the Gathers
 
+  IGNIS_RETURN_IF_ERROR(passes::expand_qoperator_ops(graph).status());
   if (options.optimization != OptLevel::None) {
     IGNIS_ASSIGN_OR_RETURN(auto fired, passes::optimize(graph, runtime::pass_level(options.optimization),
                                                         runtime::make_pass_context(options.precision)));
