@@ -4,7 +4,7 @@
 reference-kernel share.
 
     python3 bench/broad.py [--models shufflenet_v2 gru_tagger ...] [--rounds 3] [--runs 20]
-                           [--threads 2] [--json OUT.json]
+                           [--threads 2] [--tune] [--json OUT.json]
 
 The set is models/broad/NAME.onnx + NAME.json, made by
 `/usr/bin/python3 tools/make_broad_set.py --out models/broad`.  Each model gets the same
@@ -13,7 +13,9 @@ per round (`ignis bench --json`, bench/peer_runner.py), rounds alternate the ord
 medians over rounds are reported.  OpenVINO runs with INFERENCE_PRECISION_HINT=f32, so all
 three compute in float32.  ignis's first round also writes a per-op profile (after its
 timed runs, so latency is unaffected): the table shows the share of ignis's op time spent in
-reference kernels (kernel ids "ref/...") and the op that spends most of it.
+reference kernels (kernel ids "ref/...") and the op that spends most of it.  --tune runs
+`ignis tune` on each model first (its seconds go into the JSON) and times ignis with that
+tuning cache; without it ignis runs its built-in rules (`--tuning off`).
 
 Ratios are ignis/peer p50 latency (below 1: ignis is faster); the summary gives their
 geometric mean per peer.
@@ -89,13 +91,23 @@ def bench_model(name, model, spec, args, peers, work):
                 return None
         return run
 
+    cache = os.path.join(work, "tuning-cache.tsv") if args.tune else None
+    tune_s = None
+    if cache:
+        try:
+            tune_s = eng.tune_ignis(args.ignis, model, folder, args.threads, cache)
+        except subprocess.CalledProcessError as e:
+            errors["ignis tune"] = _short_error(e)
+            cache = None
     runners = {"ignis": guarded("ignis", lambda r: eng.run_ignis(
-        args.ignis, model, folder, args.threads, args.runs, profile=trace if r == 0 else None))}
+        args.ignis, model, folder, args.threads, args.runs, profile=trace if r == 0 else None, tuning_cache=cache))}
     for p in peers:
         runners[p] = guarded(p, lambda r, p=p: eng.run_peer(
             p, model, folder, args.threads, args.runs, precision="f32" if p == "openvino" else "default"))
     summary = eng.measure(runners, args.rounds)
     entry = {"exporter": spec.get("exporter", "torch"), "engines": summary, "errors": errors}
+    if tune_s is not None:
+        entry["tune_s"] = tune_s
     if os.path.exists(trace):
         share, top, top_share, by_kernel = profile_shares(trace)
         entry["ignis_profile"] = {"ref_share": share, "top_ref_op": top, "top_ref_share": top_share,
@@ -147,6 +159,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--tune", action="store_true",
+                    help="run `ignis tune` on each model first and time ignis with that tuning cache; "
+                         "without it ignis runs its built-in rules")
     ap.add_argument("--json", help="write all results to this file")
     args = ap.parse_args()
 
@@ -180,7 +195,7 @@ def main():
     print_table(results, peers, header)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"cpu": cpu, "threads": args.threads, "rounds": args.rounds, "runs": args.runs,
+            json.dump({"cpu": cpu, "threads": args.threads, "rounds": args.rounds, "runs": args.runs, "tuned": args.tune,
                        "date": datetime.date.today().isoformat(), "openvino_precision": "f32",
                        "models": results}, f, indent=2)
             f.write("\n")

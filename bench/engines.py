@@ -11,6 +11,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -49,9 +50,40 @@ def input_args(folder):
 WARMUP_SECONDS = 1.0
 
 
-def run_ignis(binary, model, folder, threads, runs, level="all", profile=None, precision="f32"):
+def tuning_args(cache):
+    """ignis's kernel choice in a benchmark: the tuning cache `ignis tune` measured for this
+    run (tune_ignis), else the built-in rules; never a cache left in the user's home."""
+    return ["--tuning-cache", cache] if cache else ["--tuning", "off"]
+
+
+def symbolic_dims(model, folder):
+    """`--dim NAME=VALUE` for each symbolic dim of the model's inputs, as the arrays in folder have it."""
+    import numpy as np
+    import onnx
+    args = {}
+    for inp in onnx.load(model, load_external_data=False).graph.input:
+        path = os.path.join(folder, inp.name + ".npy")
+        if not os.path.exists(path):
+            continue
+        shape = np.load(path, mmap_mode="r").shape
+        for axis, d in enumerate(inp.type.tensor_type.shape.dim):
+            if d.dim_param and axis < len(shape):
+                args[d.dim_param] = shape[axis]
+    return [a for k, v in args.items() for a in ("--dim", f"{k}={v}")]
+
+
+def tune_ignis(binary, model, folder, threads, cache, precision="f32"):
+    """`ignis tune` on the shapes of the inputs in folder, into the tuning cache file `cache`
+    (added to when it exists); returns the seconds it took."""
+    start = time.monotonic()
+    subprocess.run([binary, "tune", model, "--threads", str(threads), "--precision", precision, "--cache", cache]
+                   + symbolic_dims(model, folder), check=True, capture_output=True, text=True)
+    return time.monotonic() - start
+
+
+def run_ignis(binary, model, folder, threads, runs, level="all", profile=None, precision="f32", tuning_cache=None):
     cmd = [binary, "bench", model, "--json", "--threads", str(threads), "--runs", str(runs), "--level", level,
-           "--precision", precision, "--warmup-seconds", str(WARMUP_SECONDS)]
+           "--precision", precision, "--warmup-seconds", str(WARMUP_SECONDS)] + tuning_args(tuning_cache)
     if profile:
         cmd += ["--profile", profile]
     out = subprocess.run(cmd + input_args(folder), check=True, capture_output=True, text=True).stdout
