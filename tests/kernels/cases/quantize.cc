@@ -425,6 +425,7 @@ struct LinearSpec {
   Shape x;
   int64_t axis;       // per-axis when >= 0 (scale of x[axis] entries), else per tensor
   bool zero_point;
+  bool from_back = false;  // the axis attribute counted from the back (axis - rank)
 };
 
 const std::vector<LinearSpec>& linear_specs() {
@@ -432,6 +433,9 @@ const std::vector<LinearSpec>& linear_specs() {
       {{1}, -1, true},         {{7}, -1, false},          {{33}, -1, true},          {{3, 37}, -1, true},
       {{2, 16, 5, 7}, 1, true}, {{1, 8, 17, 9}, 1, false}, {{64, 19}, 0, true},       {{5, 3, 40}, 2, true},
       {{0, 4}, -1, true},      {{2, 130, 257}, -1, true}, {{1, 64, 56, 56}, 1, true},
+      // Per channel of the last axis (a smoothed projection's input): whole vectors, tails,
+      // rows split over threads.
+      {{3, 13}, 1, true},      {{4, 9, 37}, 2, true, true}, {{1, 128, 384}, 2, true, true}, {{6, 5}, 1, false},
   };
   return specs;
 }
@@ -456,7 +460,7 @@ std::vector<KernelCase> quantize_linear_cases() {
           c.inputs.push_back(scale);
           c.input_dtypes.push_back(ty);
         }
-        if (s.axis >= 0) c.attrs.set("axis", int_attr(s.axis));
+        if (s.axis >= 0) c.attrs.set("axis", int_attr(s.from_back ? s.axis - s.x.rank() : s.axis));
         c.label = str_cat("X", s.x.str(), " axis ", s.axis, s.zero_point ? str_cat(" zero point ", type_label(ty)) : "");
         cases.push_back(std::move(c));
       }
@@ -481,7 +485,7 @@ std::vector<KernelCase> dequantize_linear_cases() {
           c.inputs.push_back(scale);
           c.input_dtypes.push_back(tx);
         }
-        if (s.axis >= 0) c.attrs.set("axis", int_attr(s.axis));
+        if (s.axis >= 0) c.attrs.set("axis", int_attr(s.from_back ? s.axis - s.x.rank() : s.axis));
         c.label = str_cat(type_label(tx), s.x.str(), " axis ", s.axis, s.zero_point ? " zero point" : "");
         cases.push_back(std::move(c));
       }
