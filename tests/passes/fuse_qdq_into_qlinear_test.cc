@@ -5,7 +5,8 @@
 // float sums too); fuse_qdq_into_qlinear_add: the residual sum Q(Add(DQ(a), DQ(b)) [-> Relu])
 // becomes com.microsoft QLinearAdd, again within one step, and fuse_qdq_into_qlinear_mul the
 // product (a squeeze-excitation gate) QLinearMul; fuse_qdq_gemm_into_matmul_integer: a
-// Gemm with bias on quantized operands becomes ai.ignis MatMulIntegerToFloat;
+// Gemm with bias, or a MatMul with a float output (and its bias Add), on quantized operands
+// becomes ai.ignis MatMulIntegerToFloat;
 // fuse_qdq_into_qlinear_global_average_pool: Q(GlobalAveragePool(DQ(x))) becomes com.microsoft
 // QLinearGlobalAveragePool, within one step; and the cases they must leave alone.
 #include <tuple>
@@ -380,6 +381,70 @@ TEST(FuseQdqIntoQLinear, RewritesGemmWithBiasIntoMatMulIntegerToFloat) {
   for (ir::Node& node : beta.nodes)
     if (node.op_type == "Gemm") node.attrs.set("beta", float_attr(0.5f));
   EXPECT_EQ(rewrites(beta), 0);
+}
+
+// A transformer projection as `ignis quantize` leaves it: MatMul(DQ(x_q), DQ(w_q)) [+ bias]
+// with a float output (no QuantizeLinear after it), on a 3-D activation.
+ir::Graph float_output_matmul(bool bias, bool per_channel) {
+  GraphBuilder b(13);
+  b.input("x", {2, 3, kC});
+  b.scalar("xs", kXScale);
+  const Shape w_scale_shape = per_channel ? Shape{kM} : Shape{};
+  b.weight("ws", w_scale_shape, 7, 0.004f, 0.01f);
+  b.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"});
+  b.node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"});
+  std::vector<std::pair<std::string, Attribute>> w_axis;
+  if (per_channel) w_axis = {{"axis", int_attr(1)}};
+  b.node("DequantizeLinear", {"wq", "ws", "wz"}, {"wd"}, w_axis);
+  b.node("MatMul", {"xd", "wd"}, {bias ? "p" : "y"});
+  if (bias) {
+    b.weight("bf", {kM}, 9, -0.3f, 0.3f);
+    b.node("Add", {"bf", "p"}, {"y"});
+  }
+  b.output("y");
+  ir::Graph g = b.graph();
+  g.initializers["xz"] = filled(DType::I8, Shape{}, -3);
+  g.initializers["wq"] = bytes(DType::I8, Shape{kC, kM}, 3, -127, 127);
+  g.initializers["wz"] = filled(DType::I8, w_scale_shape, 0);
+  return g;
+}
+
+TEST(FuseQdqIntoQLinear, RewritesMatMulWithFloatOutputAndItsBiasIntoMatMulIntegerToFloat) {
+  for (bool bias : {true, false}) {
+    for (bool per_channel : {true, false}) {
+      const ir::Graph g = float_output_matmul(bias, per_channel);
+      int n = 0;
+      const ir::Graph f = run_pass(passes::fuse_qdq_gemm_into_matmul_integer, g, &n);
+      EXPECT_EQ(n, 1);
+      const ir::Node* node = find_op(f, "MatMulIntegerToFloat", "ai.ignis");
+      ASSERT_NE(node, nullptr);
+      EXPECT_EQ(node->inputs[0], "xq");
+      EXPECT_EQ(node->inputs.size(), bias ? 6u : 5u);
+      EXPECT_EQ(node->outputs[0], "y");
+      EXPECT_EQ(count_ops(f, "MatMul") + count_ops(f, "Add"), 0);
+      // The exact integer sums scaled once against the float products of dequantized values:
+      // float32 rounding apart, the same.
+      EXPECT_LE(optimized_vs_plain(g, random_inputs(g, {{2, 3, kC}}, 21), OptLevel::All), 1e-4);
+    }
+  }
+  // A bias Add that is not the MatMul's only reader stays, and the product is fused alone.
+  ir::Graph shared = float_output_matmul(true, true);
+  ir::Node neg;
+  neg.op_type = "Neg";
+  neg.inputs = {"p"};
+  neg.outputs = {"z"};
+  shared.nodes.push_back(neg);
+  ValueInfo z;
+  z.name = "z";
+  z.dtype = DType::F32;
+  shared.outputs.push_back(z);
+  int n = 0;
+  const ir::Graph f = run_pass(passes::fuse_qdq_gemm_into_matmul_integer, shared, &n);
+  EXPECT_EQ(n, 1);
+  EXPECT_EQ(count_ops(f, "Add"), 1);
+  const ir::Node* node = find_op(f, "MatMulIntegerToFloat", "ai.ignis");
+  ASSERT_NE(node, nullptr);
+  EXPECT_EQ(node->inputs.size(), 5u);
 }
 
 }  // namespace
