@@ -93,6 +93,12 @@ struct QuantizeOptions {
   CalibrationMethod calibration_method = CalibrationMethod::MinMax;
   double percentile = 99.999;       // Percentile: the share of |x| (in %) inside the range
   int64_t calibration_samples = 0;  // use at most this many samples, in path order (0: all)
+  // Static: SmoothQuant's strength alpha in [0, 1] (0: off). Each MatMul / Gemm with constant
+  // weights reads its input divided per channel (last axis) by s_j = max|x_j|^alpha /
+  // max|w_j|^(1 - alpha), with its weight rows multiplied by s_j; the division is folded into
+  // the input's QuantizeLinear (one scale per channel), so it costs nothing at run time. It
+  // moves a transformer's outlier channels into the per-channel weight scales.
+  double smooth_alpha = 0.7;
   // Called with one line per calibrated sample; may be empty.
   std::function<void(const std::string&)> progress;
   // Static only: the largest accuracy loss allowed (in metric units: 0.01 = one point of top-1

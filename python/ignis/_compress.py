@@ -110,6 +110,7 @@ def quantize(
     block_size=32,
     max_drop=None,
     metric="top1",
+    smooth=0.7,
 ):
     """Reads the ONNX file `model`, quantizes it and writes the result to `output`.
 
@@ -131,7 +132,12 @@ def quantize(
     stderr unless progress=False) and every activation read or written by Conv, MatMul and
     Gemm gets an int8 QuantizeLinear/DequantizeLinear pair with the range `method` picks:
     "minmax", "percentile" (|x| clipped at `percentile` %) or "entropy" (TensorRT's KL
-    threshold). Weights are int8 symmetric per output channel, biases int32.  With
+    threshold). Weights are int8 symmetric per output channel, biases int32; the outputs of
+    MatMul and Gemm stay float32 (the ops that read them quantize them where they are int8).
+    smooth: SmoothQuant's strength alpha in [0, 1] (0: off): each MatMul / Gemm input channel
+    j (the last axis) is divided by max|x_j|^alpha / max|w_j|^(1 - alpha) over the samples and
+    the weight's row j multiplied by it, folded into the input's QuantizeLinear (one scale per
+    channel): a transformer's outlier channels move into the per-channel weight scales.  With
     mode="int4" the samples instead calibrate the rounding of the 4-bit weights (GPTQ): each
     MatMul's codes minimize the error of its output on the samples rather than of each weight.
 
@@ -174,6 +180,12 @@ def quantize(
         raise _errors.InvalidArgument(f"percentile must be a number in (0, 100], got {percentile!r}") from None
     if not (0 < p <= 100):
         raise _errors.InvalidArgument(f"percentile must be a number in (0, 100], got {percentile!r}")
+    try:
+        alpha = float(smooth)
+    except (TypeError, ValueError):
+        raise _errors.InvalidArgument(f"smooth must be a number in [0, 1], got {smooth!r}") from None
+    if not (0 <= alpha <= 1):
+        raise _errors.InvalidArgument(f"smooth must be a number in [0, 1], got {smooth!r}")
     return CompressReport(
         _ignis.quantize(
             os.fsdecode(model),
@@ -190,6 +202,7 @@ def quantize(
             _count(block_size, "block_size"),
             max_drop,
             metric,
+            alpha,
         )
     )
 

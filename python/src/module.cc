@@ -518,7 +518,8 @@ AccuracyLossFn python_metric(const py::object& fn) {
 py::dict quantize(const std::string& input, const std::string& output, const std::string& mode, bool per_channel,
                   std::optional<int64_t> min_elements, const std::vector<std::string>& exclude,
                   const std::string& calibrate, const std::string& method, double percentile, int64_t samples,
-                  bool progress, int64_t block_size, std::optional<double> max_drop, const py::object& metric) {
+                  bool progress, int64_t block_size, std::optional<double> max_drop, const py::object& metric,
+                  double smooth) {
   QuantizeOptions o;
   o.max_drop = max_drop;
   if (py::isinstance<py::str>(metric))
@@ -539,6 +540,7 @@ py::dict quantize(const std::string& input, const std::string& output, const std
                          : method == "percentile" ? CalibrationMethod::Percentile
                                                   : CalibrationMethod::MinMax;
   o.percentile = percentile;
+  o.smooth_alpha = smooth;
   o.calibration_samples = samples;
   if (progress) o.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   auto result = [&] {
@@ -589,7 +591,7 @@ PYBIND11_MODULE(_ignis, m) {
         py::arg("min_elements"), py::arg("exclude") = std::vector<std::string>{}, py::arg("calibrate") = "",
         py::arg("method") = "minmax", py::arg("percentile") = 99.999, py::arg("samples") = 0,
         py::arg("progress") = false, py::arg("block_size") = 32, py::arg("max_drop") = py::none(),
-        py::arg("metric") = "top1");
+        py::arg("metric") = "top1", py::arg("smooth") = 0.7);
   m.def("prune", &prune, py::arg("input"), py::arg("output"), py::arg("sparsity"), py::arg("granularity"),
         py::arg("min_elements"));
 }

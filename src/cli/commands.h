@@ -75,6 +75,7 @@ struct QuantizeCliOptions {
   std::string calibrate;  // static int8, or int4 rounded by GPTQ: the calibration data folder
   std::string method = "minmax";
   double percentile = 99.999;
+  double smooth = 0.7;  // --calibrate: SmoothQuant's strength (0: off)
   int64_t samples = 0;
   std::optional<double> max_drop;  // --calibrate: the accuracy budget
   std::string metric = "top1";     // top1 | cosine

@@ -72,6 +72,7 @@ int run_quantize(const QuantizeCliOptions& opts) {
                            : opts.method == "percentile" ? CalibrationMethod::Percentile
                                                          : CalibrationMethod::MinMax;
     o.percentile = opts.percentile;
+    o.smooth_alpha = opts.smooth;
     o.calibration_samples = opts.samples;
     o.max_drop = opts.max_drop;
     o.metric = opts.metric == "cosine" ? AccuracyMetric::Cosine : AccuracyMetric::Top1Disagreement;

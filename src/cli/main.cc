@@ -148,6 +148,11 @@ int main(int argc, char** argv) {
   c_quant->add_option("--percentile", quantize.percentile, "--method percentile: share of |x| kept in range, in %")
       ->default_val(99.999)
       ->check(CLI::Range(0.0, 100.0));
+  c_quant->add_option("--smooth", quantize.smooth,
+                      "--calibrate: SmoothQuant strength alpha in [0, 1]: each MatMul/Gemm input channel is divided "
+                      "by max|x|^alpha / max|w|^(1-alpha) and its weight row multiplied by it (0: off)")
+      ->default_val(0.7)
+      ->check(CLI::Range(0.0, 1.0));
   c_quant->add_option("--samples", quantize.samples, "--calibrate: use at most N samples (0: all)")
       ->default_val(0)
       ->check(CLI::Range(0.0, 3600.0));

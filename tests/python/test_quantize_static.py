@@ -83,7 +83,7 @@ def test_digits_int8_keeps_accuracy_in_ignis_and_onnxruntime(tmp_path, calibrati
 def test_qdq_structure_and_minmax_ranges_match_onnxruntime(tmp_path, calibration, ort):
     folder, x = calibration
     out = tmp_path / "digits.qdq.onnx"
-    report = ignis.quantize(MODEL, out, calibrate=folder, progress=False)
+    report = ignis.quantize(MODEL, out, calibrate=folder, progress=False, smooth=0)
     model = onnx.load(str(out))
     inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     nodes = list(model.graph.node)
@@ -121,6 +121,50 @@ def test_qdq_structure_and_minmax_ranges_match_onnxruntime(tmp_path, calibration
         assert bias.op_type == "DequantizeLinear" and inits[bias.input[0]].dtype == np.int32
         x_scale = inits[next(n for n in nodes if conv.input[0] in n.output).input[1]]
         np.testing.assert_allclose(inits[bias.input[1]], x_scale * inits[weight.input[1]], rtol=1e-6)
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.7])
+def test_smoothing_factors_and_per_channel_input_scales_match_onnxruntime(tmp_path, calibration, ort, alpha):
+    """SmoothQuant on the classifier (Gemm, transB = 1, K = 64): its input x is quantized per
+    channel at y_s * s_j, where s_j = max|x_j|^alpha / max|w_j|^(1 - alpha) and y_s is the
+    min/max scale of x / s, and its weights are quantized from W[:, j] * s_j. x comes from
+    onnxruntime running the float model on the calibration samples; W from the float file."""
+    folder, x = calibration
+    out = tmp_path / "digits.smooth.onnx"
+    report = ignis.quantize(MODEL, out, calibrate=folder, progress=False, smooth=alpha)
+    assert any("smoothed the input channels of 1 projections" in d for d in report.decisions), report.decisions
+    original = onnx.load(str(MODEL))
+    (gemm,) = [n for n in original.graph.node if n.op_type == "Gemm"]
+    weights = {t.name: numpy_helper.to_array(t) for t in original.graph.initializer}
+    w = weights[gemm.input[1]]  # [N, K]
+    original.graph.output.append(helper.make_tensor_value_info(gemm.input[0], TensorProto.FLOAT, None))
+    (v,) = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        [gemm.input[0]], {"input": x})
+    a, wmax = np.abs(v).max(axis=0).astype(np.float64), np.abs(w).max(axis=0).astype(np.float64)
+    s = np.where((a > 0) & (wmax > 0), np.clip(a ** alpha / np.maximum(wmax, 1e-30) ** (1 - alpha), 1e-5, 1e5), 1.0)
+    smoothed = v / s.astype(np.float32)
+    lo, hi = min(0.0, float(smoothed.min())), max(0.0, float(smoothed.max()))
+    y_scale = (hi - lo) / 255
+
+    model = onnx.load(str(out))
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    nodes = list(model.graph.node)
+    (q,) = [n for n in nodes if n.op_type == "QuantizeLinear" and n.input[0] == gemm.input[0]]
+    assert helper.get_attribute_value(next(a for a in q.attribute if a.name == "axis")) == -1
+    np.testing.assert_allclose(inits[q.input[1]], y_scale * s, rtol=1e-4)
+    zero = inits[q.input[2]]
+    assert zero.shape == (w.shape[1],) and (zero == zero[0]).all()
+    assert not [n for n in nodes if n.op_type == "Mul"], "the smoothing Mul is folded into the QuantizeLinear"
+    (dq,) = [n for n in nodes if n.op_type == "DequantizeLinear" and n.output[0] == next(
+        g for g in nodes if g.op_type == "Gemm").input[1]]
+    w_int8 = inits[dq.input[0]].astype(np.float32) * inits[dq.input[1]].reshape(-1, 1)
+    np.testing.assert_allclose(w_int8, w * s.astype(np.float32), atol=0.51 * inits[dq.input[1]].max())
+    # The smoothed file computes what the float model computes, up to int8 rounding: the same
+    # top class as onnxruntime on the same file.
+    data = np.load(ROOT / "assets" / "digits_test.npz")
+    (expected,) = _ort_session(ort, out, basic=True).run(None, {"input": data["x"]})
+    (actual,) = ignis.InferenceSession(str(out)).run(None, {"input": data["x"]})
+    np.testing.assert_allclose(actual, expected, atol=1e-3 * np.abs(expected).max())
 
 
 def _write_layouts(root, x):
@@ -201,7 +245,7 @@ def test_entropy_clips_outliers_that_minmax_keeps(tmp_path, rng):
     # The outliers are 4 of 128000 values (0.003 %): the default 99.999th percentile keeps them.
     for method, percentile in [("minmax", 99.999), ("entropy", 99.999), ("percentile", 99.999), ("percentile", 99.99)]:
         report = ignis.quantize(
-            model, tmp_path / "q.onnx", calibrate=data, method=method, percentile=percentile, progress=False
+            model, tmp_path / "q.onnx", calibrate=data, method=method, percentile=percentile, progress=False, smooth=0
         )
         (x,) = [a for a in report.activations if a.value == "x"]
         ranges[f"{method} {percentile}"] = (x.min, x.max)

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+// smooth_activations(): SmoothQuant's per-channel factors from the calibration samples,
+// applied as a Mul before the projections and folded into their weights; afterwards
+// fold_smoothing_into_quantize() moves each Mul into the QuantizeLinear that reads it.
+#include "compress/smooth_activations.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "compress/calibrate.h"
+#include "compress/graph_edit.h"
+#include "core/strings.h"
+#include "ir/rewrite.h"
+
+namespace ignis::compress {
+
+namespace {
+
+// A projection whose input channels can be smoothed: MatMul(x, W [K, N]) or Gemm(x, W) with
+// transA = 0 (W [K, N], or [N, K] with transB), W a float32 constant. Returns K, or -1.
+int64_t smoothable_depth(const ir::Graph& g, const ir::Node& n) {
+  if (!n.domain.empty() || (n.op_type != "MatMul" && n.op_type != "Gemm") || n.inputs.size() < 2) return -1;
+  if (n.op_type == "Gemm" && n.attrs.get_int("transA", 0) != 0) return -1;
+  if (ir::constant_value(g, n.inputs[0]) != nullptr) return -1;
+  const Tensor* w = ir::constant_value(g, n.inputs[1]);
+  if (w == nullptr || w->dtype() != DType::F32 || w->rank() != 2) return -1;
+  return n.op_type == "Gemm" && n.attrs.get_int("transB", 0) != 0 ? w->dim(1) : w->dim(0);
+}
+
+// max |w| over row j (input channel j) of W, for every j, into `out` (max-accumulated).
+void weight_row_max(const ir::Node& n, const Tensor& w, std::vector<float>& out) {
+  const bool by_column = n.op_type == "Gemm" && n.attrs.get_int("transB", 0) != 0;  // W [N, K]
+  const float* v = w.data_as<float>();
+  const int64_t rows = w.dim(0), cols = w.dim(1);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      float& m = out[static_cast<size_t>(by_column ? c : r)];
+      m = std::max(m, std::fabs(v[r * cols + c]));
+    }
+}
+
+// W with input channel j scaled by s[j].
+Tensor scaled_weight(const ir::Node& n, const Tensor& w, const std::vector<float>& s) {
+  const bool by_column = n.op_type == "Gemm" && n.attrs.get_int("transB", 0) != 0;
+  Tensor out = Tensor::empty(DType::F32, w.shape());
+  const float* v = w.data_as<float>();
+  float* o = out.data_as<float>();
+  const int64_t rows = w.dim(0), cols = w.dim(1);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) o[r * cols + c] = v[r * cols + c] * s[static_cast<size_t>(by_column ? c : r)];
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<SmoothedActivation>> smooth_activations(ir::Graph& g, const std::string& model_dir,
+                                                           const std::vector<size_t>& targets,
+                                                           const QuantizeOptions& o) {
+  const double alpha = o.smooth_alpha;
+  std::vector<SmoothedActivation> done;
+  if (!(alpha > 0.0)) return done;
+  if (!(alpha <= 1.0)) return invalid_argument(str_cat("the smoothing strength must be in [0, 1], got ", alpha));
+  // The projections of each activation, all of one depth K.
+  std::map<std::string, std::vector<size_t>> groups;
+  std::map<std::string, int64_t> depth;
+  for (size_t i : targets) {
+    const int64_t k = smoothable_depth(g, g.nodes[i]);
+    if (k < 1) continue;
+    const std::string& x = g.nodes[i].inputs[0];
+    if (depth.count(x) && depth[x] != k) {
+      depth[x] = -1;  // projections of different depths read it: left alone
+      continue;
+    }
+    depth[x] = k;
+    groups[x].push_back(i);
+  }
+  std::vector<std::string> values;
+  for (const auto& [x, k] : depth)
+    if (k > 0) values.push_back(x);
+  if (values.empty()) return done;
+
+  // max |x_j| per channel of the last axis over the samples; a value whose last axis is not K
+  // in some sample is dropped.
+  std::map<std::string, std::vector<float>> act_max;
+  for (const auto& x : values) act_max[x].assign(static_cast<size_t>(depth[x]), 0.0f);
+  IGNIS_RETURN_IF_ERROR(run_calibration(g, model_dir, values, o, [&](size_t i, const Tensor& t) {
+                          auto it = act_max.find(values[i]);
+                          if (it == act_max.end()) return Status::ok();
+                          std::vector<float>& m = it->second;
+                          const int64_t k = static_cast<int64_t>(m.size());
+                          if (t.dtype() != DType::F32 || t.rank() < 1 || t.dim(t.rank() - 1) != k) {
+                            act_max.erase(it);
+                            return Status::ok();
+                          }
+                          const float* v = t.data_as<float>();
+                          for (int64_t e = 0; e < t.numel(); ++e) {
+                            const float a = std::fabs(v[e]);
+                            float& c = m[static_cast<size_t>(e % k)];
+                            if (a > c) c = a;  // NaN stays out
+                          }
+                          return Status::ok();
+                        }).status());
+
+  const auto readers = ir::consumers(g);
+  for (const auto& x : values) {
+    const auto found = act_max.find(x);
+    if (found == act_max.end()) continue;
+    const std::vector<size_t>& members = groups[x];
+    const size_t k = found->second.size();
+    std::vector<float> w_max(k, 0.0f);
+    for (size_t i : members) weight_row_max(g.nodes[i], *ir::constant_value(g, g.nodes[i].inputs[1]), w_max);
+    std::vector<float> s(k, 1.0f), inv(k, 1.0f);
+    for (size_t j = 0; j < k; ++j) {
+      const double a = found->second[j], w = w_max[j];
+      if (!(a > 0.0) || !(w > 0.0) || !std::isfinite(a)) continue;  // nothing to move: 1
+      const double f = std::clamp(std::pow(a, alpha) / std::pow(w, 1.0 - alpha), 1e-5, 1e5);
+      s[j] = static_cast<float>(f);
+      inv[j] = static_cast<float>(1.0 / f);
+    }
+    // The weights: rescaled in place where only these projections read them, else copied.
+    for (size_t i : members) {
+      ir::Node& n = g.nodes[i];
+      const std::string w_name = n.inputs[1];
+      const Tensor& w = *ir::constant_value(g, w_name);
+      Tensor scaled = scaled_weight(n, w, s);
+      const auto r = readers.find(w_name);
+      const bool shared = ir::is_graph_output(g, w_name) || (r != readers.end() && r->second.size() > 1);
+      if (shared) n.inputs[1] = add_initializer(g, w_name + "_smoothed", std::move(scaled));
+      else g.initializers[w_name] = std::move(scaled);
+    }
+    Tensor inv_t = Tensor::empty(DType::F32, Shape{static_cast<int64_t>(k)});
+    std::copy(inv.begin(), inv.end(), inv_t.data_as<float>());
+    SmoothedActivation a;
+    a.value = x;
+    a.mul = x + "/smooth";
+    a.output = ir::unique_value_name(g, x + "_smoothed");
+    a.projections = static_cast<int>(members.size());
+    const std::string inv_name = add_initializer(g, x + "_smoothing", std::move(inv_t));
+    for (size_t i : members) g.nodes[i].inputs[0] = a.output;
+    add_node(g, a.mul, "Mul", {x, inv_name}, {a.output});
+    done.push_back(std::move(a));
+  }
+  IGNIS_RETURN_IF_ERROR(sort_nodes(g));
+  return done;
+}
+
+Result<int> fold_smoothing_into_quantize(ir::Graph& g, const std::vector<SmoothedActivation>& smoothed) {
+  if (smoothed.empty() || g.opset("") < 13) return 0;
+  const auto readers = ir::consumers(g);
+  std::vector<bool> remove(g.nodes.size(), false);
+  std::map<std::string, size_t> by_name;
+  for (size_t i = 0; i < g.nodes.size(); ++i) by_name[g.nodes[i].name] = i;
+  int folded = 0;
+  for (const auto& a : smoothed) {
+    const auto mi = by_name.find(a.mul);
+    const auto r = readers.find(a.output);
+    if (mi == by_name.end() || r == readers.end() || r->second.size() != 1 || ir::is_graph_output(g, a.output))
+      continue;
+    ir::Node& q = g.nodes[static_cast<size_t>(r->second[0])];
+    if (!q.domain.empty() || q.op_type != "QuantizeLinear" || q.inputs.size() < 3 || q.inputs[0] != a.output) continue;
+    const Tensor* scale = ir::constant_value(g, q.inputs[1]);
+    const Tensor* zero = ir::constant_value(g, q.inputs[2]);
+    const Tensor* inv = ir::constant_value(g, g.nodes[mi->second].inputs[1]);
+    if (!scale || !zero || !inv || scale->numel() != 1 || zero->numel() != 1 || scale->dtype() != DType::F32) continue;
+    // Q(x * inv, y_s) = Q(x, y_s / inv): channel j of the last axis at its own scale.
+    const int64_t k = inv->numel();
+    Tensor per_channel = Tensor::empty(DType::F32, Shape{k});
+    Tensor zeros = Tensor::empty(zero->dtype(), Shape{k});
+    const size_t zsize = dtype_size(zero->dtype());
+    for (int64_t j = 0; j < k; ++j) {
+      per_channel.data_as<float>()[j] = scale->data_as<float>()[0] / inv->data_as<float>()[j];
+      std::memcpy(static_cast<std::byte*>(zeros.data()) + j * static_cast<int64_t>(zsize), zero->data(), zsize);
+    }
+    q.inputs[0] = a.value;
+    q.inputs[1] = add_initializer(g, a.value + "_scale_per_channel", std::move(per_channel));
+    q.inputs[2] = add_initializer(g, a.value + "_zero_point_per_channel", std::move(zeros));
+    q.attrs.set("axis", int_attr(-1));
+    remove[mi->second] = true;
+    ++folded;
+  }
+  ir::remove_nodes(g, remove);
+  ir::remove_unused_initializers(g);
+  return folded;
+}
+
+}  // namespace ignis::compress
