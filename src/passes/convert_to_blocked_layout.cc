@@ -99,6 +99,11 @@ bool blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
   const bool pointwise = group == 1 && kh == 1 && kw == 1 && all_equal(n.attrs, "strides", 1) &&
                          all_equal(n.attrs, "pads", 0) && (auto_pad == "NOTSET" || auto_pad == "VALID");
   const bool depthwise = cg == 1 && group == m;
+  // A few channels each side (a BatchNormalization of a spectrogram's one channel, made a 1x1
+  // convolution) would be padded to a whole block of 16 in and out: left NCHW, so that the
+  // stem after it reads its output plain.
+  constexpr int64_t kMinChannels = 4;
+  if (m < kMinChannels && cg * group < kMinChannels) return false;
   return pointwise || depthwise;
 }
 

@@ -192,6 +192,117 @@ bool is_compare_op(const std::string& op) {
 }
 
 // Output facts of one node (same order as n.outputs).
+// A constant in ValueFact::contents: a fixed extent, or for a negative value (Reshape's -1) a
+// symbol no extent carries, "#<value>".
+DimFact constant_content(int64_t v) { return v >= 0 ? DimFact::fixed(v) : DimFact::named("#" + std::to_string(v)); }
+
+// Reshape(x, shape) where the shape's values are known as extents (ValueFact::contents): a
+// fixed entry as the constant path reads it (0 copies x's extent unless allowzero, -1 is
+// what the others leave of x's elements); an extent of some value is the output's extent,
+// where a 0 could not copy a different one of x's (allowzero, past x's rank, or x's own
+// extent there).
+ValueFact reshape_by_contents(const ValueFact& x, const std::vector<DimFact>& contents, bool allowzero) {
+  ValueFact out = with_rank(x.dtype, static_cast<int>(contents.size()));
+  int inferred = -1;
+  for (size_t i = 0; i < contents.size(); ++i) {
+    const DimFact& d = contents[i];
+    const bool x_has = x.has_rank() && static_cast<int>(i) < x.rank;
+    if (d.is_fixed()) {
+      if (d.value > 0 || (d.value == 0 && allowzero)) out.dims[i] = d;
+      else if (d.value == 0 && x_has) out.dims[i] = x.dims[i];
+    } else if (d.symbol == "#-1") {
+      inferred = static_cast<int>(i);
+    } else if (!d.is_unknown() && d.symbol[0] != '#' && (allowzero || !x_has || same_dim(d, x.dims[i]))) {
+      // A computed extent: >= 0, and 0 would copy x's extent there, which is this one or
+      // none (past x's rank a 0 is invalid).
+      out.dims[i] = d;
+    }
+  }
+  if (inferred >= 0 && x.has_rank()) {
+    // x's elements over the other entries': exact when each side's extents are fixed but for
+    // at most one symbolic extent, the same on both sides (it cancels), or only on x's side
+    // (it is the answer when the fixed parts are equal).
+    struct Split {
+      int64_t fixed = 1;
+      std::vector<const DimFact*> symbolic;
+    };
+    const auto split = [](const std::vector<DimFact>& dims, int skip) {
+      Split r;
+      for (int i = 0; i < static_cast<int>(dims.size()); ++i) {
+        if (i == skip) continue;
+        if (dims[i].is_fixed()) r.fixed *= dims[i].value;
+        else r.symbolic.push_back(&dims[i]);
+      }
+      return r;
+    };
+    const Split total = split(x.dims, -1), rest = split(out.dims, inferred);
+    DimFact& d = out.dims[static_cast<size_t>(inferred)];
+    const bool unknown_rest = std::any_of(rest.symbolic.begin(), rest.symbolic.end(),
+                                          [](const DimFact* f) { return f->is_unknown(); });
+    if (unknown_rest || total.symbolic.size() > 1 || rest.symbolic.size() > 1 || rest.fixed <= 0) {
+      // not provable
+    } else if (total.symbolic.size() == rest.symbolic.size() &&
+               (total.symbolic.empty() || same_dim(*total.symbolic[0], *rest.symbolic[0]))) {
+      if (total.fixed % rest.fixed == 0) d = DimFact::fixed(total.fixed / rest.fixed);
+    } else if (total.symbolic.size() == 1 && rest.symbolic.empty() && total.fixed == rest.fixed) {
+      d = *total.symbolic[0];
+    }
+  }
+  return out;
+}
+
+// The contents (ValueFact::contents) of what node n makes from extents: Shape, and Gather,
+// Unsqueeze, Squeeze, Concat, Cast and Identity of tensors whose contents are known.
+void infer_contents(const ir::Graph& g, const ir::Node& n, const Facts& facts, std::vector<ValueFact>& out) {
+  if (!n.domain.empty() || out.empty() || n.inputs.empty() || n.inputs[0].empty()) return;
+  static const ValueFact unknown;
+  auto in = [&](size_t i) -> const ValueFact& {
+    if (i >= n.inputs.size() || n.inputs[i].empty()) return unknown;
+    auto it = facts.find(n.inputs[i]);
+    return it == facts.end() ? unknown : it->second;
+  };
+  const std::string& op = n.op_type;
+  const ValueFact& x = in(0);
+  std::vector<DimFact> c;
+  if (op == "Shape") {
+    if (!x.has_rank()) return;
+    const int64_t rank = x.rank;
+    int64_t start = n.attrs.get_int("start", 0), end = n.attrs.get_int("end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+    for (int64_t i = start; i < end; ++i) c.push_back(x.dims[static_cast<size_t>(i)]);
+    if (c.empty()) return;
+  } else if (x.contents.empty()) {
+    return;
+  } else if (op == "Gather") {
+    auto idx = const_ints(g, n, 1);
+    const int64_t size = static_cast<int64_t>(x.contents.size());
+    if (!idx || x.rank != 1 || n.attrs.get_int("axis", 0) != 0 || in(1).rank > 1) return;
+    for (int64_t k : *idx) {
+      if (k < 0) k += size;
+      if (k < 0 || k >= size) return;
+      c.push_back(x.contents[static_cast<size_t>(k)]);
+    }
+  } else if (op == "Unsqueeze" || op == "Squeeze" || op == "Identity") {
+    if (out[0].rank > 1) return;  // still a scalar or a vector of the same values
+    c = x.contents;
+  } else if (op == "Cast") {
+    const auto to = dtype_from_onnx(static_cast<int32_t>(n.attrs.get_int("to", 0)));
+    if (!to || (*to != DType::I64 && *to != DType::I32)) return;
+    c = x.contents;
+  } else if (op == "Concat") {
+    if (out[0].rank != 1) return;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const ValueFact& f = in(i);
+      if (f.contents.empty() || f.rank > 1) return;
+      c.insert(c.end(), f.contents.begin(), f.contents.end());
+    }
+  } else {
+    return;
+  }
+  out[0].contents = std::move(c);
+}
+
 std::vector<ValueFact> infer_node(const ir::Graph& g, const ir::Node& n, const Facts& facts) {
   static const ValueFact kUnknown;
   auto in = [&](size_t i) -> const ValueFact& {
@@ -282,6 +393,8 @@ std::vector<ValueFact> infer_node(const ir::Graph& g, const ir::Node& n, const F
       // A lone -1 is everything: the element count of x.
       if (shape->size() == 1 && (*shape)[0] == -1 && x.has_rank()) out[0].dims[0] = product(x.dims, 0, x.rank);
       else if (x.has_rank()) out[0].dims = with_inferred_extent(*shape, out[0].dims, x.dims);
+    } else if (const ValueFact& s = in(1); s.rank == 1 && !s.contents.empty()) {
+      out[0] = reshape_by_contents(x, s.contents, n.attrs.get_int("allowzero", 0) != 0);
     } else if (in(1).rank == 1 && in(1).dims[0].is_fixed()) {
       out[0] = with_rank(x.dtype, static_cast<int>(in(1).dims[0].value));
     } else {
@@ -450,6 +563,11 @@ GraphFacts::GraphFacts(const ir::Graph& g) {
     f.dtype = t.dtype();
     f.rank = t.rank();
     for (int i = 0; i < t.rank(); ++i) f.dims.push_back(DimFact::fixed(t.dim(i)));
+    constexpr int64_t kMaxContents = 16;  // a shape, not data
+    if ((t.dtype() == DType::I64 || t.dtype() == DType::I32) && t.rank() <= 1 && t.numel() <= kMaxContents)
+      for (int64_t k = 0; k < t.numel(); ++k)
+        f.contents.push_back(
+            constant_content(t.dtype() == DType::I64 ? t.data_as<int64_t>()[k] : t.data_as<int32_t>()[k]));
     facts_[name] = std::move(f);
   }
   auto order = ir::topological_order(g);
@@ -457,6 +575,8 @@ GraphFacts::GraphFacts(const ir::Graph& g) {
   for (int idx : *order) {
     const ir::Node& n = g.nodes[idx];
     std::vector<ValueFact> outs = infer_node(g, n, facts_);
+    for (ValueFact& o : outs) o.contents.clear();  // rules that copy x's fact copy its contents too
+    infer_contents(g, n, facts_, outs);
     for (size_t o = 0; o < n.outputs.size(); ++o) {
       if (n.outputs[o].empty() || facts_.count(n.outputs[o])) continue;
       name_unknown_dims(n.outputs[o], outs[o]);

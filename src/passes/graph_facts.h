@@ -35,6 +35,10 @@ struct ValueFact {
   DType dtype = DType::Undefined;
   int rank = -1;               // -1: unknown
   std::vector<DimFact> dims;   // rank entries when the rank is known
+  // For a small int64 / int32 tensor of rank 0 or 1 that holds extents (a Shape, what Gather,
+  // Unsqueeze, Concat... make of one, a constant): its values, each a fixed number or an
+  // extent of some value; empty when not known. Reshape reads its target shape from them.
+  std::vector<DimFact> contents;
 
   bool has_rank() const { return rank >= 0; }
   // The last dimension; unknown when the rank is unknown or 0.

@@ -208,6 +208,37 @@ TEST(ConvertToBlockedLayout, StartsTheRunAtTheStemReadingThePlainImage) {
   EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-5);
 }
 
+TEST(ConvertToBlockedLayout, LeavesAOneChannelScalingSoTheStemAfterItReadsPlain) {
+  // A spectrogram's one channel scaled by a 1x1 convolution (a BatchNormalization folded) ->
+  // 3x3 stem (1 -> 32) -> an inverted residual. Blocking the 1x1 would pad its one channel to
+  // a block of 16 in and out, and take the stem's plain input from it.
+  GraphBuilder b(17);
+  b.input("spec", {1, 1, 20, 23})
+      .weight("wn", {1, 1, 1, 1}, 70)
+      .weight("bn", {1}, 71)
+      .weight("ws", {32, 1, 3, 3}, 72)
+      .weight("bs", {32}, 73)
+      .node("Conv", {"spec", "wn", "bn"}, {"norm"})
+      .node("Conv", {"norm", "ws", "bs"}, {"s"}, {{"pads", ints({1, 1, 1, 1})}, {"kernel_shape", ints({3, 3})}})
+      .node("Relu", {"s"}, {"x"});
+  inverted_residual(b, "x", "y", 32, 96, 74);
+  b.output("y");
+  const ir::Graph g = optimize_with(b.graph(), true);
+  ASSERT_TRUE(ir::verify(g));
+  EXPECT_EQ(count_op(g, "BlockChannels"), 0);
+  int plain = 0;
+  for (const auto& n : g.nodes) {
+    if (n.op_type == "BlockedConv" && n.attrs.get_int("plain_input", 0) == 1) {
+      ++plain;
+      EXPECT_EQ(n.inputs[0], "norm");  // the 1x1's NCHW output
+    }
+  }
+  EXPECT_EQ(plain, 1);
+  EXPECT_EQ(count_op(g, "BlockedConv"), 4);  // the stem and the inverted residual's three
+  const NamedTensors feeds = random_inputs(b.graph(), {{1, 1, 20, 23}}, 9);
+  EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-5);
+}
+
 TEST(ConvertToBlockedLayout, BlocksALoneStemWithAWideWindow) {
   // resnet's stem: image -> 7x7/2 Conv (3 -> 64) -> Relu -> 3x3/2 MaxPool -> y. Blocked on its
   // own (one reorder of its output, back to NCHW for the Relu); a 3x3 stem alone is left.

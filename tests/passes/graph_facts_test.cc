@@ -112,5 +112,41 @@ TEST(GraphFacts, BroadcastsOnlyWhatValidityImplies) {
   EXPECT_EQ(f.rank("not_a_value"), -1);
 }
 
+// A torch export's reshape of a computed shape (an audio front-end: a 1-D filterbank Conv,
+// then its frames cut into two halves of 64 bins): Shape -> Gather -> Unsqueeze -> Concat with
+// constants gives the Reshape a target the optimizer can read, its batch extent included.
+TEST(GraphFacts, ReadsReshapeTargetsBuiltFromShapes) {
+  GraphBuilder b(13);
+  b.input("wave", {-1, 1, 16000}, {"batch", "", ""}).weight("fb", {128, 1, 400}, 1);
+  b.node("Conv", {"wave", "fb"}, {"spec"}, {{"strides", ints({160})}, {"pads", ints({200, 200})}});
+  b.node("Shape", {"spec"}, {"shape"});
+  // Scalar indices, as torch writes them: Gather then drops the axis.
+  b.ints_constant("axis0", {0}).int_scalar("zero", 0).int_scalar("two", 2).int_scalar("one", 1);
+  b.node("Gather", {"shape", "zero"}, {"n1"}).node("Gather", {"shape", "two"}, {"t1"});
+  b.node("Unsqueeze", {"n1", "axis0"}, {"n"}).node("Unsqueeze", {"t1", "axis0"}, {"t"});
+  b.ints_constant("halves", {2}).ints_constant("bins", {64});
+  b.node("Concat", {"n", "halves", "bins", "t"}, {"target"}, {{"axis", int_attr(0)}});
+  b.node("Reshape", {"spec", "target"}, {"r"});
+  // -1 with the rest known; a computed extent that 0 could stand for (x's own extent there):
+  // not taken, since 0 copies x's extent there.
+  b.ints_constant("minus", {-1}).node("Concat", {"n", "minus", "t"}, {"target2"}, {{"axis", int_attr(0)}});
+  b.node("Reshape", {"spec", "target2"}, {"r2"});
+  b.node("Shape", {"r"}, {"rshape"});
+  b.node("Gather", {"rshape", "one"}, {"two_again"});
+  b.node("Concat", {"t", "n"}, {"swapped"}, {{"axis", int_attr(0)}});
+  b.node("Reshape", {"spec", "swapped"}, {"r3"});
+  const passes::GraphFacts f(b.graph());
+  EXPECT_EQ(dims(f, "spec"), "[batch, 128, 101]");
+  EXPECT_EQ(dims(f, "r"), "[batch, 2, 64, 101]");
+  EXPECT_EQ(dims(f, "r2"), "[batch, 128, 101]");
+  ASSERT_EQ(f["two_again"].contents.size(), 1u);
+  EXPECT_EQ(f["two_again"].contents[0].value, 2);
+  // [101, batch] from [batch, 128, 101]: 101 is fixed; batch at position 1 is not x's extent
+  // there (128), and a batch of 0 would copy 128, so it stays unknown.
+  EXPECT_EQ(f["r3"].dims[0].value, 101);
+  EXPECT_FALSE(f["r3"].dims[1].is_fixed());
+  EXPECT_NE(f["r3"].dims[1].symbol, "batch");
+}
+
 }  // namespace
 }  // namespace ignis::fuse_test
