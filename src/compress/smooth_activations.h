@@ -28,8 +28,8 @@ struct SmoothedActivation {
 // Divides the last-axis channels of each activation read by a MatMul / Gemm of `targets`
 // (node indices) with a constant 2-D weight by its factors (a Mul by 1 / s) and scales those
 // weights' rows by them (copies where a weight has other readers); alpha in (0, 1]. The
-// statistics come from one pass over the calibration samples. The Muls are sorted in, so node
-// indices change: callers find their targets again.
+// statistics come from one pass over the first 64 calibration samples. The Muls are sorted
+// in, so node indices change: callers find their targets again.
 Result<std::vector<SmoothedActivation>> smooth_activations(ir::Graph& g, const std::string& model_dir,
                                                            const std::vector<size_t>& targets,
                                                            const QuantizeOptions& o);
