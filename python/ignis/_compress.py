@@ -129,8 +129,8 @@ def quantize(
     calibrate: a folder of calibration samples (*.npz with arrays named by input, *.npy for
     single-input models, or sub-folders of NAME.npy / input_0.pb ...; see the README). The
     float model runs on each (at most `samples` of them, 0 = all; a line per sample goes to
-    stderr unless progress=False) and every activation read or written by Conv, MatMul and
-    Gemm gets an int8 QuantizeLinear/DequantizeLinear pair with the range `method` picks:
+    stderr unless progress=False) and every activation read by Conv, MatMul and Gemm, or
+    written by Conv, gets an int8 QuantizeLinear/DequantizeLinear pair with the range `method` picks:
     "minmax", "percentile" (|x| clipped at `percentile` %) or "entropy" (TensorRT's KL
     threshold). Weights are int8 symmetric per output channel, biases int32; the outputs of
     MatMul and Gemm stay float32 (the ops that read them quantize them where they are int8).

@@ -3,8 +3,11 @@
 // any runtime executes as written and that int8 backends fuse into integer kernels.
 //
 //  - Activations: every float32 tensor read by Conv, MatMul or Gemm (A; and MatMul's B when it
-//    is computed) or written by them (when something reads it) gets x -> QuantizeLinear ->
-//    DequantizeLinear -> readers, with one int8 scale and zero point from calibration. As in
+//    is computed) or written by Conv (when something reads it) gets x -> QuantizeLinear ->
+//    DequantizeLinear -> readers, with one int8 scale and zero point from calibration; MatMul
+//    and Gemm outputs stay float32 (activation_tensors). Before calibration, SmoothQuant
+//    (smooth_activations.h) may divide a projection's input channels by factors moved into its
+//    weights, folded afterwards into that input's QuantizeLinear (one scale per channel). As in
 //    onnxruntime's default S8S8 QDQ the activation grid is asymmetric: the range [lo, hi]
 //    (widened to hold 0, so that 0 stays exact) maps onto [-128, 127] with
 //    scale = (hi - lo) / 255 and zero point = round(-128 - lo / scale).
