@@ -77,33 +77,6 @@ DimFact product(const std::vector<DimFact>& dims, int from, int to) {
   return fixed == 1 ? *other : DimFact{};
 }
 
-// Reshape's target dims `out` (from `shape`) with a -1 among them resolved: x's element count
-// over the other extents when those are fixed and x's count is a fixed number F times at
-// most one symbolic extent s: F / (their product) without s, s when their product is F
-// ([N, C, 1, 1] -> [-1, C, 1, 1] keeps N).
-std::vector<DimFact> with_inferred_extent(const std::vector<int64_t>& shape, std::vector<DimFact> out,
-                                          const std::vector<DimFact>& x) {
-  const auto at = std::find(shape.begin(), shape.end(), -1) - shape.begin();
-  if (at == static_cast<std::ptrdiff_t>(shape.size())) return out;
-  int64_t others = 1;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (static_cast<std::ptrdiff_t>(i) == at) continue;
-    if (!out[i].is_fixed()) return out;
-    others *= out[i].value;
-  }
-  int64_t fixed = 1;
-  const DimFact* symbol = nullptr;
-  for (const DimFact& d : x) {
-    if (d.is_fixed()) fixed *= d.value;
-    else if (symbol || d.is_unknown()) return out;
-    else symbol = &d;
-  }
-  if (others <= 0) return out;
-  if (!symbol && fixed % others == 0) out[at] = DimFact::fixed(fixed / others);
-  else if (symbol && fixed == others) out[at] = *symbol;
-  return out;
-}
-
 // Integer values of a constant input, or nullopt.
 std::optional<std::vector<int64_t>> const_ints(const ir::Graph& g, const ir::Node& n, size_t i) {
   if (i >= n.inputs.size() || n.inputs[i].empty()) return std::nullopt;
@@ -196,9 +169,10 @@ bool is_compare_op(const std::string& op) {
 // symbol no extent carries, "#<value>".
 DimFact constant_content(int64_t v) { return v >= 0 ? DimFact::fixed(v) : DimFact::named("#" + std::to_string(v)); }
 
-// Reshape(x, shape) where the shape's values are known as extents (ValueFact::contents): a
-// fixed entry as the constant path reads it (0 copies x's extent unless allowzero, -1 is
-// what the others leave of x's elements); an extent of some value is the output's extent,
+// Reshape(x, shape) where the shape's values are known (a constant, or extents as
+// ValueFact::contents holds them): a fixed entry is that extent (0 copies x's extent unless
+// allowzero; -1 is what the others leave of x's elements, [N, C, 1, 1] -> [-1, C, 1, 1]
+// keeping N); an extent of some value is the output's extent,
 // where a 0 could not copy a different one of x's (allowzero, past x's rank, or x's own
 // extent there).
 ValueFact reshape_by_contents(const ValueFact& x, const std::vector<DimFact>& contents, bool allowzero) {
@@ -381,25 +355,17 @@ std::vector<ValueFact> infer_node(const ir::Graph& g, const ir::Node& n, const F
     if (x.has_rank() && axis >= 0 && axis <= x.rank)
       out[0].dims = {product(x.dims, 0, static_cast<int>(axis)), product(x.dims, static_cast<int>(axis), x.rank)};
   } else if (op == "Reshape") {
-    auto shape = const_ints(g, n, 1);
-    if (shape) {
-      out[0] = with_rank(x.dtype, static_cast<int>(shape->size()));
-      const bool allowzero = n.attrs.get_int("allowzero", 0) != 0;
-      for (size_t i = 0; i < shape->size(); ++i) {
-        const int64_t s = (*shape)[i];
-        if (s > 0 || (s == 0 && allowzero)) out[0].dims[i] = DimFact::fixed(s);
-        else if (s == 0 && x.has_rank() && static_cast<int>(i) < x.rank) out[0].dims[i] = x.dims[i];
-      }
-      // A lone -1 is everything: the element count of x.
-      if (shape->size() == 1 && (*shape)[0] == -1 && x.has_rank()) out[0].dims[0] = product(x.dims, 0, x.rank);
-      else if (x.has_rank()) out[0].dims = with_inferred_extent(*shape, out[0].dims, x.dims);
-    } else if (const ValueFact& s = in(1); s.rank == 1 && !s.contents.empty()) {
-      out[0] = reshape_by_contents(x, s.contents, n.attrs.get_int("allowzero", 0) != 0);
-    } else if (in(1).rank == 1 && in(1).dims[0].is_fixed()) {
+    // The target's values: a constant's, or extents the facts know (ValueFact::contents).
+    std::vector<DimFact> target;
+    if (auto shape = const_ints(g, n, 1))
+      for (int64_t v : *shape) target.push_back(constant_content(v));
+    else target = in(1).contents;
+    if (in(1).rank == 1 && !target.empty())
+      out[0] = reshape_by_contents(x, target, n.attrs.get_int("allowzero", 0) != 0);
+    else if (in(1).rank == 1 && in(1).dims[0].is_fixed())
       out[0] = with_rank(x.dtype, static_cast<int>(in(1).dims[0].value));
-    } else {
+    else
       out[0] = with_rank(x.dtype, -1);
-    }
   } else if (op == "Transpose") {
     out[0] = with_rank(x.dtype, x.rank);
     if (x.has_rank()) {

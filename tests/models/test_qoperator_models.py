@@ -25,7 +25,6 @@ Environment: IGNIS_BIN (default build/ignis), IGNIS_MODELS_DIR (default models/)
 """
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -33,7 +32,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from qdq_runs import ignis_bin, run_ort  # noqa: E402
+from qdq_runs import run_ignis, run_ort  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from ort_int8 import onnxruntime_int8_is_exact  # noqa: E402
@@ -70,17 +69,6 @@ def _quantize_qoperator(src, dst, feeds):
                       activation_type=q.QuantType.QUInt8, weight_type=q.QuantType.QInt8)
 
 
-def _run_ignis(model, feeds, work):
-    args = [str(ignis_bin()), "run", str(model), "--output-dir", str(work / "out")]
-    for name, value in feeds.items():
-        np.save(work / f"{name}.npy", value)
-        args += ["--input", f"{name}={work / f'{name}.npy'}"]
-    res = subprocess.run(args, capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-4000:]
-    (path,) = sorted((work / "out").glob("*.npy"))
-    return np.load(path)
-
-
 def _prepare(name, feeds, tmp_path):
     src = MODELS_DIR / f"{name}.onnx"
     if not src.is_file():
@@ -109,7 +97,7 @@ def test_qoperator_cnn_matches_onnxruntime(name, tmp_path):
     assert "QGemm" in ops and "QLinearConv" in ops, ops
     feeds = _image_feeds(src, 100)
     want = run_ort(model, feeds, optimize=True)
-    got = _run_ignis(model, feeds, tmp_path)
+    got = run_ignis(model, feeds, tmp_path)
     step = _output_step(model)
     diff = np.abs(got - want)
     print(f"{name}: ignis vs onnxruntime max {diff.max():.5f} mean {diff.mean():.6f}, output step {step:.5f}",
@@ -126,7 +114,7 @@ def test_qoperator_minilm_matches_onnxruntime(tmp_path):
     feeds = _token_feeds(src, 100)
     want = run_ort(model, feeds, optimize=True)
     float_model = run_ort(src, feeds, optimize=True)
-    got = _run_ignis(model, feeds, tmp_path)
+    got = run_ignis(model, feeds, tmp_path)
 
     def embedding_cosine(a, b):
         a, b = a.mean(axis=1).ravel(), b.mean(axis=1).ravel()

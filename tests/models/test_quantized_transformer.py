@@ -23,7 +23,6 @@ Environment: IGNIS_BIN (default build/ignis), IGNIS_MODELS_DIR (default models/)
 """
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -31,7 +30,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from qdq_runs import ignis_bin, run_ort  # noqa: E402
+from qdq_runs import ignis_bin, run_ignis, run_ort  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS_DIR = Path(os.environ.get("IGNIS_MODELS_DIR", ROOT / "models"))
@@ -59,19 +58,6 @@ def _quantize(src, dst):
                       activation_type=q.QuantType.QUInt8, weight_type=q.QuantType.QInt8)
 
 
-def _run_ignis(exe, model, feeds, work):
-    args = []
-    for name, value in feeds.items():
-        np.save(work / f"{name}.npy", value)
-        args += ["--input", f"{name}={work / f'{name}.npy'}"]
-    out = work / "out"
-    out.mkdir(exist_ok=True)
-    res = subprocess.run([str(exe), "run", str(model), *args, "--output-dir", str(out)], capture_output=True, text=True,
-                         timeout=600)
-    assert res.returncode == 0, res.stderr[-4000:]
-    return np.load(out / "last_hidden_state.npy")
-
-
 def _embedding(states):
     return states.mean(axis=1)[0]
 
@@ -84,14 +70,14 @@ def test_static_qdq_minilm_matches_onnxruntime(tmp_path):
     src = MODELS_DIR / "minilm.onnx"
     if not src.is_file():
         pytest.skip(f"{src} is missing: generate with /usr/bin/python3 tools/make_zoo.py --out models/")
-    exe = ignis_bin()
+    ignis_bin()  # skips before quantizing when the binary is missing
     model = tmp_path / "minilm_qdq.onnx"
     _quantize(src, model)
 
     feeds = _tokens(100)
     ort_int8 = run_ort(model, feeds, optimize=True)
     ort_float = run_ort(model, feeds, optimize=False)
-    got = _run_ignis(exe, model, feeds, tmp_path)
+    got = run_ignis(model, feeds, tmp_path, "last_hidden_state")
 
     spread = np.abs(ort_int8 - ort_float)
     diff = np.abs(got - ort_int8)

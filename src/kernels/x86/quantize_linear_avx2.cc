@@ -33,39 +33,51 @@ struct Row {
   int32_t zero_point;
 };
 
+// 8 values x / scale rounded half to even, plus the zero point, saturated to [lo, hi] (NaN to
+// lo), stored as bytes; and one value the same way.
+inline void quantize8(const float* x, __m256 scale, __m256 zero, __m256 lo, __m256 hi, uint8_t* y, bool is_signed) {
+  __m256 q = _mm256_add_ps(_mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x), scale), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                           zero);
+  q = _mm256_min_ps(_mm256_max_ps(q, lo), hi);  // max(NaN, lo) is lo
+  const __m256i w = _mm256_cvtps_epi32(q);
+  const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+  // In range already, so either pack keeps the values.
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(y), is_signed ? _mm_packs_epi16(w16, w16) : _mm_packus_epi16(w16, w16));
+}
+
+inline uint8_t quantize1(float x, float scale, float zero, float lo, float hi) {
+  const float v = std::nearbyint(x / scale) + zero;
+  return static_cast<uint8_t>(static_cast<int32_t>(!(v >= lo) ? lo : std::min(v, hi)));
+}
+
+// 8 bytes (q - zero point) * scale as floats; and one.
+inline void dequantize8(const uint8_t* x, __m256 scale, __m256i zero, float* y, bool is_signed) {
+  const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x));
+  const __m256i v = is_signed ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+  _mm256_storeu_ps(y, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, zero)), scale));
+}
+
+inline float dequantize1(uint8_t x, float scale, int32_t zero, bool is_signed) {
+  const int32_t q = is_signed ? static_cast<int32_t>(static_cast<int8_t>(x)) : static_cast<int32_t>(x);
+  return static_cast<float>(q - zero) * scale;
+}
+
 void quantize_row(const float* x, uint8_t* y, const Row& r, bool is_signed) {
   const float lo = is_signed ? -128.0f : 0.0f, hi = is_signed ? 127.0f : 255.0f;
-  const __m256 vs = _mm256_set1_ps(r.scale), vz = _mm256_set1_ps(static_cast<float>(r.zero_point));
+  const float zero = static_cast<float>(r.zero_point);
+  const __m256 vs = _mm256_set1_ps(r.scale), vz = _mm256_set1_ps(zero);
   const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
   int64_t i = r.begin;
-  for (; i + 8 <= r.end; i += 8) {
-    __m256 q = _mm256_add_ps(
-        _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), vs), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vz);
-    q = _mm256_min_ps(_mm256_max_ps(q, vlo), vhi);  // max(NaN, lo) is lo
-    const __m256i w = _mm256_cvtps_epi32(q);
-    const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
-    // In range already, so either pack keeps the values.
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), is_signed ? _mm_packs_epi16(w16, w16) : _mm_packus_epi16(w16, w16));
-  }
-  for (; i < r.end; ++i) {
-    const float v = std::nearbyint(x[i] / r.scale) + static_cast<float>(r.zero_point);
-    y[i] = static_cast<uint8_t>(static_cast<int32_t>(!(v >= lo) ? lo : std::min(v, hi)));
-  }
+  for (; i + 8 <= r.end; i += 8) quantize8(x + i, vs, vz, vlo, vhi, y + i, is_signed);
+  for (; i < r.end; ++i) y[i] = quantize1(x[i], r.scale, zero, lo, hi);
 }
 
 void dequantize_row(const uint8_t* x, float* y, const Row& r, bool is_signed) {
   const __m256 vs = _mm256_set1_ps(r.scale);
   const __m256i vz = _mm256_set1_epi32(r.zero_point);
   int64_t i = r.begin;
-  for (; i + 8 <= r.end; i += 8) {
-    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i));
-    const __m256i v = is_signed ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
-    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, vz)), vs));
-  }
-  for (; i < r.end; ++i) {
-    const int32_t q = is_signed ? static_cast<int32_t>(static_cast<int8_t>(x[i])) : static_cast<int32_t>(x[i]);
-    y[i] = static_cast<float>(q - r.zero_point) * r.scale;
-  }
+  for (; i + 8 <= r.end; i += 8) dequantize8(x + i, vs, vz, y + i, is_signed);
+  for (; i < r.end; ++i) y[i] = dequantize1(x[i], r.scale, r.zero_point, is_signed);
 }
 
 // Per channel of the last axis (a smoothed projection's input): rows of `channels` values, each
@@ -78,19 +90,9 @@ void quantize_last_axis(const float* x, uint8_t* y, int64_t row_begin, int64_t r
     const float* xr = x + r * channels;
     uint8_t* yr = y + r * channels;
     int64_t c = 0;
-    for (; c + 8 <= channels; c += 8) {
-      __m256 q = _mm256_add_ps(_mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(xr + c), _mm256_loadu_ps(scale + c)),
-                                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-                               _mm256_loadu_ps(zero_point + c));
-      q = _mm256_min_ps(_mm256_max_ps(q, vlo), vhi);  // max(NaN, lo) is lo
-      const __m256i w = _mm256_cvtps_epi32(q);
-      const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(yr + c), is_signed ? _mm_packs_epi16(w16, w16) : _mm_packus_epi16(w16, w16));
-    }
-    for (; c < channels; ++c) {
-      const float v = std::nearbyint(xr[c] / scale[c]) + zero_point[c];
-      yr[c] = static_cast<uint8_t>(static_cast<int32_t>(!(v >= lo) ? lo : std::min(v, hi)));
-    }
+    for (; c + 8 <= channels; c += 8)
+      quantize8(xr + c, _mm256_loadu_ps(scale + c), _mm256_loadu_ps(zero_point + c), vlo, vhi, yr + c, is_signed);
+    for (; c < channels; ++c) yr[c] = quantize1(xr[c], scale[c], zero_point[c], lo, hi);
   }
 }
 
@@ -100,16 +102,10 @@ void dequantize_last_axis(const uint8_t* x, float* y, int64_t row_begin, int64_t
     const uint8_t* xr = x + r * channels;
     float* yr = y + r * channels;
     int64_t c = 0;
-    for (; c + 8 <= channels; c += 8) {
-      const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(xr + c));
-      const __m256i v = is_signed ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
-      const __m256i z = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(zero_point + c));
-      _mm256_storeu_ps(yr + c, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(v, z)), _mm256_loadu_ps(scale + c)));
-    }
-    for (; c < channels; ++c) {
-      const int32_t q = is_signed ? static_cast<int32_t>(static_cast<int8_t>(xr[c])) : static_cast<int32_t>(xr[c]);
-      yr[c] = static_cast<float>(q - zero_point[c]) * scale[c];
-    }
+    for (; c + 8 <= channels; c += 8)
+      dequantize8(xr + c, _mm256_loadu_ps(scale + c),
+                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(zero_point + c)), yr + c, is_signed);
+    for (; c < channels; ++c) yr[c] = dequantize1(xr[c], scale[c], zero_point[c], is_signed);
   }
 }
 
