@@ -31,6 +31,7 @@
 #include "compress/smooth_activations.h"
 #include "core/strings.h"
 #include "ir/rewrite.h"
+#include "passes/match.h"
 
 namespace ignis::compress {
 
@@ -60,14 +61,25 @@ int weight_axis(const ir::Node& n, int rank) {
   return rank >= 2 ? rank - 1 : -1;
 }
 
+// A Relu, or a Clip with constant bounds lo <= 0 <= hi (ReLU6): the calibrated range of its
+// output lies inside [lo, hi] and holds 0, so the int8 saturation of the QuantizeLinear after
+// it clamps at least as tightly, and int8 kernels fold it (fuse_qdq_into_qlinear.cc).
+bool clamps_around_zero(const ir::Graph& g, const ir::Node& n) {
+  if (!n.domain.empty()) return false;
+  if (n.op_type == "Relu") return true;
+  const auto bounds = passes::constant_clip_bounds(g, n);
+  return bounds && bounds->first <= 0.0f && bounds->second >= 0.0f;
+}
+
 // The tensors to calibrate, in node order without repeats. A target's output read only by a
-// Relu is quantized after the Relu instead (as onnxruntime places QDQ): one rounding instead
-// of two, the whole int8 range for the values that survive, and the Conv -> Relu -> Q pattern
-// that int8 kernels fuse. MatMul and Gemm outputs stay float32: in a transformer they go to
-// the bias and residual adds, which run in float32, and one int8 scale for a projection's
-// output (the residual stream's outlier channels) cost all-MiniLM-L6-v2 most of its accuracy
-// (held-out sentence-embedding cosine min 0.926 -> 0.986 without them); where another target
-// reads one, it is quantized as that target's input.
+// Relu or ReLU6-like Clip (clamps_around_zero) is quantized after it instead (as onnxruntime
+// places QDQ, which then drops the op): one rounding instead of two, the whole int8 range for
+// the values that survive, and the Conv -> Relu -> Q pattern that int8 kernels fuse. MatMul
+// and Gemm outputs stay float32: in a transformer they go to the bias and residual adds,
+// which run in float32, and one int8 scale for a projection's output (the residual stream's
+// outlier channels) cost all-MiniLM-L6-v2 most of its accuracy (held-out sentence-embedding
+// cosine min 0.926 -> 0.986 without them); where another target reads one, it is quantized
+// as that target's input.
 std::vector<std::string> activation_tensors(const ir::Graph& g, const std::vector<size_t>& targets) {
   const auto readers = ir::consumers(g);
   std::vector<std::string> out;
@@ -83,7 +95,7 @@ std::vector<std::string> activation_tensors(const ir::Graph& g, const std::vecto
     const auto r = readers.find(n.outputs[0]);
     if (r == readers.end()) continue;
     const ir::Node* only = r->second.size() == 1 ? &g.nodes[r->second[0]] : nullptr;
-    if (only && only->domain.empty() && only->op_type == "Relu" && !ir::is_graph_output(g, n.outputs[0])) {
+    if (only && clamps_around_zero(g, *only) && !ir::is_graph_output(g, n.outputs[0])) {
       if (readers.count(only->outputs[0]) || ir::is_graph_output(g, only->outputs[0])) want(only->outputs[0]);
       continue;
     }

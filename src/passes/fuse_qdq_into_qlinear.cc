@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Rewrites the QDQ form of a statically quantized convolution or matrix product into the
 // integer op, so that it runs in int8 instead of dequantize -> float op -> quantize:
-//   QuantizeLinear(Conv(DQ(x_q), DQ(w_q), [DQ(b_i32) | b]) [-> Relu], y_s, y_zp)
+//   QuantizeLinear(Conv(DQ(x_q), DQ(w_q), [DQ(b_i32) | b]) [-> Relu | Clip], y_s, y_zp)
 //     =>  QLinearConv(x_q, x_s, x_zp, w_q, w_s, w_zp, y_s, y_zp, [b_i32])
-//   QuantizeLinear(MatMul(DQ(a_q), DQ(b_q)) [-> Relu])  (or Gemm without C, alpha 1, no transA)
+//   QuantizeLinear(MatMul(DQ(a_q), DQ(b_q)) [-> Relu | Clip])  (or Gemm without C, alpha 1, no transA)
 //     =>  QLinearMatMul(a_q, a_s, a_zp, b_q', b_s, b_zp, y_s, y_zp)
 //   (b_q constant weights, or, for MatMul, a tensor computed at run time: attention's products)
 // and, at level All (onnxruntime's contrib op is no standard ONNX), fuse_qdq_into_qlinear_add:
-//   QuantizeLinear(Add(DQ(a_q), DQ(b_q)) [-> Relu], y_s, y_zp)   (a residual sum)
+//   QuantizeLinear(Add(DQ(a_q), DQ(b_q)) [-> Relu | Clip], y_s, y_zp)   (a residual sum)
 //     =>  com.microsoft QLinearAdd(a_q, a_s, a_zp, b_q, b_s, b_zp, y_s, y_zp)
 // and fuse_qdq_into_qlinear_mul likewise (a squeeze-excitation gate times its feature map):
-//   QuantizeLinear(Mul(DQ(a_q), DQ(b_q)) [-> Relu], y_s, y_zp)
+//   QuantizeLinear(Mul(DQ(a_q), DQ(b_q)) [-> Relu | Clip], y_s, y_zp)
 //     =>  com.microsoft QLinearMul(a_q, a_s, a_zp, b_q, b_s, b_zp, y_s, y_zp)
 // and fuse_qdq_into_qlinear_global_average_pool (level All, the same reason):
 //   QuantizeLinear(GlobalAveragePool(DQ(x_q)), y_s, y_zp)
@@ -29,9 +29,10 @@
 // the quantized type), float32, per tensor for x, y and a; per tensor or one per output
 // channel along axis 0 for conv weights, one per column along axis 1 for MatMul weights (0 for
 // a Gemm's transposed weights, which are transposed here); the weights are uint8/int8
-// constants, or a MatMul's B is any uint8/int8 tensor with per-tensor parameters; the float op's output (and the Relu's) feeds only the next node of the pattern
-// and is not a graph output. A Relu folds only when y's zero point is its type's minimum: then
-// the clamp at y_zp that the Relu amounts to is already the saturation. The bias: a
+// constants, or a MatMul's B is any uint8/int8 tensor with per-tensor parameters; the float
+// op's output (and the Relu's or Clip's) feeds only the next node of the pattern and is not a
+// graph output. A Relu, or a Clip with constant bounds, folds only when y's saturation
+// already clamps there (Relu: y's zero point is its type's minimum). The bias: a
 // DequantizeLinear of an int32 constant with scale x_s * w_s[c] (as the quantizers write it)
 // and zero point 0 is used as it is; any other constant bias b becomes round_half_even(b /
 // (x_s * w_s[c])) in int32, as onnxruntime's quantizer computes it.
@@ -131,9 +132,22 @@ Tensor transposed(const Tensor& w) {
   return t;
 }
 
-// The QuantizeLinear qi (per-tensor constant parameters) and the optional Relu before it:
-// the nodes matched, and the node producing what they quantize; each value between feeds
-// only the next node. A Relu folds only when y's zero point is its type's minimum.
+// Whether Q(Clip(x, lo, hi), y_s, y_zp) == Q(x, y_s, y_zp) for every x: y's own saturation
+// clamps at least as tightly, Q(lo) being the type's minimum and Q(hi) its maximum (a Relu is
+// Clip(0, inf): y_zp must be the minimum). A hundredth of a step keeps rounding ties out.
+bool saturation_implies(const QParams& y, float lo, float hi) {
+  const bool u8 = y.zero_point->dtype() == DType::U8;
+  const double qmin = u8 ? 0.0 : -128.0, qmax = u8 ? 255.0 : 127.0;
+  const double scale = y.scale->data_as<float>()[0], zp = zero_point_value(y, 0);
+  if (!(scale > 0.0)) return false;
+  const bool low = lo == -std::numeric_limits<float>::infinity() || lo / scale + zp <= qmin + 0.49;
+  const bool high = hi == std::numeric_limits<float>::infinity() || hi / scale + zp >= qmax - 0.49;
+  return low && high;
+}
+
+// The QuantizeLinear qi (per-tensor constant parameters) and the optional Relu or Clip before
+// it: the nodes matched, and the node producing what they quantize; each value between feeds
+// only the next node. The Relu / Clip folds only when y's saturation implies it.
 struct QuantizedTail {
   std::vector<int> pattern;
   int op = -1;
@@ -149,9 +163,14 @@ std::optional<QuantizedTail> quantized_tail(const ir::Graph& g, const GraphIndex
   if (!index.single_use(v)) return std::nullopt;
   int oi = index.producer(v);
   if (oi < 0) return std::nullopt;
-  if (is_onnx(g.nodes[oi], "Relu")) {
-    const int32_t type_min = yp->zero_point->dtype() == DType::U8 ? 0 : -128;
-    if (zero_point_value(*yp, 0) != type_min) return std::nullopt;
+  std::optional<std::pair<float, float>> clamp;
+  if (is_onnx(g.nodes[oi], "Relu")) clamp = std::pair{0.0f, std::numeric_limits<float>::infinity()};
+  if (is_onnx(g.nodes[oi], "Clip")) {
+    clamp = constant_clip_bounds(g, g.nodes[oi]);
+    if (!clamp) return std::nullopt;
+  }
+  if (clamp) {
+    if (!saturation_implies(*yp, clamp->first, clamp->second)) return std::nullopt;
     t.pattern.push_back(oi);
     v = g.nodes[oi].inputs[0];
     if (!index.single_use(v)) return std::nullopt;
@@ -166,7 +185,7 @@ std::optional<QuantizedTail> quantized_tail(const ir::Graph& g, const GraphIndex
 
 namespace {
 
-// Q(op(DQ(a), DQ(b)) [-> Relu]) => com.microsoft `fused_op`(a, .., b, .., y_s, y_zp) for the
+// Q(op(DQ(a), DQ(b)) [-> Relu | Clip]) => com.microsoft `fused_op`(a, .., b, .., y_s, y_zp) for the
 // float op `op` (Add or Mul).
 Result<int> fuse_qdq_binary(ir::Graph& g, std::string_view op, std::string_view fused_op) {
   return rewrite_all(g, [&](const GraphIndex& index, int qi) -> Result<bool> {
@@ -197,10 +216,10 @@ Result<int> fuse_qdq_binary(ir::Graph& g, std::string_view op, std::string_view 
 
 }  // namespace
 
-// Q(Add(DQ(a), DQ(b)) [-> Relu]) => com.microsoft QLinearAdd(a, .., b, .., y_s, y_zp).
+// Q(Add(DQ(a), DQ(b)) [-> Relu | Clip]) => com.microsoft QLinearAdd(a, .., b, .., y_s, y_zp).
 Result<int> fuse_qdq_into_qlinear_add(ir::Graph& g, const PassContext&) { return fuse_qdq_binary(g, "Add", "QLinearAdd"); }
 
-// Q(Mul(DQ(a), DQ(b)) [-> Relu]) => com.microsoft QLinearMul(a, .., b, .., y_s, y_zp): a
+// Q(Mul(DQ(a), DQ(b)) [-> Relu | Clip]) => com.microsoft QLinearMul(a, .., b, .., y_s, y_zp): a
 // squeeze-excitation gate applied to its feature map.
 Result<int> fuse_qdq_into_qlinear_mul(ir::Graph& g, const PassContext&) { return fuse_qdq_binary(g, "Mul", "QLinearMul"); }
 

@@ -122,6 +122,27 @@ void replace_nodes(ir::Graph& g, std::vector<int> pattern, ir::Node fused) {
   ir::remove_nodes(g, remove);
 }
 
+std::optional<std::pair<float, float>> constant_clip_bounds(const ir::Graph& g, const ir::Node& clip) {
+  if (!clip.domain.empty() || clip.op_type != "Clip") return std::nullopt;
+  // Before opset 11 the bounds are attributes (defaulting to the float range); from 11 they
+  // are optional scalar inputs, which must be constants here.
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  if (g.opset("") < 11) {
+    lo = clip.attrs.get_float("min", std::numeric_limits<float>::lowest());
+    hi = clip.attrs.get_float("max", std::numeric_limits<float>::max());
+  } else {
+    if (clip.inputs.size() > 3) return std::nullopt;
+    for (size_t i = 1; i < clip.inputs.size(); ++i) {
+      if (clip.inputs[i].empty()) continue;
+      auto v = scalar_constant(g, clip.inputs[i], 1);
+      if (!v) return std::nullopt;
+      (i == 1 ? lo : hi) = static_cast<float>(*v);
+    }
+  }
+  if (lo > hi) return std::nullopt;  // Clip then returns max everywhere; keep the op as written
+  return std::pair{lo, hi};
+}
+
 namespace {
 
 // A single-input activation node reading `value` as its input 0, in the form FusedConv and
@@ -156,22 +177,9 @@ bool single_node_activation(const ir::Graph& g, const ir::Node& a, ActivationMat
     return true;
   }
   if (op == "Clip") {
-    // Before opset 11 the bounds are attributes (defaulting to the float range); from 11 they
-    // are optional scalar inputs, which must be constants here.
-    float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-    if (g.opset("") < 11) {
-      lo = a.attrs.get_float("min", std::numeric_limits<float>::lowest());
-      hi = a.attrs.get_float("max", std::numeric_limits<float>::max());
-    } else {
-      if (a.inputs.size() > 3) return false;
-      for (size_t i = 1; i < a.inputs.size(); ++i) {
-        if (a.inputs[i].empty()) continue;
-        auto v = scalar_constant(g, a.inputs[i], 1);
-        if (!v) return false;
-        (i == 1 ? lo : hi) = static_cast<float>(*v);
-      }
-    }
-    if (lo > hi) return false;  // Clip then returns max everywhere; keep the op as written
+    const auto bounds = constant_clip_bounds(g, a);
+    if (!bounds) return false;
+    const auto [lo, hi] = *bounds;
     m.name = op;
     if (std::isfinite(lo) || g.opset("") < 11) m.params.push_back({"activation_min", lo});
     if (std::isfinite(hi) || g.opset("") < 11) m.params.push_back({"activation_max", hi});

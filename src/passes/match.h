@@ -71,6 +71,10 @@ bool nearly(double a, double b, double tol = 1e-6);
 // is a function of each element's value alone.
 bool elementwise_unary(const ir::Node& n);
 
+// The bounds {min, max} of a Clip whose bounds are constants (attributes before opset 11,
+// scalar inputs from 11; absent ones infinite, or the float range before 11), min <= max.
+std::optional<std::pair<float, float>> constant_clip_bounds(const ir::Graph& g, const ir::Node& clip);
+
 // For a two-input node that reads `v`, the other input ("" when `v` is not an input).
 std::string other_input(const ir::Node& n, const std::string& v);
 

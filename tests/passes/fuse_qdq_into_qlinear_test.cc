@@ -9,6 +9,7 @@
 // becomes ai.ignis MatMulIntegerToFloat;
 // fuse_qdq_into_qlinear_global_average_pool: Q(GlobalAveragePool(DQ(x))) becomes com.microsoft
 // QLinearGlobalAveragePool, within one step; and the cases they must leave alone.
+#include <optional>
 #include <tuple>
 
 #include "passes/fuse_test_util.h"
@@ -25,6 +26,7 @@ struct Pattern {
   bool per_channel = true;
   Bias bias = Bias::Int32;
   bool relu = false;
+  std::optional<std::pair<float, float>> clip = std::nullopt;  // Clip(min, max) in place of the Relu
   int y_zero_point = 128;
   bool conv_read_twice = false;
   std::string op = "Conv";  // or MatMul, Gemm (transB = 1)
@@ -57,12 +59,14 @@ ir::Graph qdq_graph(const Pattern& p) {
   std::vector<std::pair<std::string, Attribute>> attrs;
   if (conv) attrs = {{"pads", ints({1, 1, 1, 1})}};
   if (gemm) attrs = {{"transB", int_attr(1)}};
-  b.node(p.op, inputs, {p.relu ? "pre" : "v"}, attrs);
+  const bool activation = p.relu || p.clip;
+  b.node(p.op, inputs, {activation ? "pre" : "v"}, attrs);
   if (p.relu) b.node("Relu", {"pre"}, {"v"});
+  if (p.clip) b.scalar("lo", p.clip->first).scalar("hi", p.clip->second).node("Clip", {"pre", "lo", "hi"}, {"v"});
   b.node("QuantizeLinear", {"v", "ys", "yz"}, {"yq"});
   b.node("DequantizeLinear", {"yq", "ys", "yz"}, {"y"});
   b.output("y");
-  if (p.conv_read_twice) b.node("Neg", {p.relu ? "pre" : "v"}, {"z"}).output("z");
+  if (p.conv_read_twice) b.node("Neg", {activation ? "pre" : "v"}, {"z"}).output("z");
   ir::Graph g = b.graph();
   g.initializers["xz"] = filled(DType::U8, Shape{}, 128);
   g.initializers["yz"] = filled(DType::U8, Shape{}, p.y_zero_point);
@@ -128,6 +132,29 @@ TEST(FuseQdqIntoQLinear, FoldsReluOnlyWhenTheZeroPointClampsIt) {
   EXPECT_LE(optimized_vs_plain(g, random_inputs(g, input_shape(at_min), 12), OptLevel::Extended), kYScale * 1.001);
   // With y's zero point at 128 the Relu clamps at y_zp, which QLinearConv cannot express.
   EXPECT_EQ(fused_count(run_pass(passes::fuse_qdq_into_qlinear, qdq_graph({.relu = true}))), 0);
+}
+
+TEST(FuseQdqIntoQLinear, FoldsClipOnlyWhenTheSaturationImpliesIt) {
+  // y uint8 with zero point 0 represents [0, 255 * kYScale]. A Clip whose bounds lie on or
+  // beyond that range (ReLU6 under a range calibrated after it) changes nothing and folds;
+  // one that clamps inside it does not.
+  const float top = 255.0f * kYScale;
+  const std::vector<std::pair<float, float>> folds = {{0.0f, top}, {-10.0f * kYScale, 3.0f * top}};
+  const std::vector<std::pair<float, float>> stays = {{0.0f, 200.0f * kYScale}, {5.0f * kYScale, top}};
+  for (const auto& bounds : folds) {
+    const Pattern p{.clip = bounds, .y_zero_point = 0};
+    const ir::Graph g = qdq_graph(p);
+    const ir::Graph f = run_pass(passes::fuse_qdq_into_qlinear, g);
+    EXPECT_EQ(fused_count(f), 1) << bounds.first << " " << bounds.second;
+    EXPECT_EQ(count_ops(f, "Clip"), 0);
+    EXPECT_LE(optimized_vs_plain(g, random_inputs(g, input_shape(p), 13), OptLevel::Extended), kYScale * 1.001);
+  }
+  for (const auto& bounds : stays) {
+    const ir::Graph f = run_pass(passes::fuse_qdq_into_qlinear, qdq_graph({.clip = bounds, .y_zero_point = 0}));
+    EXPECT_EQ(fused_count(f), 0) << bounds.first << " " << bounds.second;
+  }
+  // With y's zero point at 128 even Clip(0, top) clamps inside y's range.
+  EXPECT_EQ(fused_count(run_pass(passes::fuse_qdq_into_qlinear, qdq_graph({.clip = std::pair{0.0f, top}}))), 0);
 }
 
 TEST(FuseQdqIntoQLinear, RewritesMatMulAndTransposedGemm) {
