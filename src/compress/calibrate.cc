@@ -24,9 +24,25 @@ namespace {
 struct TensorStats {
   float min = std::numeric_limits<float>::infinity();
   float max = -std::numeric_limits<float>::infinity();
-  std::unique_ptr<AbsHistogram> hist;  // percentile and entropy only
+  std::unique_ptr<AbsHistogram> hist;       // percentile and entropy only
+  std::unique_ptr<ChannelRanges> channels;  // by_channel tensors, until a sample does not fit
   bool float32 = true;
 };
+
+// Folds the [rows, k] values x into per-channel ranges; |x| too when `abs`.
+void update_channels(ChannelRanges& c, const float* x, int64_t rows, int64_t k, bool abs) {
+  for (int64_t r = 0; r < rows; ++r, x += k)
+    for (int64_t j = 0; j < k; ++j) {
+      const float v = x[j];
+      if (!std::isfinite(v)) {
+        if (abs && std::isinf(v)) c.abs_max[static_cast<size_t>(j)] = std::numeric_limits<float>::infinity();
+        continue;
+      }
+      c.min[static_cast<size_t>(j)] = std::min(c.min[static_cast<size_t>(j)], v);
+      c.max[static_cast<size_t>(j)] = std::max(c.max[static_cast<size_t>(j)], v);
+      if (abs) c.abs_max[static_cast<size_t>(j)] = std::max(c.abs_max[static_cast<size_t>(j)], std::fabs(v));
+    }
+}
 
 // The range `method` picks from the statistics. Percentile and entropy clip |x| at a threshold
 // T, so the range is [min, max] intersected with [-T, T].
@@ -42,8 +58,8 @@ CalibratedRange range_of(const TensorStats& s, const QuantizeOptions& o) {
   return r;
 }
 
-// `g` with `tensors` also as graph outputs, opened at the basic level (cleanups only, which
-// keep every graph output).
+// `g` with `tensors` also as graph outputs, opened at level all: as the model will run
+// (a quantized trial on int8 kernels), and fusions keep every graph output as it is.
 Result<Session> open_instrumented(const ir::Graph& g, const std::vector<std::string>& tensors, const std::string& dir) {
   ir::Graph copy = g;
   for (const auto& t : tensors) {
@@ -55,7 +71,7 @@ Result<Session> open_instrumented(const ir::Graph& g, const std::vector<std::str
   }
   IGNIS_ASSIGN_OR_RETURN(std::string bytes, onnx_io::export_model(copy));
   SessionOptions so;
-  so.optimization = OptLevel::Basic;
+  so.optimization = OptLevel::All;
   return Session::open_bytes(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), so, dir);
 }
 
@@ -111,11 +127,25 @@ Result<int64_t> run_calibration_pair(const ir::Graph& g, const ir::Graph& refere
                     [&](size_t i, const std::vector<Tensor>& values) { return visit(i, values[0], values[1]); });
 }
 
-Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir, const std::vector<std::string>& tensors,
-                              const QuantizeOptions& o) {
+Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir,
+                              const std::vector<std::string>& asked, const QuantizeOptions& o,
+                              const std::map<std::string, int64_t>& by_channel, int64_t abs_max_samples) {
+  std::vector<std::string> tensors = asked;
+  for (const auto& [name, k] : by_channel)
+    if (std::find(tensors.begin(), tensors.end(), name) == tensors.end()) tensors.push_back(name);
   std::vector<TensorStats> stats(tensors.size());
-  if (o.calibration_method != CalibrationMethod::MinMax)
-    for (auto& s : stats) s.hist = std::make_unique<AbsHistogram>();
+  std::vector<int64_t> depth(tensors.size(), 0);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (o.calibration_method != CalibrationMethod::MinMax) stats[i].hist = std::make_unique<AbsHistogram>();
+    const auto k = by_channel.find(tensors[i]);
+    if (k == by_channel.end() || k->second < 1) continue;
+    depth[i] = k->second;
+    const auto n = static_cast<size_t>(k->second);
+    stats[i].channels = std::make_unique<ChannelRanges>(
+        ChannelRanges{std::vector<float>(n, std::numeric_limits<float>::infinity()),
+                      std::vector<float>(n, -std::numeric_limits<float>::infinity()), std::vector<float>(n, 0.0f)});
+  }
+  int64_t sample_index = 0;
   // A sample's tensors are gathered, then their statistics taken on every core: reading each
   // activation (tens of MB a sample for a CNN) costs more than the run that computed it. Tensor
   // i goes to thread i % threads, spreading the large early activations.
@@ -126,6 +156,7 @@ Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir, 
     const Tensor& t = sample[i];
     if (t.dtype() != DType::F32) {
       s.float32 = false;
+      s.channels.reset();
       return;
     }
     const float* x = t.data_as<float>();
@@ -134,6 +165,10 @@ Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir, 
     s.min = std::min(s.min, r.min);
     s.max = std::max(s.max, r.max);
     if (s.hist) s.hist->add(x, n, r.min <= r.max ? std::max(-r.min, r.max) : 0.0f);
+    if (!s.channels) return;
+    const int64_t k = depth[i];
+    if (t.rank() < 1 || t.dim(t.rank() - 1) != k) s.channels.reset();
+    else update_channels(*s.channels, x, n / k, k, sample_index < abs_max_samples);
   };
   auto samples = run_calibration(g, model_dir, tensors, o, [&](size_t i, const Tensor& t) {
     sample[i] = t;
@@ -144,6 +179,7 @@ Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir, 
         for (size_t k = static_cast<size_t>(part); k < tensors.size(); k += static_cast<size_t>(threads)) update(k);
     });
     for (Tensor& held : sample) held = Tensor();
+    ++sample_index;
     return Status::ok();
   });
   if (!samples) return samples.error();
@@ -154,6 +190,7 @@ Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir, 
     if (!stats[i].float32) c.skipped.push_back(str_cat(tensors[i], ": not float32"));
     else if (!(stats[i].min <= stats[i].max)) c.skipped.push_back(str_cat(tensors[i], ": no finite values seen"));
     else c.ranges[tensors[i]] = range_of(stats[i], o);
+    if (stats[i].channels) c.channels[tensors[i]] = std::move(*stats[i].channels);
   }
   return c;
 }

@@ -20,8 +20,15 @@ struct CalibratedRange {
   float min = 0.0f, max = 0.0f;  // the range to quantize to (method applied)
 };
 
+// Per channel of a tensor's last axis (calibrate's `by_channel`).
+struct ChannelRanges {
+  std::vector<float> min, max;  // over the finite values of every sample
+  std::vector<float> abs_max;   // max |x| over the first `abs_max_samples` samples
+};
+
 struct Calibration {
   std::map<std::string, CalibratedRange> ranges;  // float32 tensors only
+  std::map<std::string, ChannelRanges> channels;  // the by_channel tensors whose last axis was K in every sample
   std::vector<std::string> skipped;               // "<tensor>: <why>" for the others
   int64_t samples = 0;
 };
@@ -44,8 +51,11 @@ Result<int64_t> run_calibration_pair(const ir::Graph& g, const ir::Graph& refere
                                      const CalibrationPairVisitor& visit);
 
 // Runs `g` (its files relative to `model_dir`) on the samples of options.calibration_data and
-// calibrates `tensors` with options.calibration_method.
+// calibrates `tensors` with options.calibration_method. For each tensor of `by_channel`
+// (name -> K, its last axis) it also keeps ChannelRanges, which SmoothQuant's factors and
+// the min/max range of x / s need, so that both come from the one pass.
 Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir, const std::vector<std::string>& tensors,
-                              const QuantizeOptions& options);
+                              const QuantizeOptions& options, const std::map<std::string, int64_t>& by_channel = {},
+                              int64_t abs_max_samples = 0);
 
 }  // namespace ignis::compress

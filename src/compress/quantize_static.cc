@@ -308,6 +308,29 @@ Status quantize_within_budget(ir::Graph& g, const std::string& dir, const std::v
   return accept(std::move(*best), hi);
 }
 
+// Min/max calibration and smoothing from one pass: the factors from the per-channel max |x|,
+// and the range of x / s, which the projections now read, from the per-channel min and max
+// (multiplying by 1 / s_j > 0 keeps the order, rounding included, so this is the range a
+// second pass over x / s would find).
+Result<std::vector<SmoothedActivation>> smooth_from_channel_ranges(ir::Graph& g, const SmoothingPlan& plan,
+                                                                   Calibration& cal) {
+  std::map<std::string, std::vector<float>> abs_max;
+  for (const auto& [name, c] : cal.channels) abs_max[name] = c.abs_max;
+  IGNIS_ASSIGN_OR_RETURN(auto smoothed, apply_smoothing(g, plan, abs_max));
+  for (const auto& a : smoothed) {
+    const ChannelRanges& c = cal.channels.at(a.value);
+    CalibratedRange r{std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+    for (size_t j = 0; j < a.inverse.size(); ++j) {
+      if (!(c.min[j] <= c.max[j])) continue;  // no finite value seen in this channel
+      r.min = std::min(r.min, c.min[j] * a.inverse[j]);
+      r.max = std::max(r.max, c.max[j] * a.inverse[j]);
+    }
+    if (r.min <= r.max) cal.ranges[a.output] = r;
+    else cal.skipped.push_back(str_cat(a.output, ": no finite values seen"));
+  }
+  return smoothed;
+}
+
 }  // namespace
 
 Status quantize_static(ir::Graph& g, const std::string& model_path, const QuantizeOptions& o, CompressReport* report) {
@@ -337,7 +360,16 @@ Status quantize_static(ir::Graph& g, const std::string& model_path, const Quanti
 
   std::error_code ec;
   const std::string dir = std::filesystem::absolute(model_path, ec).parent_path().string();
-  IGNIS_ASSIGN_OR_RETURN(const auto smoothed, smooth_activations(g, dir, targets, o));
+  IGNIS_ASSIGN_OR_RETURN(const SmoothingPlan plan, plan_smoothing(g, targets, o.smooth_alpha));
+  std::vector<SmoothedActivation> smoothed;
+  Calibration cal;
+  if (o.calibration_method == CalibrationMethod::MinMax) {
+    IGNIS_ASSIGN_OR_RETURN(cal, calibrate(g, dir, activation_tensors(g, targets), o, plan.depth, kSmoothingSamples));
+    IGNIS_ASSIGN_OR_RETURN(smoothed, smooth_from_channel_ranges(g, plan, cal));
+  } else {
+    // The histograms are of x / s, so s must be known before the calibration pass.
+    IGNIS_ASSIGN_OR_RETURN(smoothed, smooth_activations(g, dir, targets, o));
+  }
   if (!smoothed.empty()) {
     targets = find_targets();  // the Muls were sorted in
     int projections = 0;
@@ -345,7 +377,9 @@ Status quantize_static(ir::Graph& g, const std::string& model_path, const Quanti
     report->decisions.push_back(str_cat("smoothed the input channels of ", projections, " projections (", smoothed.size(),
                                         " activations) with strength ", o.smooth_alpha));
   }
-  IGNIS_ASSIGN_OR_RETURN(Calibration cal, calibrate(g, dir, activation_tensors(g, targets), o));
+  if (o.calibration_method != CalibrationMethod::MinMax) {
+    IGNIS_ASSIGN_OR_RETURN(cal, calibrate(g, dir, activation_tensors(g, targets), o));
+  }
   report->calibration_samples = cal.samples;
   report->skipped.insert(report->skipped.end(), cal.skipped.begin(), cal.skipped.end());
   if (o.max_drop) return quantize_within_budget(g, dir, targets, cal, per_channel, o, smoothed, report);

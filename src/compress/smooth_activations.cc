@@ -55,15 +55,11 @@ Tensor scaled_weight(const ir::Node& n, const Tensor& w, const std::vector<float
 
 }  // namespace
 
-Result<std::vector<SmoothedActivation>> smooth_activations(ir::Graph& g, const std::string& model_dir,
-                                                           const std::vector<size_t>& targets,
-                                                           const QuantizeOptions& o) {
-  const double alpha = o.smooth_alpha;
-  std::vector<SmoothedActivation> done;
-  if (!(alpha > 0.0)) return done;
+Result<SmoothingPlan> plan_smoothing(const ir::Graph& g, const std::vector<size_t>& targets, double alpha) {
+  SmoothingPlan plan;
+  plan.alpha = alpha;
+  if (!(alpha > 0.0)) return plan;
   if (!(alpha <= 1.0)) return invalid_argument(str_cat("the smoothing strength must be in [0, 1], got ", alpha));
-  // The projections of each activation, all of one depth K.
-  std::map<std::string, std::vector<size_t>> groups;
   std::map<std::string, int64_t> depth;
   for (size_t i : targets) {
     const int64_t k = smoothable_depth(g, g.nodes[i]);
@@ -74,47 +70,27 @@ Result<std::vector<SmoothedActivation>> smooth_activations(ir::Graph& g, const s
       continue;
     }
     depth[x] = k;
-    groups[x].push_back(i);
+    plan.projections[x].push_back(i);
   }
-  std::vector<std::string> values;
-  for (const auto& [x, k] : depth)
-    if (k > 0) values.push_back(x);
-  if (values.empty()) return done;
+  for (const auto& [x, k] : depth) {
+    if (k > 0) {
+      plan.values.push_back(x);
+      plan.depth[x] = k;
+    } else {
+      plan.projections.erase(x);
+    }
+  }
+  return plan;
+}
 
-  // max |x_j| per channel of the last axis over the first kSmoothingSamples samples (maxima
-  // settle within a few dozen, and this pass runs the whole model again: calibrating on 500
-  // samples costs about an eighth more, not twice); a value whose last axis is not K in some
-  // sample is dropped.
-  constexpr int64_t kSmoothingSamples = 64;
-  QuantizeOptions first = o;
-  first.calibration_samples =
-      o.calibration_samples > 0 ? std::min(o.calibration_samples, kSmoothingSamples) : kSmoothingSamples;
-  if (o.progress) first.progress = [&o](const std::string& line) { o.progress("smoothing: " + line); };
-  std::map<std::string, std::vector<float>> act_max;
-  for (const auto& x : values) act_max[x].assign(static_cast<size_t>(depth[x]), 0.0f);
-  IGNIS_RETURN_IF_ERROR(run_calibration(g, model_dir, values, first, [&](size_t i, const Tensor& t) {
-                          auto it = act_max.find(values[i]);
-                          if (it == act_max.end()) return Status::ok();
-                          std::vector<float>& m = it->second;
-                          const int64_t k = static_cast<int64_t>(m.size());
-                          if (t.dtype() != DType::F32 || t.rank() < 1 || t.dim(t.rank() - 1) != k) {
-                            act_max.erase(it);
-                            return Status::ok();
-                          }
-                          const float* v = t.data_as<float>();
-                          for (int64_t e = 0; e < t.numel(); ++e) {
-                            const float a = std::fabs(v[e]);
-                            float& c = m[static_cast<size_t>(e % k)];
-                            if (a > c) c = a;  // NaN stays out
-                          }
-                          return Status::ok();
-                        }).status());
-
+Result<std::vector<SmoothedActivation>> apply_smoothing(ir::Graph& g, const SmoothingPlan& plan,
+                                                        const std::map<std::string, std::vector<float>>& abs_max) {
+  std::vector<SmoothedActivation> done;
   const auto readers = ir::consumers(g);
-  for (const auto& x : values) {
-    const auto found = act_max.find(x);
-    if (found == act_max.end()) continue;
-    const std::vector<size_t>& members = groups[x];
+  for (const auto& x : plan.values) {
+    const auto found = abs_max.find(x);
+    if (found == abs_max.end() || static_cast<int64_t>(found->second.size()) != plan.depth.at(x)) continue;
+    const std::vector<size_t>& members = plan.projections.at(x);
     const size_t k = found->second.size();
     std::vector<float> w_max(k, 0.0f);
     for (size_t i : members) weight_row_max(g.nodes[i], *ir::constant_value(g, g.nodes[i].inputs[1]), w_max);
@@ -122,7 +98,7 @@ Result<std::vector<SmoothedActivation>> smooth_activations(ir::Graph& g, const s
     for (size_t j = 0; j < k; ++j) {
       const double a = found->second[j], w = w_max[j];
       if (!(a > 0.0) || !(w > 0.0) || !std::isfinite(a)) continue;  // nothing to move: 1
-      const double f = std::clamp(std::pow(a, alpha) / std::pow(w, 1.0 - alpha), 1e-5, 1e5);
+      const double f = std::clamp(std::pow(a, plan.alpha) / std::pow(w, 1.0 - plan.alpha), 1e-5, 1e5);
       s[j] = static_cast<float>(f);
       inv[j] = static_cast<float>(1.0 / f);
     }
@@ -143,6 +119,7 @@ Result<std::vector<SmoothedActivation>> smooth_activations(ir::Graph& g, const s
     a.value = x;
     a.mul = x + "/smooth";
     a.output = ir::unique_value_name(g, x + "_smoothed");
+    a.inverse = std::move(inv);
     a.projections = static_cast<int>(members.size());
     const std::string inv_name = add_initializer(g, x + "_smoothing", std::move(inv_t));
     for (size_t i : members) g.nodes[i].inputs[0] = a.output;
@@ -151,6 +128,39 @@ Result<std::vector<SmoothedActivation>> smooth_activations(ir::Graph& g, const s
   }
   IGNIS_RETURN_IF_ERROR(sort_nodes(g));
   return done;
+}
+
+Result<std::vector<SmoothedActivation>> smooth_activations(ir::Graph& g, const std::string& model_dir,
+                                                           const std::vector<size_t>& targets,
+                                                           const QuantizeOptions& o) {
+  IGNIS_ASSIGN_OR_RETURN(const SmoothingPlan plan, plan_smoothing(g, targets, o.smooth_alpha));
+  if (plan.values.empty()) return std::vector<SmoothedActivation>{};
+  // max |x_j| per channel of the last axis; a value whose last axis is not K in some sample is
+  // dropped.
+  QuantizeOptions first = o;
+  first.calibration_samples =
+      o.calibration_samples > 0 ? std::min(o.calibration_samples, kSmoothingSamples) : kSmoothingSamples;
+  if (o.progress) first.progress = [&o](const std::string& line) { o.progress("smoothing: " + line); };
+  std::map<std::string, std::vector<float>> act_max;
+  for (const auto& x : plan.values) act_max[x].assign(static_cast<size_t>(plan.depth.at(x)), 0.0f);
+  IGNIS_RETURN_IF_ERROR(run_calibration(g, model_dir, plan.values, first, [&](size_t i, const Tensor& t) {
+                          auto it = act_max.find(plan.values[i]);
+                          if (it == act_max.end()) return Status::ok();
+                          std::vector<float>& m = it->second;
+                          const int64_t k = static_cast<int64_t>(m.size());
+                          if (t.dtype() != DType::F32 || t.rank() < 1 || t.dim(t.rank() - 1) != k) {
+                            act_max.erase(it);
+                            return Status::ok();
+                          }
+                          const float* v = t.data_as<float>();
+                          for (int64_t e = 0; e < t.numel(); ++e) {
+                            const float a = std::fabs(v[e]);
+                            float& c = m[static_cast<size_t>(e % k)];
+                            if (a > c) c = a;  // NaN stays out
+                          }
+                          return Status::ok();
+                        }).status());
+  return apply_smoothing(g, plan, act_max);
 }
 
 Result<int> fold_smoothing_into_quantize(ir::Graph& g, const std::vector<SmoothedActivation>& smoothed) {

@@ -9,6 +9,8 @@
 // every weight that reads it).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,14 +24,37 @@ struct SmoothedActivation {
   std::string value;   // the activation x
   std::string mul;     // the name of the Mul node computing x / s
   std::string output;  // its output, which the projections read
+  std::vector<float> inverse;  // 1 / s_j, the Mul's constant
   int projections = 0;
 };
 
-// Divides the last-axis channels of each activation read by a MatMul / Gemm of `targets`
-// (node indices) with a constant 2-D weight by its factors (a Mul by 1 / s) and scales those
-// weights' rows by them (copies where a weight has other readers); alpha in (0, 1]. The
-// statistics come from one pass over the first 64 calibration samples. The Muls are sorted
-// in, so node indices change: callers find their targets again.
+// The factors come from max |x_j| over the first kSmoothingSamples calibration samples:
+// maxima settle within a few dozen, and where this takes a pass of its own (percentile and
+// entropy calibration) that pass stays short.
+inline constexpr int64_t kSmoothingSamples = 64;
+
+// The activations to smooth: each read as input A by a MatMul / Gemm of `targets` (node
+// indices) with a constant float32 2-D weight, every such projection of it of one depth K.
+struct SmoothingPlan {
+  double alpha = 0.0;
+  std::vector<std::string> values;                   // the activations, sorted
+  std::map<std::string, std::vector<size_t>> projections;  // per activation, its readers among targets
+  std::map<std::string, int64_t> depth;              // per activation, K
+};
+
+// The plan for strength alpha in [0, 1] (0: nothing to smooth).
+Result<SmoothingPlan> plan_smoothing(const ir::Graph& g, const std::vector<size_t>& targets, double alpha);
+
+// Divides the last-axis channels of each planned activation by its factors (a Mul by 1 / s)
+// and scales its projections' weights' rows by them (copies where a weight has other
+// readers). abs_max[x] holds max |x_j| per channel; an activation without an entry (its last
+// axis was not K in some sample) is left alone. The Muls are sorted in, so node indices
+// change: callers find their targets again.
+Result<std::vector<SmoothedActivation>> apply_smoothing(ir::Graph& g, const SmoothingPlan& plan,
+                                                        const std::map<std::string, std::vector<float>>& abs_max);
+
+// plan_smoothing and apply_smoothing with the statistics from a pass of their own over the
+// first kSmoothingSamples calibration samples.
 Result<std::vector<SmoothedActivation>> smooth_activations(ir::Graph& g, const std::string& model_dir,
                                                            const std::vector<size_t>& targets,
                                                            const QuantizeOptions& o);
