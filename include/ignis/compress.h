@@ -99,6 +99,9 @@ struct QuantizeOptions {
   // the input's QuantizeLinear (one scale per channel), so it costs nothing at run time. It
   // moves a transformer's outlier channels into the per-channel weight scales.
   double smooth_alpha = 0.7;
+  // Static: measure each quantized activation's error against the float model on the first
+  // this many samples (ActivationRange::error); 0: not measured.
+  int64_t error_samples = 0;
   // Called with one line per calibrated sample; may be empty.
   std::function<void(const std::string&)> progress;
   // Static only: the largest accuracy loss allowed (in metric units: 0.01 = one point of top-1
@@ -141,6 +144,10 @@ struct ActivationRange {
   float min = 0.0f, max = 0.0f;  // calibrated range (before the int8 grid widens it to hold 0)
   float scale = 1.0f;
   int zero_point = 0;            // int8
+  // With QuantizeOptions::error_samples: sqrt(sum (x_q - x)^2 / sum x^2) of its dequantized
+  // value in the model written against the float model's, over those samples (the error of
+  // the layers before it included); -1 when not measured.
+  double error = -1;
 };
 
 struct CompressReport {

@@ -24,9 +24,12 @@ class WeightChange:
 
 class ActivationRange:
     """One activation quantized by static quantization: its name, the calibrated range
-    (min, max) and the int8 scale and zero point written for it."""
+    (min, max), the int8 scale and zero point written for it, and with quantize(...,
+    error_samples=N) its `error`: |x_q - x| / |x| of its dequantized value in the model
+    written against the float model's, over the first N calibration samples (the error of
+    the layers before it included; None when not measured)."""
 
-    __slots__ = ("value", "min", "max", "scale", "zero_point")
+    __slots__ = ("value", "min", "max", "scale", "zero_point", "error")
 
     def __init__(self, fields):
         for name in self.__slots__:
@@ -111,6 +114,7 @@ def quantize(
     max_drop=None,
     metric="top1",
     smooth=0.7,
+    error_samples=0,
 ):
     """Reads the ONNX file `model`, quantizes it and writes the result to `output`.
 
@@ -140,6 +144,9 @@ def quantize(
     channel): a transformer's outlier channels move into the per-channel weight scales.  With
     mode="int4" the samples instead calibrate the rounding of the 4-bit weights (GPTQ): each
     MatMul's codes minimize the error of its output on the samples rather than of each weight.
+
+    error_samples (static only): measure each quantized activation's error against the float
+    model on the first N calibration samples (ActivationRange.error; 0: not measured).
 
     Weights with fewer than `min_elements` elements stay float32 (default 1024; 0 for static);
     so do the nodes named in `exclude` (dynamic, int4 and static).
@@ -203,6 +210,7 @@ def quantize(
             max_drop,
             metric,
             alpha,
+            _count(error_samples, "error_samples"),
         )
     )
 

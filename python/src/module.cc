@@ -452,6 +452,7 @@ py::dict compress_report(const CompressReport& r) {
     v["max"] = a.max;
     v["scale"] = a.scale;
     v["zero_point"] = a.zero_point;
+    v["error"] = a.error < 0 ? py::object(py::none()) : py::object(py::float_(a.error));
     activations.append(v);
   }
   py::dict d;
@@ -519,7 +520,7 @@ py::dict quantize(const std::string& input, const std::string& output, const std
                   std::optional<int64_t> min_elements, const std::vector<std::string>& exclude,
                   const std::string& calibrate, const std::string& method, double percentile, int64_t samples,
                   bool progress, int64_t block_size, std::optional<double> max_drop, const py::object& metric,
-                  double smooth) {
+                  double smooth, int64_t error_samples) {
   QuantizeOptions o;
   o.max_drop = max_drop;
   if (py::isinstance<py::str>(metric))
@@ -542,6 +543,7 @@ py::dict quantize(const std::string& input, const std::string& output, const std
   o.percentile = percentile;
   o.smooth_alpha = smooth;
   o.calibration_samples = samples;
+  o.error_samples = error_samples;
   if (progress) o.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   auto result = [&] {
     py::gil_scoped_release unlocked;
@@ -591,7 +593,7 @@ PYBIND11_MODULE(_ignis, m) {
         py::arg("min_elements"), py::arg("exclude") = std::vector<std::string>{}, py::arg("calibrate") = "",
         py::arg("method") = "minmax", py::arg("percentile") = 99.999, py::arg("samples") = 0,
         py::arg("progress") = false, py::arg("block_size") = 32, py::arg("max_drop") = py::none(),
-        py::arg("metric") = "top1", py::arg("smooth") = 0.7);
+        py::arg("metric") = "top1", py::arg("smooth") = 0.7, py::arg("error_samples") = 0);
   m.def("prune", &prune, py::arg("input"), py::arg("output"), py::arg("sparsity"), py::arg("granularity"),
         py::arg("min_elements"));
 }

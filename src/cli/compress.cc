@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // `ignis quantize` and `ignis prune`: weight compression written as a new ONNX file.
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/progress_line.h"
 #include "core/strings.h"
 #include "ignis/compress.h"
 
 namespace ignis::cli {
 
 namespace {
+
+// --report measures each activation's error against float on this many calibration samples.
+constexpr int64_t kReportErrorSamples = 16;
 
 double mib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
@@ -44,10 +49,17 @@ void print_report(const std::string& output, const CompressReport& r, bool detai
                 static_cast<long long>(c.elements), static_cast<double>(c.max_abs),
                 static_cast<double>(c.max_abs_error));
   if (!r.activations.empty())
-    std::printf("\n  %-48s %12s %12s %12s %6s\n", "activation", "min", "max", "scale", "zp");
-  for (const auto& a : r.activations)
-    std::printf("  %-48s %12.4g %12.4g %12.4g %6d\n", a.value.c_str(), static_cast<double>(a.min),
-                static_cast<double>(a.max), static_cast<double>(a.scale), a.zero_point);
+    std::printf("\n  %-48s %12s %12s %12s %6s %10s\n", "activation", "min", "max", "scale", "zp", "error");
+  for (const auto& a : r.activations) {
+    char error[32] = "-";
+    if (a.error >= 0) std::snprintf(error, sizeof error, "%.3g%%", 100.0 * a.error);
+    std::printf("  %-48s %12.4g %12.4g %12.4g %6d %10s\n", a.value.c_str(), static_cast<double>(a.min),
+                static_cast<double>(a.max), static_cast<double>(a.scale), a.zero_point, error);
+  }
+  if (!r.activations.empty() && r.activations.front().error >= 0)
+    std::printf("  (error: |x_q - x| / |x| of each dequantized activation against the float model, over the first "
+                "%lld samples)\n",
+                static_cast<long long>(std::min<int64_t>(kReportErrorSamples, r.calibration_samples)));
   if (!r.skipped.empty()) std::printf("\nskipped:\n");
   for (const auto& s : r.skipped) std::printf("  %s\n", s.c_str());
 }
@@ -55,6 +67,7 @@ void print_report(const std::string& output, const CompressReport& r, bool detai
 }  // namespace
 
 int run_quantize(const QuantizeCliOptions& opts) {
+  ProgressLine progress;
   QuantizeOptions o;
   o.mode = opts.mode == "fp16"      ? QuantizeMode::Fp16
            : opts.mode == "dynamic" ? QuantizeMode::Dynamic
@@ -76,14 +89,16 @@ int run_quantize(const QuantizeCliOptions& opts) {
     o.calibration_samples = opts.samples;
     o.max_drop = opts.max_drop;
     o.metric = opts.metric == "cosine" ? AccuracyMetric::Cosine : AccuracyMetric::Top1Disagreement;
-    o.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+    o.progress = [&progress](const std::string& line) { progress.report(line); };
   }
   if (opts.max_drop && opts.calibrate.empty())
     return fail(invalid_argument("--max-drop measures accuracy on calibration samples and needs --calibrate DATA"));
   o.per_channel = !opts.per_tensor;
   o.min_elements = opts.min_elements;
   o.exclude_nodes = opts.exclude;
+  if (opts.report && o.mode == QuantizeMode::Static) o.error_samples = kReportErrorSamples;
   auto report = quantize_model(opts.model, opts.output, o);
+  progress.finish();
   if (!report) return fail(report.error());
   print_report(opts.output, *report, opts.report, o.mode == QuantizeMode::Int4);
   return 0;

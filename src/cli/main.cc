@@ -163,7 +163,9 @@ int main(int argc, char** argv) {
                       "--max-drop: top1 (share of argmax rows that change) | cosine (1 - mean cosine to float)")
       ->default_val("top1")
       ->check(CLI::IsMember({"top1", "cosine"}));
-  c_quant->add_flag("--report", quantize.report, "print every weight changed or skipped");
+  c_quant->add_flag("--report", quantize.report,
+                    "print every weight changed or skipped; with --calibrate, each activation's range and its error "
+                    "against the float model on the first 16 samples");
 
   PruneCliOptions prune;
   auto* c_prune = app.add_subcommand("prune", "zero the smallest weights (magnitude pruning) and write a new ONNX file");

@@ -75,24 +75,27 @@ Result<Session> open_instrumented(const ir::Graph& g, const std::vector<std::str
   return Session::open_bytes(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), so, dir);
 }
 
-// Runs every graph of `graphs` on each sample; visit(i, values) gets tensor i as each computed it.
+// Runs every graph of `graphs` on each sample; visit(i, values) gets tensor i as each computed it
+// (graph s computes names[s][i]; one list serves all when names has one).
 Result<int64_t> run_graphs(const std::vector<const ir::Graph*>& graphs, const std::string& model_dir,
-                           const std::vector<std::string>& tensors, const QuantizeOptions& o,
+                           const std::vector<std::vector<std::string>>& names, const QuantizeOptions& o,
                            const std::function<Status(size_t, const std::vector<Tensor>&)>& visit) {
+  const auto tensors_of = [&](size_t s) -> const std::vector<std::string>& { return names[names.size() > 1 ? s : 0]; };
+  const std::vector<std::string>& tensors = names[0];
   IGNIS_ASSIGN_OR_RETURN(auto samples, list_calibration_samples(o.calibration_data));
   if (o.calibration_samples > 0 && samples.size() > static_cast<size_t>(o.calibration_samples))
     samples.resize(static_cast<size_t>(o.calibration_samples));
   std::vector<Session> sessions;
-  for (const ir::Graph* g : graphs) {
-    IGNIS_ASSIGN_OR_RETURN(Session session, open_instrumented(*g, tensors, model_dir));
+  for (size_t s = 0; s < graphs.size(); ++s) {
+    IGNIS_ASSIGN_OR_RETURN(Session session, open_instrumented(*graphs[s], tensors_of(s), model_dir));
     sessions.push_back(std::move(session));
   }
   for (size_t k = 0; k < samples.size(); ++k) {
     const auto start = std::chrono::steady_clock::now();
     IGNIS_ASSIGN_OR_RETURN(NamedTensors feeds, load_calibration_sample(samples[k], sessions[0].inputs()));
     std::vector<std::vector<Tensor>> outputs;
-    for (Session& session : sessions) {
-      auto out = session.run(feeds, tensors);
+    for (size_t s = 0; s < sessions.size(); ++s) {
+      auto out = sessions[s].run(feeds, tensors_of(s));
       if (!out)
         return Status(out.error().code(), str_cat("calibration sample '", samples[k].path, "': ", out.error().message()));
       outputs.push_back(std::move(*out));
@@ -116,14 +119,24 @@ Result<int64_t> run_graphs(const std::vector<const ir::Graph*>& graphs, const st
 
 Result<int64_t> run_calibration(const ir::Graph& g, const std::string& model_dir, const std::vector<std::string>& tensors,
                                 const QuantizeOptions& o, const CalibrationVisitor& visit) {
-  return run_graphs({&g}, model_dir, tensors, o,
+  return run_graphs({&g}, model_dir, {tensors}, o,
                     [&](size_t i, const std::vector<Tensor>& values) { return visit(i, values[0]); });
 }
 
 Result<int64_t> run_calibration_pair(const ir::Graph& g, const ir::Graph& reference, const std::string& model_dir,
                                      const std::vector<std::string>& tensors, const QuantizeOptions& o,
                                      const CalibrationPairVisitor& visit) {
-  return run_graphs({&g, &reference}, model_dir, tensors, o,
+  return run_graphs({&g, &reference}, model_dir, {tensors}, o,
+                    [&](size_t i, const std::vector<Tensor>& values) { return visit(i, values[0], values[1]); });
+}
+
+Result<int64_t> run_calibration_pair(const ir::Graph& g, const ir::Graph& reference, const std::string& model_dir,
+                                     const std::vector<std::string>& tensors,
+                                     const std::vector<std::string>& reference_tensors, const QuantizeOptions& o,
+                                     const CalibrationPairVisitor& visit) {
+  if (tensors.size() != reference_tensors.size())
+    return internal_error("run_calibration_pair: the two graphs' tensor lists differ in length");
+  return run_graphs({&g, &reference}, model_dir, {tensors, reference_tensors}, o,
                     [&](size_t i, const std::vector<Tensor>& values) { return visit(i, values[0], values[1]); });
 }
 

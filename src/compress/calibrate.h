@@ -49,6 +49,11 @@ using CalibrationPairVisitor = std::function<Status(size_t, const Tensor&, const
 Result<int64_t> run_calibration_pair(const ir::Graph& g, const ir::Graph& reference, const std::string& model_dir,
                                      const std::vector<std::string>& tensors, const QuantizeOptions& options,
                                      const CalibrationPairVisitor& visit);
+// The same where the reference computes reference_tensors[i] for g's tensors[i].
+Result<int64_t> run_calibration_pair(const ir::Graph& g, const ir::Graph& reference, const std::string& model_dir,
+                                     const std::vector<std::string>& tensors,
+                                     const std::vector<std::string>& reference_tensors, const QuantizeOptions& options,
+                                     const CalibrationPairVisitor& visit);
 
 // Runs `g` (its files relative to `model_dir`) on the samples of options.calibration_data and
 // calibrates `tensors` with options.calibration_method. For each tensor of `by_channel`

@@ -21,9 +21,11 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "compress/accuracy_budget.h"
+#include "compress/activation_error.h"
 #include "compress/calibrate.h"
 #include "compress/graph_edit.h"
 #include "compress/int8_weights.h"
@@ -357,6 +359,8 @@ Status quantize_static(ir::Graph& g, const std::string& model_path, const Quanti
     return found;
   };
   std::vector<size_t> targets = find_targets();
+  std::optional<ir::Graph> original;  // the float model, to measure the activations' errors against
+  if (o.error_samples > 0) original = g;
 
   std::error_code ec;
   const std::string dir = std::filesystem::absolute(model_path, ec).parent_path().string();
@@ -382,8 +386,10 @@ Status quantize_static(ir::Graph& g, const std::string& model_path, const Quanti
   }
   report->calibration_samples = cal.samples;
   report->skipped.insert(report->skipped.end(), cal.skipped.begin(), cal.skipped.end());
-  if (o.max_drop) return quantize_within_budget(g, dir, targets, cal, per_channel, o, smoothed, report);
-  return write_qdq(g, targets, cal, per_channel, o, smoothed, report);
+  if (o.max_drop) IGNIS_RETURN_IF_ERROR(quantize_within_budget(g, dir, targets, cal, per_channel, o, smoothed, report));
+  else IGNIS_RETURN_IF_ERROR(write_qdq(g, targets, cal, per_channel, o, smoothed, report));
+  if (original) return measure_activation_errors(g, *original, dir, smoothed, o, report);
+  return Status::ok();
 }
 
 }  // namespace ignis::compress

@@ -216,6 +216,42 @@ def test_cli_prints_a_progress_line_per_sample(tmp_path, calibration):
     bad = subprocess.run([exe, "quantize", str(MODEL), "-o", str(tmp_path / "x.onnx"), "--calibrate", str(folder),
                           "--mode", "dynamic"], capture_output=True, text=True)
     assert bad.returncode != 0 and "takes no --mode" in bad.stderr
+    # --report: each activation's error against float on the first min(16, samples) samples.
+    table = res.stdout[res.stdout.index("activation "):].splitlines()
+    assert table[0].split()[-1] == "error"
+    rows = [line for line in table[1:] if line.strip().endswith("%")]
+    assert len(rows) == 4, table  # the Gemm is excluded: its input is not quantized
+    assert "over the first 7 samples" in res.stdout
+
+
+def test_cli_draws_a_progress_bar_on_a_terminal(tmp_path, calibration):
+    """On a terminal the per-sample lines become one line redrawn in place behind a bar; the
+    report then starts on a line of its own."""
+    pty = pytest.importorskip("pty")
+    exe = os.environ.get("IGNIS_BIN", str(ROOT / "build" / "ignis"))
+    if not Path(exe).is_file():
+        pytest.skip(f"{exe} not built (set IGNIS_BIN)")
+    folder, _ = calibration
+    leader, follower = pty.openpty()
+    res = subprocess.run([exe, "quantize", str(MODEL), "-o", str(tmp_path / "tty.onnx"), "--calibrate", str(folder),
+                          "--samples", "5"], stdout=subprocess.PIPE, stderr=follower, check=True)
+    os.close(follower)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(leader)
+    text = drawn.decode()
+    steps = [s for s in text.split("\r\x1b[K") if s]
+    assert steps[-1].startswith("[" + "#" * 24 + "] calibration sample 5/5"), steps
+    assert any(s.startswith("[" + "#" * 9 + "." * 15 + "] calibration sample 2/5") for s in steps), steps
+    assert text.endswith("\n") and text.count("\n") == 1, text
+    assert "calibrated on 5 samples" in res.stdout.decode()
 
 
 def _outlier_model(tmp_path, rng):
@@ -385,3 +421,50 @@ def test_a_python_metric_that_fails_stops_the_quantization_clearly(tmp_path, cal
         ignis.quantize(MODEL, tmp_path / "out.onnx", calibrate=folder, samples=4, progress=False, max_drop=0.1,
                        metric=metric)
     assert not (tmp_path / "out.onnx").exists()
+
+
+def test_activation_errors_match_onnxruntime_running_both_models(tmp_path, calibration, ort):
+    """error_samples=8: each activation's |x_q - x| / |x| equals what onnxruntime measures with
+    the float model and the file written, on the first 8 samples (the DequantizeLinear output
+    in the quantized model against the float model's tensor; for the smoothed classifier
+    input, against x / s)."""
+    folder, x = calibration
+    out = tmp_path / "digits.errors.onnx"
+    report = ignis.quantize(MODEL, out, calibrate=folder, progress=False, error_samples=8)
+    plain = ignis.quantize(MODEL, tmp_path / "plain.onnx", calibrate=folder, progress=False)
+    assert all(a.error is None for a in plain.activations)
+    feeds = {"input": x[:8]}
+
+    model = onnx.load(str(out))
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    pairs = {}  # activation -> (its DequantizeLinear output, 1 / s per channel or None)
+    for act in report.activations:
+        (q,) = [n for n in model.graph.node if n.name == act.value + "/QuantizeLinear"]
+        (dq,) = [n for n in model.graph.node if n.name == act.value + "/DequantizeLinear"]
+        inverse = None
+        if inits[q.input[1]].size > 1:  # smoothing folded in: Q scale y_s / inv_j, DQ scale y_s
+            inverse = inits[dq.input[1]] / inits[q.input[1]]
+        pairs[act.value] = (dq.output[0], q.input[0], inverse)
+    for name, _, _ in pairs.values():
+        model.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+    unfused = ort.SessionOptions()
+    unfused.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    quantized = ort.InferenceSession(model.SerializeToString(), unfused, providers=["CPUExecutionProvider"])
+    original = onnx.load(str(MODEL))
+    float_names = sorted({f for _, f, _ in pairs.values()} - {"input"})
+    for name in float_names:
+        original.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+    reference = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"])
+    float_values = dict(zip(float_names, reference.run(float_names, feeds)))
+    float_values["input"] = x[:8]
+
+    for act in report.activations:
+        dq_name, float_name, inverse = pairs[act.value]
+        (got,) = quantized.run([dq_name], feeds)
+        want = float_values[float_name].astype(np.float64)
+        if inverse is not None:
+            want = want * inverse
+        expected = np.sqrt(((got - want) ** 2).sum() / (want**2).sum())
+        print(f"{act.value}: error {act.error:.5f}, onnxruntime {expected:.5f}")
+        assert act.error == pytest.approx(expected, rel=0.02, abs=1e-5), act.value
+        assert 0 < act.error < 0.2
