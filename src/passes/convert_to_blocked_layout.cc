@@ -132,6 +132,52 @@ bool concatenable(const GraphFacts& facts, const ir::Node& n) {
   return true;
 }
 
+// Whether 4-D value v is float32 with its channels whole 16-channel blocks: its blocked form
+// then has no padding lanes, so element-wise work on it is the same work on its blocks.
+bool whole_blocks(const GraphFacts& facts, const std::string& v) {
+  const ValueFact& x = facts[v];
+  return !v.empty() && x.dtype == DType::F32 && x.rank == 4 && x.dims[1].is_fixed() && x.dims[1].value % kBlock == 0;
+}
+
+// Whether node n is element-wise work that runs unchanged on blocked values (the same op on
+// the 5-D tensors): an op on each element alone (Relu, Sigmoid, Clip...) of a whole-block
+// value, or Add, Sub, Mul, Div, Max or Min of two whole-block values of one shape (an FPN's
+// sums, a residual sum left unfused).
+bool elementwise_on_blocks(const GraphFacts& facts, const ir::Node& n) {
+  if (n.outputs.size() != 1 || n.inputs.empty() || !whole_blocks(facts, n.inputs[0])) return false;
+  if (elementwise_unary(n)) return true;
+  static const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
+  return n.domain.empty() && kBinary.count(n.op_type) && n.inputs.size() == 2 && whole_blocks(facts, n.inputs[1]) &&
+         facts.same_shape(n.inputs[0], n.inputs[1]);
+}
+
+// Whether node n is a Resize (opset >= 11) of a whole-block value over H and W only, nearest
+// or linear, with constant scales or sizes: the same Resize of the blocked value with the
+// block axis added (scales [1, 1, sh, sw, 1]) resizes each pixel's block of channels whole.
+bool resize_on_blocks(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
+  if (!is_onnx(n, "Resize") || g.opset("") < 11 || n.inputs.size() < 3 || n.outputs.size() != 1) return false;
+  if (!whole_blocks(facts, n.inputs[0])) return false;
+  const std::string mode = n.attrs.get_string("mode", "nearest");
+  if ((mode != "nearest" && mode != "linear") || n.attrs.get_int("antialias", 0) != 0 ||
+      n.attrs.find("axes") != nullptr ||
+      n.attrs.get_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize")
+    return false;
+  // Scales, or sizes (scales absent or an empty tensor).
+  const Tensor* scales = n.inputs[2].empty() ? nullptr : ir::constant_value(g, n.inputs[2]);
+  if (!n.inputs[2].empty() && scales == nullptr) return false;
+  const bool by_scales = scales != nullptr && scales->numel() > 0;
+  const std::string sizes = n.inputs.size() > 3 ? n.inputs[3] : std::string();
+  if (by_scales == !sizes.empty()) return false;
+  const Tensor* t = by_scales ? scales : ir::constant_value(g, sizes);
+  if (t == nullptr || t->numel() != 4) return false;
+  const ValueFact& x = facts[n.inputs[0]];
+  if (by_scales)
+    return t->dtype() == DType::F32 && t->data_as<float>()[0] == 1.0f && t->data_as<float>()[1] == 1.0f;
+  return t->dtype() == DType::I64 && n.attrs.get_string("keep_aspect_ratio_policy", "stretch") == "stretch" &&
+         x.dims[0].is_fixed() && t->data_as<int64_t>()[0] == x.dims[0].value &&
+         t->data_as<int64_t>()[1] == x.dims[1].value;
+}
+
 // Whether node n is a strided convolution whose output rows fill at least two of the AVX-512
 // direct kernel's 12-position tiles: where that kernel beat the NCHW im2col GEMM (resnet50's
 // 3x3 stride-2 convolution to 28x28 outputs, one thread: 2.34 -> 2.11 ms) or matched it and
@@ -257,7 +303,7 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   // densenet block's Concats also read the NCHW pool before it). `conv` tells the
   // convolutions apart.
   std::vector<bool> conv(candidate);
-  enum class Joiner { None, Pool, Concat };
+  enum class Joiner { None, Pool, Concat, Elementwise, Resize };
   std::vector<Joiner> joiner(static_cast<size_t>(count), Joiner::None);
   auto made_by_candidate = [&](const std::string& v) {
     auto p = producer.find(v);
@@ -268,6 +314,8 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     Joiner j = Joiner::None;
     if (poolable(g, facts, n)) j = Joiner::Pool;
     else if (concatenable(facts, n)) j = Joiner::Concat;
+    else if (elementwise_on_blocks(facts, n)) j = Joiner::Elementwise;
+    else if (resize_on_blocks(g, facts, n)) j = Joiner::Resize;
     if (j == Joiner::None || !std::any_of(n.inputs.begin(), n.inputs.end(), made_by_candidate)) continue;
     joiner[i] = j;
     candidate[i] = true;
@@ -289,7 +337,11 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     std::vector<size_t> ks;
     if (joiner[i] == Joiner::Concat)
       for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k) ks.push_back(k);
-    else if (joiner[i] == Joiner::Pool) ks.push_back(0);
+    else if (joiner[i] == Joiner::Pool || joiner[i] == Joiner::Resize) ks.push_back(0);
+    else if (joiner[i] == Joiner::Elementwise) {
+      ks.push_back(0);
+      if (!elementwise_unary(g.nodes[i])) ks.push_back(1);  // a binary op reads both blocked
+    }
     else if (conv[i]) {
       if (!plain[i]) ks.push_back(0);
       ks.push_back(3);
@@ -482,6 +534,31 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
       n.attrs.set("block", int_attr(kBlock));
     } else if (joiner[i] == Joiner::Concat) {
       n.attrs.set("axis", int_attr(1));  // the block axis of [N, CB, H, W, block]
+    } else if (joiner[i] == Joiner::Resize) {
+      n.inputs[1].clear();  // roi: only tf_crop_and_resize reads it
+      n.inputs.resize(4);
+      const Tensor* given = n.inputs[2].empty() ? nullptr : ir::constant_value(g, n.inputs[2]);
+      const bool by_scales = given != nullptr && given->numel() > 0;
+      const Tensor& t = by_scales ? *given : *ir::constant_value(g, n.inputs[3]);
+      if (by_scales) {
+        Tensor scales = Tensor::empty(DType::F32, Shape{5});
+        const float* s4 = t.data_as<float>();
+        float* s5 = scales.data_as<float>();
+        s5[0] = s4[0], s5[1] = s4[1], s5[2] = s4[2], s5[3] = s4[3], s5[4] = 1.0f;
+        n.inputs[2] = ir::unique_value_name(g, y + "_block_scales");
+        n.inputs[3].clear();
+        g.initializers[n.inputs[2]] = std::move(scales);
+      } else {
+        Tensor sizes = Tensor::empty(DType::I64, Shape{5});
+        const int64_t* s4 = t.data_as<int64_t>();
+        int64_t* s5 = sizes.data_as<int64_t>();
+        s5[0] = s4[0], s5[1] = s4[1] / kBlock, s5[2] = s4[2], s5[3] = s4[3], s5[4] = kBlock;
+        n.inputs[2].clear();
+        n.inputs[3] = ir::unique_value_name(g, y + "_block_sizes");
+        g.initializers[n.inputs[3]] = std::move(sizes);
+      }
+    } else if (joiner[i] == Joiner::Elementwise) {
+      // The same op on the 5-D values.
     } else {
       n.op_type = "BlockedConv";
       n.domain = "ai.ignis";

@@ -6,6 +6,7 @@
 #include "passes/graph_facts.h"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_set>
 
 #include "core/broadcast.h"
@@ -227,6 +228,32 @@ ValueFact reshape_by_contents(const ValueFact& x, const std::vector<DimFact>& co
 
 // The contents (ValueFact::contents) of what node n makes from extents: Shape, and Gather,
 // Unsqueeze, Squeeze, Concat, Cast and Identity of tensors whose contents are known.
+// Resize's output: with constant scales (floor(d * s); an extent kept where s is 1) or sizes,
+// and no `axes`; else the rank alone.
+ValueFact resized(const ir::Graph& g, const ir::Node& n, const ValueFact& x) {
+  ValueFact out = with_rank(x.dtype, x.rank);
+  if (!x.has_rank() || n.attrs.find("axes") != nullptr) return out;
+  const size_t scales_at = g.opset("") < 11 ? 1 : 2;
+  const std::string scales = n.inputs.size() > scales_at ? n.inputs[scales_at] : std::string();
+  const std::string sizes = g.opset("") >= 11 && n.inputs.size() > 3 ? n.inputs[3] : std::string();
+  const Tensor* t = scales.empty() ? nullptr : ir::constant_value(g, scales);
+  if (!scales.empty() && (t == nullptr || t->numel() > 0)) {  // an empty scales tensor means sizes
+    if (t == nullptr || t->dtype() != DType::F32 || t->numel() != x.rank) return out;
+    for (int i = 0; i < x.rank; ++i) {
+      const float f = t->data_as<float>()[i];
+      if (f == 1.0f) out.dims[i] = x.dims[i];
+      else if (x.dims[i].is_fixed())
+        out.dims[i] = DimFact::fixed(static_cast<int64_t>(std::floor(static_cast<double>(x.dims[i].value) * f)));
+    }
+    return out;
+  }
+  if (sizes.empty() || n.attrs.get_string("keep_aspect_ratio_policy", "stretch") != "stretch") return out;
+  const auto v = const_ints(g, n, 3);
+  if (!v || static_cast<int>(v->size()) != x.rank) return out;
+  for (int i = 0; i < x.rank; ++i) out.dims[i] = DimFact::fixed((*v)[static_cast<size_t>(i)]);
+  return out;
+}
+
 void infer_contents(const ir::Graph& g, const ir::Node& n, const Facts& facts, std::vector<ValueFact>& out) {
   if (!n.domain.empty() || out.empty() || n.inputs.empty() || n.inputs[0].empty()) return;
   static const ValueFact unknown;
@@ -456,8 +483,9 @@ std::vector<ValueFact> infer_node(const ir::Graph& g, const ir::Node& n, const F
       }
       for (int i = 0; i < x.rank; ++i) out[0].dims[i] = i == *axis ? (fixed ? DimFact::fixed(total) : DimFact{}) : x.dims[i];
     }
-  } else if (op == "Slice" || op == "Pad" || op == "Tile" || op == "Resize" || op == "Upsample" ||
-             op == "ReverseSequence") {
+  } else if (op == "Resize") {
+    out[0] = resized(g, n, x);
+  } else if (op == "Slice" || op == "Pad" || op == "Tile" || op == "Upsample" || op == "ReverseSequence") {
     out[0] = with_rank(x.dtype, x.rank);
   } else if (op == "Split") {
     for (auto& o : out) o = with_rank(x.dtype, x.rank);

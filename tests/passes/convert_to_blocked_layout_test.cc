@@ -241,7 +241,8 @@ TEST(ConvertToBlockedLayout, LeavesAOneChannelScalingSoTheStemAfterItReadsPlain)
 
 TEST(ConvertToBlockedLayout, BlocksALoneStemWithAWideWindow) {
   // resnet's stem: image -> 7x7/2 Conv (3 -> 64) -> Relu -> 3x3/2 MaxPool -> y. Blocked on its
-  // own (one reorder of its output, back to NCHW for the Relu); a 3x3 stem alone is left.
+  // own, the Relu and the pool with it (element-wise work and pools of whole blocks join a
+  // run): one reorder, of the pooled output; a 3x3 stem alone is left.
   GraphBuilder b(17);
   b.input("image", {1, 3, 45, 38})
       .weight("w", {64, 3, 7, 7}, 30)
@@ -254,10 +255,11 @@ TEST(ConvertToBlockedLayout, BlocksALoneStemWithAWideWindow) {
   ir::Graph g = b.graph();
   auto r = passes::convert_to_blocked_layout(g, forced());
   ASSERT_TRUE(r);
-  EXPECT_EQ(*r, 1);
+  EXPECT_EQ(*r, 3);
   ASSERT_TRUE(ir::verify(g));
   EXPECT_EQ(count_op(g, "BlockChannels"), 0);
   EXPECT_EQ(count_op(g, "UnblockChannels"), 1);
+  EXPECT_EQ(count_op(g, "BlockedMaxPool"), 1);
   const NamedTensors feeds = random_inputs(b.graph(), {{1, 3, 45, 38}}, 9);
   EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-5);
 
@@ -727,6 +729,75 @@ TEST(ConvertToBlockedLayout, PoolsAWideStemBlockedWithoutTakingAnUnpayingRunAlon
   }
   const NamedTensors feeds = random_inputs(b.graph(), {{1, 3, 64, 64}}, 6);
   EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-5);
+}
+
+}  // namespace
+}  // namespace ignis::fuse_test
+
+namespace ignis::fuse_test {
+namespace {
+
+// A feature-pyramid step: x [1, 16, 12, 10] -> 1x1 (-> c) -> a -> 1x1 -> b; b pooled 2x2 ->
+// 1x1 -> s -> Resize x2 (nearest, scales) -> + b -> Relu -> Resize to 24x20 (linear, sizes)
+// -> 1x1 -> GlobalAveragePool -> y.
+GraphBuilder pyramid(int64_t c) {
+  GraphBuilder b(13);
+  b.input("x", {1, 16, 12, 10});
+  b.weight("w1", {c, 16, 1, 1}, 1)
+      .weight("w2", {c, c, 1, 1}, 2)
+      .weight("w3", {c, c, 1, 1}, 3)
+      .weight("w4", {c, c, 1, 1}, 4)
+      .constant("up2", Shape{4}, {1.0f, 1.0f, 2.0f, 2.0f})
+      .ints_constant("to", {1, c, 24, 20})
+      .node("Conv", {"x", "w1"}, {"a"})
+      .node("Conv", {"a", "w2"}, {"b"})
+      .node("MaxPool", {"b"}, {"p"}, {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}})
+      .node("Conv", {"p", "w3"}, {"s"})
+      .node("Resize", {"s", "", "up2"}, {"u"}, {{"mode", string_attr("nearest")}})
+      .node("Add", {"u", "b"}, {"sum"})
+      .node("Relu", {"sum"}, {"r"})
+      .node("Resize", {"r", "", "", "to"}, {"l"}, {{"mode", string_attr("linear")}})
+      .node("Conv", {"l", "w4"}, {"z"})
+      .node("GlobalAveragePool", {"z"}, {"y"})
+      .output("y");
+  return b;
+}
+
+TEST(ConvertToBlockedLayout, TakesResizesAndElementwiseWorkOfWholeBlocksIntoTheRun) {
+  GraphBuilder b = pyramid(32);
+  ir::Graph g = b.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced()));
+  ASSERT_TRUE(ir::verify(g));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 4);
+  // One run: the image blocked once, the pool reading the last convolution blocked.
+  EXPECT_EQ(count_op(g, "BlockChannels"), 1);
+  EXPECT_EQ(count_op(g, "UnblockChannels"), 0);
+  for (const auto& n : g.nodes) {
+    if (n.op_type != "Resize" && n.op_type != "Add" && n.op_type != "Relu") continue;
+    EXPECT_NE(n.inputs[0].find("_blocked"), std::string::npos) << n.op_type << " reads " << n.inputs[0];
+    if (n.op_type == "Resize") {
+      // The block axis added to the scales or sizes, unresized.
+      const std::string& given = n.inputs[2].empty() ? n.inputs[3] : n.inputs[2];
+      const Tensor* t = ir::constant_value(g, given);
+      ASSERT_NE(t, nullptr);
+      EXPECT_EQ(t->numel(), 5);
+    }
+  }
+  const NamedTensors feeds = random_inputs(b.graph(), {{1, 16, 12, 10}}, 6);
+  EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-5);
+
+  // 24 channels are not whole blocks: the Resizes, the Add and the Relu stay NCHW; the numbers
+  // still agree.
+  GraphBuilder partial = pyramid(24);
+  g = partial.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, forced()));
+  ASSERT_TRUE(ir::verify(g));
+  for (const auto& n : g.nodes) {
+    if (n.op_type == "Resize" || n.op_type == "Add" || n.op_type == "Relu") {
+      EXPECT_EQ(n.inputs[0].find("_blocked"), std::string::npos) << n.op_type;
+    }
+  }
+  EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(partial.graph(), feeds)), 1e-5);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// AVX2 Resize and Upsample (float32, 4-D NCHW, resizing H and W only): nearest and linear.
+// AVX2 Resize and Upsample (float32, 4-D NCHW, resizing H and W only): nearest and linear;
+// and the same over the blocked channel layout [N, CB, H, W, block] (run_blocked).
 //
 // Each run takes the reference kernel's coordinate math (core/resize_geometry.h) once per
 // output column and once per output row, into tables in scratch: the source column(s) and
@@ -158,14 +159,16 @@ class ResizeKernel final : public Kernel {
 
   Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    if (x.rank() != 4) return reference_->run(ctx);
+    if (x.rank() != 4 && x.rank() != 5) return reference_->run(ctx);
     Tensor& y = ctx.output(0);
     if (y.numel() == 0) return Status::ok();
     IGNIS_ASSIGN_OR_RETURN(const ResizeParams p, ref::resize_params_of(ctx, is_upsample_));
     if (!resize_axis_is_identity(p, 0, x.dim(0)) || !resize_axis_is_identity(p, 1, x.dim(1)) ||
-        p.mode == ResizeMode::Cubic || p.coord == ResizeCoord::TfCropAndResize)
+        (x.rank() == 5 && !resize_axis_is_identity(p, 4, x.dim(4))) || p.mode == ResizeMode::Cubic ||
+        p.coord == ResizeCoord::TfCropAndResize)
       return reference_->run(ctx);
     const Plane g{x.dim(0) * x.dim(1), x.dim(2), x.dim(3), y.dim(2), y.dim(3)};
+    if (x.rank() == 5) return run_blocked(ctx, p, g, x.dim(4), x.data_as<float>(), y.data_as<float>());
     if (p.mode == ResizeMode::Nearest) {
       run_nearest(ctx, p, g, x.data_as<float>(), y.data_as<float>());
       return Status::ok();
@@ -314,8 +317,73 @@ class ResizeKernel final : public Kernel {
       parallel_for(ctx.pool(), parts, 1, run_parts);
   }
 
+  // [N, CB, H, W, block] (the blocked channel layout): every pixel a vector of `block`
+  // floats, moved or blended whole. Linear blends the two source rows over the whole input
+  // row first (when H is resized), then each output pixel from its two source pixels.
+  Status run_blocked(KernelContext& ctx, const ResizeParams& p, const Plane& g, int64_t block, const float* x,
+                     float* y) const {
+    const bool nearest = p.mode == ResizeMode::Nearest;
+    const bool identity_h = resize_axis_is_identity(p, 2, g.ih), identity_w = resize_axis_is_identity(p, 3, g.iw);
+    ResizeTaps th, tw;
+    if (!nearest && !identity_h) th = resize_axis_taps(p, 2, g.ih);
+    if (!nearest && !identity_w) tw = resize_axis_taps(p, 3, g.iw);
+    if ((!nearest && !identity_h && th.n != 2) || (!nearest && !identity_w && tw.n != 2)) return reference_->run(ctx);
+    const int64_t in_row = g.iw * block, out_row = g.ow * block;
+    const int64_t units = g.planes * g.oh;
+    const int parts = parallel_parts(ctx.pool(), units * out_row, units);
+    const int64_t bytes = carved_bytes(g.oh, sizeof(int64_t)) + carved_bytes(g.ow, sizeof(int64_t)) +
+                          parts * carved_bytes(in_row, sizeof(float));
+    Carver carve(ctx.scratch(static_cast<size_t>(bytes)));
+    int64_t* rows = carve.take<int64_t>(g.oh);
+    int64_t* cols = carve.take<int64_t>(g.ow);
+    float* buffers = carve.take<float>(parts * round_up(in_row, 16));
+    if (nearest) {
+      nearest_sources(p, 2, g.ih, g.oh, rows);
+      nearest_sources(p, 3, g.iw, g.ow, cols);
+    }
+    auto run_parts = [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part) {
+        float* buf = buffers + part * round_up(in_row, 16);
+        const int64_t r0 = units * part / parts, r1 = units * (part + 1) / parts;
+        for (int64_t r = r0; r < r1; ++r) {
+          const int64_t plane = r / g.oh, o = r % g.oh;
+          const float* xp = x + plane * g.ih * in_row;
+          float* dst = y + r * out_row;
+          if (nearest) {
+            if (o > 0 && r > r0 && rows[o] == rows[o - 1]) {
+              std::copy(dst - out_row, dst, dst);  // the row above had the same source row
+              continue;
+            }
+            const float* src = xp + rows[o] * in_row;
+            for (int64_t c = 0; c < g.ow; ++c) std::copy_n(src + cols[c] * block, block, dst + c * block);
+            continue;
+          }
+          const float* row = xp + o * in_row;
+          if (!identity_h) {
+            blend_rows(xp + th.index[o * 2] * in_row, static_cast<float>(th.weight[o * 2]),
+                       xp + th.index[o * 2 + 1] * in_row, static_cast<float>(th.weight[o * 2 + 1]), in_row, buf);
+            row = buf;
+          }
+          if (identity_w) {
+            std::copy_n(row, out_row, dst);
+            continue;
+          }
+          for (int64_t c = 0; c < g.ow; ++c)
+            blend_rows(row + tw.index[c * 2] * block, static_cast<float>(tw.weight[c * 2]),
+                       row + tw.index[c * 2 + 1] * block, static_cast<float>(tw.weight[c * 2 + 1]), block,
+                       dst + c * block);
+        }
+      }
+    };
+    if (parts == 1)
+      run_parts(0, 1);
+    else
+      parallel_for(ctx.pool(), parts, 1, run_parts);
+    return Status::ok();
+  }
+
   bool is_upsample_ = false;
-  std::unique_ptr<Kernel> reference_;  // other ranks, resized N or C, cubic, tf_crop_and_resize, antialias
+  std::unique_ptr<Kernel> reference_;  // other ranks, resized N, C or block, cubic, tf_crop_and_resize, antialias
 };
 
 }  // namespace

@@ -5,7 +5,8 @@
 // from the sizes input; widths below and above the 8-float window a permute picks from,
 // output widths around multiples of 8, a single output row or column, one axis resized, planes
 // enough to split over two threads; and configurations the fast kernel hands back to the
-// reference (resized N or C, cubic, tf_crop_and_resize, antialiased downscaling, 3-D inputs).
+// reference (resized N or C, cubic, tf_crop_and_resize, antialiased downscaling, 3-D inputs);
+// and 5-D inputs in the blocked channel layout, H and W resized.
 // Values are interpolated, not summed: depth 2 covers the two-tap sums.
 #include "core/strings.h"
 #include "kernels/cases/cases.h"
@@ -143,6 +144,17 @@ std::vector<KernelCase> resize_cases() {
                           .roi = {0, 0, 0.1, 0.2, 1, 1, 0.9, 1.1}}));
   cases.push_back(resize({.x = {2, 5, 9}, .scales = {1, 1, 2}, .mode = "linear"}));
   cases.push_back(resize({.x = {1, 2, 3, 4, 5}, .scales = {1, 1, 2, 2, 2}}));
+  // The blocked channel layout [N, CB, H, W, block]: H and W resized, each pixel's block of
+  // channels moved or blended whole (run_blocked).
+  for (const char* coord : {"half_pixel", "asymmetric", "align_corners"}) {
+    cases.push_back(resize({.x = {1, 2, 5, 7, 16}, .scales = {1, 1, 2, 2, 1}, .coord = coord, .nearest = "floor"}));
+    cases.push_back(resize({.x = {1, 2, 5, 7, 16}, .scales = {1, 1, 2, 2, 1}, .mode = "linear", .coord = coord}));
+  }
+  cases.push_back(resize({.x = {2, 3, 6, 9, 8}, .sizes = {2, 3, 13, 4, 8}, .mode = "linear"}));     // up H, down W
+  cases.push_back(resize({.x = {1, 2, 7, 10, 16}, .scales = {1, 1, 1, 3, 1}, .mode = "linear"}));  // W only
+  cases.push_back(resize({.x = {1, 2, 7, 10, 16}, .scales = {1, 1, 3, 1, 1}, .mode = "linear"}));  // H only
+  cases.push_back(resize({.x = {1, 4, 16, 20, 16}, .scales = {1, 1, 2, 2, 1}, .nearest = "round_prefer_ceil"}));
+  cases.push_back(resize({.x = {1, 2, 5, 7, 16}, .scales = {1, 1, 2, 2, 2}}));  // the block resized: reference
   return cases;
 }
 
