@@ -455,11 +455,25 @@ template <class C>
 void run_recurrent(const Params& p, const Io<C>& io, KernelContext& ctx, const RecurrentKernels* prod) {
   // Entries past a sequence's end are never written by the steps; the spec wants zeros.
   if (io.y && io.lens) std::fill(io.y, io.y + p.seq * p.dirs * p.batch * p.hidden, C(0));
-  const Work<C> w = carve_work(p, static_cast<C*>(ctx.scratch(std::max<size_t>(1, work_elements(p)) * sizeof(C))));
-  for (int64_t d = 0; d < p.dirs; ++d) {
-    project_inputs(p, io, d, w, prod, ctx.pool());
-    DirectionRunner<C>(p, io, d, w, prod, ctx.pool()).run();
+  // A bidirectional op on two or more threads runs its two time loops side by side, one
+  // thread each: a step is too little work to split (a pool hand-off per step), and the
+  // directions are independent.
+  ThreadPool* pool = ctx.pool();
+  const bool side_by_side = p.dirs == 2 && pool != nullptr && pool->threads() >= 2;
+  const size_t elements = std::max<size_t>(1, work_elements(p));
+  C* scratch = static_cast<C*>(ctx.scratch(elements * sizeof(C) * (side_by_side ? 2 : 1)));
+  const Work<C> work[2] = {carve_work(p, scratch), carve_work(p, side_by_side ? scratch + elements : scratch)};
+  if (!side_by_side) {
+    for (int64_t d = 0; d < p.dirs; ++d) {
+      project_inputs(p, io, d, work[0], prod, pool);
+      DirectionRunner<C>(p, io, d, work[0], prod, pool).run();
+    }
+    return;
   }
+  for (int64_t d = 0; d < 2; ++d) project_inputs(p, io, d, work[d], prod, pool);
+  pool->parallel_for(2, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t d = begin; d < end; ++d) DirectionRunner<C>(p, io, d, work[d], prod, nullptr).run();
+  });
 }
 
 // Inputs 0..7 and outputs 0..2 of the node as C buffers (null when absent).
