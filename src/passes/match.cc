@@ -150,28 +150,28 @@ namespace {
 bool single_node_activation(const ir::Graph& g, const ir::Node& a, ActivationMatch& m) {
   if (a.outputs.size() != 1 || a.inputs.empty()) return false;
   if (a.domain == "ai.ignis" && a.op_type == "Gelu") {
-    m.name = a.attrs.get_string("approximate", "none") == "tanh" ? "GeluTanh" : "Gelu";
+    m.kind = a.attrs.get_string("approximate", "none") == "tanh" ? Activation::GeluTanh : Activation::Gelu;
     return true;
   }
   if (!a.domain.empty()) return false;
   const std::string& op = a.op_type;
   if (op == "Relu" || op == "Sigmoid" || op == "HardSwish") {
-    m.name = op;
+    m.kind = *activation_from_name(op);
     return true;
   }
   if (op == "Gelu") {
     const std::string approx = a.attrs.get_string("approximate", "none");
     if (approx != "none" && approx != "tanh") return false;
-    m.name = approx == "tanh" ? "GeluTanh" : "Gelu";
+    m.kind = approx == "tanh" ? Activation::GeluTanh : Activation::Gelu;
     return true;
   }
   if (op == "LeakyRelu") {
-    m.name = op;
+    m.kind = Activation::LeakyRelu;
     m.params = {{"activation_alpha", a.attrs.get_float("alpha", 0.01f)}};
     return true;
   }
   if (op == "HardSigmoid") {
-    m.name = op;
+    m.kind = Activation::HardSigmoid;
     m.params = {{"activation_alpha", a.attrs.get_float("alpha", 0.2f)},
                 {"activation_beta", a.attrs.get_float("beta", 0.5f)}};
     return true;
@@ -180,7 +180,7 @@ bool single_node_activation(const ir::Graph& g, const ir::Node& a, ActivationMat
     const auto bounds = constant_clip_bounds(g, a);
     if (!bounds) return false;
     const auto [lo, hi] = *bounds;
-    m.name = op;
+    m.kind = Activation::Clip;
     if (std::isfinite(lo) || g.opset("") < 11) m.params.push_back({"activation_min", lo});
     if (std::isfinite(hi) || g.opset("") < 11) m.params.push_back({"activation_max", hi});
     return true;
@@ -215,7 +215,7 @@ std::optional<ActivationMatch> match_activation(const GraphIndex& index, const s
         continue;
       if (sig.inputs[0] != value || other_input(mul, value) != sig.outputs[0]) continue;
       if (!index.single_use(sig.outputs[0])) continue;
-      m.name = "SiLU";
+      m.kind = Activation::SiLU;
       m.nodes = {si, mi};
       m.output = mul.outputs[0];
       return m;
@@ -227,7 +227,7 @@ std::optional<ActivationMatch> match_activation(const GraphIndex& index, const s
 void set_activation(ir::Node& fused, const ActivationMatch& m) {
   Attribute name;
   name.kind = Attribute::Kind::String;
-  name.s = m.name;
+  name.s = std::string(activation_name(m.kind));
   fused.attrs.set("activation", name);
   for (const auto& [key, v] : m.params) {
     Attribute a;

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/activation.h"
 #include "ignis/status.h"
 #include "ir/graph.h"
 #include "passes/graph_facts.h"
@@ -98,7 +99,7 @@ void replace_nodes(ir::Graph& g, std::vector<int> pattern, ir::Node fused);
 struct ActivationMatch {
   std::vector<int> nodes;  // the matched nodes
   std::string output;      // the value the activation produces
-  std::string name;        // "Relu", "Clip", ... (docs/ops_ai_ignis.md)
+  Activation kind = Activation::None;  // written as its name (core/activation.h)
   std::vector<std::pair<std::string, float>> params;  // activation_min, activation_alpha, ...
 };
 

@@ -76,7 +76,7 @@ Status unblock_channels_kernel(KernelContext& ctx) {
 // Scratch holds the unblocked X [N, C, H, W], the unblocked Z [N, M, OH, OW] when present,
 // and the FusedConv result [N, M, OH, OW]. FusedConv ignores the `block` attribute.
 Status blocked_conv_kernel(KernelContext& ctx) {
-  static const KernelDef* const fused_conv = KernelRegistry::global().find_by_id("ref/fusedconv");
+  static const KernelDef* const fused_conv = KernelRegistry::global().reference("ai.ignis", "FusedConv", 1, DType::F32);
   if (fused_conv == nullptr || fused_conv->fn == nullptr)
     return internal_error("the reference FusedConv kernel is not registered");
   const Tensor& x = ctx.input(0);
@@ -117,9 +117,9 @@ Status blocked_conv_kernel(KernelContext& ctx) {
 
 // Scratch holds the unblocked X [N, CB * b, H, W] and the MaxPool result [N, CB * b, OH, OW].
 Status blocked_max_pool_kernel(KernelContext& ctx) {
-  static const KernelDef* const max_pool = KernelRegistry::global().find_by_id("ref/maxpool");
-  if (max_pool == nullptr || max_pool->fn == nullptr) return internal_error("the reference MaxPool kernel is not registered");
   constexpr int64_t kMaxPoolOpset = 12;  // the ai.onnx MaxPool whose attributes BlockedMaxPool takes
+  static const KernelDef* const max_pool = KernelRegistry::global().reference("", "MaxPool", kMaxPoolOpset, DType::F32);
+  if (max_pool == nullptr || max_pool->fn == nullptr) return internal_error("the reference MaxPool kernel is not registered");
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   const int64_t n = x.dim(0), c = x.dim(1) * x.dim(4), b = x.dim(4);
@@ -167,11 +167,11 @@ void transpose_bytes(const uint8_t* src, uint8_t* dst, int64_t n, int64_t positi
 
 // Scratch holds X as NCHW and Y as NCHW.
 Status qlinear_conv_nhwc_kernel(KernelContext& ctx) {
-  static const KernelDef* const qlinear_conv = KernelRegistry::global().find_by_id("ref/qlinearconv");
-  if (qlinear_conv == nullptr || qlinear_conv->fn == nullptr)
-    return internal_error("the reference QLinearConv kernel is not registered");
   constexpr int64_t kQLinearConvOpset = 10;  // the ai.onnx QLinearConv whose inputs QLinearConvNhwc takes
   const Tensor& x = ctx.input(0);
+  const KernelDef* const qlinear_conv = KernelRegistry::global().reference("", "QLinearConv", kQLinearConvOpset, x.dtype());
+  if (qlinear_conv == nullptr || qlinear_conv->fn == nullptr)
+    return internal_error("the reference QLinearConv kernel is not registered");
   Tensor& y = ctx.output(0);
   const int64_t n = x.dim(0), c = x.dim(3), m = y.dim(3);
   const int64_t x_bytes = x.numel(), y_bytes = y.numel();
