@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "compress/calibrate.h"
 #include "core/strings.h"
@@ -16,13 +17,12 @@ namespace ignis::compress {
 
 namespace {
 
-// Whether `g` computes or is fed `value`.
-bool defines(const ir::Graph& g, const std::string& value) {
-  for (const auto& in : g.inputs)
-    if (in.name == value) return true;
-  for (const auto& n : g.nodes)
-    if (std::find(n.outputs.begin(), n.outputs.end(), value) != n.outputs.end()) return true;
-  return false;
+// The values `g` computes or is fed.
+std::set<std::string> defined_values(const ir::Graph& g) {
+  std::set<std::string> out;
+  for (const auto& in : g.inputs) out.insert(in.name);
+  for (const auto& n : g.nodes) out.insert(n.outputs.begin(), n.outputs.end());
+  return out;
 }
 
 }  // namespace
@@ -34,6 +34,7 @@ Status measure_activation_errors(const ir::Graph& quantized, const ir::Graph& fl
   std::map<std::string, const ir::Node*> by_name;
   for (const auto& n : quantized.nodes) by_name[n.name] = &n;
   std::map<std::string, const SmoothedActivation*> smoothing;  // by the Mul's output
+  const std::set<std::string> float_values = defined_values(float_graph);
   for (const auto& a : smoothed) smoothing[a.output] = &a;
 
   // write_qdq names the pair of activation x "x/QuantizeLinear" and "x/DequantizeLinear".
@@ -49,7 +50,7 @@ Status measure_activation_errors(const ir::Graph& quantized, const ir::Graph& fl
       continue;
     const auto s = smoothing.find(x);
     const std::string& float_value = s == smoothing.end() ? x : s->second->value;
-    if (!defines(float_graph, float_value)) continue;
+    if (!float_values.count(float_value)) continue;
     dequantized.push_back(dq->second->outputs[0]);
     reference.push_back(float_value);
     which.push_back(k);

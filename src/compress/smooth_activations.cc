@@ -135,31 +135,17 @@ Result<std::vector<SmoothedActivation>> smooth_activations(ir::Graph& g, const s
                                                            const QuantizeOptions& o) {
   IGNIS_ASSIGN_OR_RETURN(const SmoothingPlan plan, plan_smoothing(g, targets, o.smooth_alpha));
   if (plan.values.empty()) return std::vector<SmoothedActivation>{};
-  // max |x_j| per channel of the last axis; a value whose last axis is not K in some sample is
-  // dropped.
+  // max |x_j| per channel of the last axis (calibrate's per-channel ranges, min/max only: no
+  // histograms); a value whose last axis is not K in some sample is dropped.
   QuantizeOptions first = o;
+  first.calibration_method = CalibrationMethod::MinMax;
   first.calibration_samples =
       o.calibration_samples > 0 ? std::min(o.calibration_samples, kSmoothingSamples) : kSmoothingSamples;
   if (o.progress) first.progress = [&o](const std::string& line) { o.progress("smoothing: " + line); };
+  IGNIS_ASSIGN_OR_RETURN(const Calibration cal,
+                         calibrate(g, model_dir, plan.values, first, plan.depth, kSmoothingSamples));
   std::map<std::string, std::vector<float>> act_max;
-  for (const auto& x : plan.values) act_max[x].assign(static_cast<size_t>(plan.depth.at(x)), 0.0f);
-  IGNIS_RETURN_IF_ERROR(run_calibration(g, model_dir, plan.values, first, [&](size_t i, const Tensor& t) {
-                          auto it = act_max.find(plan.values[i]);
-                          if (it == act_max.end()) return Status::ok();
-                          std::vector<float>& m = it->second;
-                          const int64_t k = static_cast<int64_t>(m.size());
-                          if (t.dtype() != DType::F32 || t.rank() < 1 || t.dim(t.rank() - 1) != k) {
-                            act_max.erase(it);
-                            return Status::ok();
-                          }
-                          const float* v = t.data_as<float>();
-                          for (int64_t e = 0; e < t.numel(); ++e) {
-                            const float a = std::fabs(v[e]);
-                            float& c = m[static_cast<size_t>(e % k)];
-                            if (a > c) c = a;  // NaN stays out
-                          }
-                          return Status::ok();
-                        }).status());
+  for (const auto& [x, c] : cal.channels) act_max[x] = c.abs_max;
   return apply_smoothing(g, plan, act_max);
 }
 

@@ -151,6 +151,21 @@ bool elementwise_on_blocks(const GraphFacts& facts, const ir::Node& n) {
          facts.same_shape(n.inputs[0], n.inputs[1]);
 }
 
+// The constant target of a Resize (opset >= 11): its scales, or its sizes where scales is
+// absent or an empty tensor; null when neither is a constant or both are given.
+struct ResizeTarget {
+  const Tensor* values = nullptr;
+  bool scales = false;
+};
+ResizeTarget resize_target(const ir::Graph& g, const ir::Node& n) {
+  const Tensor* scales = n.inputs.size() > 2 && !n.inputs[2].empty() ? ir::constant_value(g, n.inputs[2]) : nullptr;
+  if (n.inputs.size() > 2 && !n.inputs[2].empty() && scales == nullptr) return {};
+  const bool by_scales = scales != nullptr && scales->numel() > 0;
+  const std::string sizes = n.inputs.size() > 3 ? n.inputs[3] : std::string();
+  if (by_scales == !sizes.empty()) return {};
+  return {by_scales ? scales : ir::constant_value(g, sizes), by_scales};
+}
+
 // Whether node n is a Resize (opset >= 11) of a whole-block value over H and W only, nearest
 // or linear, with constant scales or sizes: the same Resize of the blocked value with the
 // block axis added (scales [1, 1, sh, sw, 1]) resizes each pixel's block of channels whole.
@@ -162,20 +177,41 @@ bool resize_on_blocks(const ir::Graph& g, const GraphFacts& facts, const ir::Nod
       n.attrs.find("axes") != nullptr ||
       n.attrs.get_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize")
     return false;
-  // Scales, or sizes (scales absent or an empty tensor).
-  const Tensor* scales = n.inputs[2].empty() ? nullptr : ir::constant_value(g, n.inputs[2]);
-  if (!n.inputs[2].empty() && scales == nullptr) return false;
-  const bool by_scales = scales != nullptr && scales->numel() > 0;
-  const std::string sizes = n.inputs.size() > 3 ? n.inputs[3] : std::string();
-  if (by_scales == !sizes.empty()) return false;
-  const Tensor* t = by_scales ? scales : ir::constant_value(g, sizes);
+  const ResizeTarget target = resize_target(g, n);
+  const Tensor* t = target.values;
   if (t == nullptr || t->numel() != 4) return false;
   const ValueFact& x = facts[n.inputs[0]];
-  if (by_scales)
+  if (target.scales)
     return t->dtype() == DType::F32 && t->data_as<float>()[0] == 1.0f && t->data_as<float>()[1] == 1.0f;
   return t->dtype() == DType::I64 && n.attrs.get_string("keep_aspect_ratio_policy", "stretch") == "stretch" &&
          x.dims[0].is_fixed() && t->data_as<int64_t>()[0] == x.dims[0].value &&
          t->data_as<int64_t>()[1] == x.dims[1].value;
+}
+
+// Rewrites Resize n (resize_on_blocks) to read its blocked input: roi dropped (only
+// tf_crop_and_resize reads it), the block axis appended to the scales (1) or the sizes
+// (channels counted in blocks, then the block), as a new initializer named after output y.
+void block_resize(ir::Graph& g, ir::Node& n, const std::string& y) {
+  const ResizeTarget target = resize_target(g, n);
+  const Tensor& t = *target.values;
+  n.inputs.resize(4);
+  n.inputs[1].clear();
+  if (target.scales) {
+    Tensor scales = Tensor::empty(DType::F32, Shape{5});
+    std::copy_n(t.data_as<float>(), 4, scales.data_as<float>());
+    scales.data_as<float>()[4] = 1.0f;
+    n.inputs[2] = ir::unique_value_name(g, y + "_block_scales");
+    n.inputs[3].clear();
+    g.initializers[n.inputs[2]] = std::move(scales);
+    return;
+  }
+  Tensor sizes = Tensor::empty(DType::I64, Shape{5});
+  const int64_t* s4 = t.data_as<int64_t>();
+  int64_t* s5 = sizes.data_as<int64_t>();
+  s5[0] = s4[0], s5[1] = s4[1] / kBlock, s5[2] = s4[2], s5[3] = s4[3], s5[4] = kBlock;
+  n.inputs[2].clear();
+  n.inputs[3] = ir::unique_value_name(g, y + "_block_sizes");
+  g.initializers[n.inputs[3]] = std::move(sizes);
 }
 
 // Whether node n is a strided convolution whose output rows fill at least two of the AVX-512
@@ -535,28 +571,7 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
     } else if (joiner[i] == Joiner::Concat) {
       n.attrs.set("axis", int_attr(1));  // the block axis of [N, CB, H, W, block]
     } else if (joiner[i] == Joiner::Resize) {
-      n.inputs[1].clear();  // roi: only tf_crop_and_resize reads it
-      n.inputs.resize(4);
-      const Tensor* given = n.inputs[2].empty() ? nullptr : ir::constant_value(g, n.inputs[2]);
-      const bool by_scales = given != nullptr && given->numel() > 0;
-      const Tensor& t = by_scales ? *given : *ir::constant_value(g, n.inputs[3]);
-      if (by_scales) {
-        Tensor scales = Tensor::empty(DType::F32, Shape{5});
-        const float* s4 = t.data_as<float>();
-        float* s5 = scales.data_as<float>();
-        s5[0] = s4[0], s5[1] = s4[1], s5[2] = s4[2], s5[3] = s4[3], s5[4] = 1.0f;
-        n.inputs[2] = ir::unique_value_name(g, y + "_block_scales");
-        n.inputs[3].clear();
-        g.initializers[n.inputs[2]] = std::move(scales);
-      } else {
-        Tensor sizes = Tensor::empty(DType::I64, Shape{5});
-        const int64_t* s4 = t.data_as<int64_t>();
-        int64_t* s5 = sizes.data_as<int64_t>();
-        s5[0] = s4[0], s5[1] = s4[1] / kBlock, s5[2] = s4[2], s5[3] = s4[3], s5[4] = kBlock;
-        n.inputs[2].clear();
-        n.inputs[3] = ir::unique_value_name(g, y + "_block_sizes");
-        g.initializers[n.inputs[3]] = std::move(sizes);
-      }
+      block_resize(g, n, y);
     } else if (joiner[i] == Joiner::Elementwise) {
       // The same op on the 5-D values.
     } else {
