@@ -76,6 +76,12 @@ enum class CalibrationMethod {
 struct QuantizeOptions {
   QuantizeMode mode = QuantizeMode::Int8;
   bool per_channel = true;
+  // Dynamic only (other modes reject it): each activation gets one scale per row (its last
+  // axis) instead of one per tensor: symmetric int8, scale = max(max |x_row|, 1e-30) / 127,
+  // written in standard ops (Abs, ReduceMax, Max, Div, Round, Clip, Cast) that onnxruntime runs
+  // too and ignis fuses into one kernel; each product is then scaled by W's scale and by its
+  // row's.
+  bool per_row = false;
   // Smaller weights (biases, depthwise kernels) stay float32. Unset: 1024, and 0 for Static,
   // where every Conv/MatMul/Gemm of the model computes in int8.
   std::optional<int64_t> min_elements;

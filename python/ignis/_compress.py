@@ -115,6 +115,7 @@ def quantize(
     metric="top1",
     smooth=0.7,
     error_samples=0,
+    per_row=False,
 ):
     """Reads the ONNX file `model`, quantizes it and writes the result to `output`.
 
@@ -125,7 +126,9 @@ def quantize(
     whose B is a constant 2-D float32 weight computed in int8: DynamicQuantizeLinear on the
     activation, one per activation tensor, then MatMulInteger -> Cast -> Mul(scale)
     [-> Add(bias)], as onnxruntime's quantize_dynamic writes; int8 weights with one scale per
-    output column unless per_channel=False), "int4" (MatMul whose B is a constant 2-D float32
+    output column unless per_channel=False; with per_row=True each activation row, its last
+    axis, gets its own symmetric int8 scale instead, written in standard ops that ignis fuses
+    into one kernel), "int4" (MatMul whose B is a constant 2-D float32
     weight becomes com.microsoft MatMulNBits, which onnxruntime runs too: 4-bit asymmetric
     codes with a scale and zero point per `block_size` depths of each column) or "static"
     (the default with `calibrate`).
@@ -211,6 +214,7 @@ def quantize(
             metric,
             alpha,
             _count(error_samples, "error_samples"),
+            bool(per_row),
         )
     )
 

@@ -520,8 +520,9 @@ py::dict quantize(const std::string& input, const std::string& output, const std
                   std::optional<int64_t> min_elements, const std::vector<std::string>& exclude,
                   const std::string& calibrate, const std::string& method, double percentile, int64_t samples,
                   bool progress, int64_t block_size, std::optional<double> max_drop, const py::object& metric,
-                  double smooth, int64_t error_samples) {
+                  double smooth, int64_t error_samples, bool per_row) {
   QuantizeOptions o;
+  o.per_row = per_row;
   o.max_drop = max_drop;
   if (py::isinstance<py::str>(metric))
     o.metric = metric.cast<std::string>() == "cosine" ? AccuracyMetric::Cosine : AccuracyMetric::Top1Disagreement;
@@ -593,7 +594,8 @@ PYBIND11_MODULE(_ignis, m) {
         py::arg("min_elements"), py::arg("exclude") = std::vector<std::string>{}, py::arg("calibrate") = "",
         py::arg("method") = "minmax", py::arg("percentile") = 99.999, py::arg("samples") = 0,
         py::arg("progress") = false, py::arg("block_size") = 32, py::arg("max_drop") = py::none(),
-        py::arg("metric") = "top1", py::arg("smooth") = 0.7, py::arg("error_samples") = 0);
+        py::arg("metric") = "top1", py::arg("smooth") = 0.7, py::arg("error_samples") = 0,
+        py::arg("per_row") = false);
   m.def("prune", &prune, py::arg("input"), py::arg("output"), py::arg("sparsity"), py::arg("granularity"),
         py::arg("min_elements"));
 }

@@ -68,6 +68,7 @@ struct QuantizeCliOptions {
   std::string output;
   std::string mode = "int8";
   bool per_tensor = false;
+  bool per_row = false;  // --mode dynamic: one scale per activation row
   int64_t block_size = 32;  // int4
   bool mode_given = false;  // --mode on the command line (only int4 goes with --calibrate)
   std::optional<int64_t> min_elements;

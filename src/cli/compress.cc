@@ -94,6 +94,7 @@ int run_quantize(const QuantizeCliOptions& opts) {
   if (opts.max_drop && opts.calibrate.empty())
     return fail(invalid_argument("--max-drop measures accuracy on calibration samples and needs --calibrate DATA"));
   o.per_channel = !opts.per_tensor;
+  o.per_row = opts.per_row;
   o.min_elements = opts.min_elements;
   o.exclude_nodes = opts.exclude;
   if (opts.report && o.mode == QuantizeMode::Static) o.error_samples = kReportErrorSamples;

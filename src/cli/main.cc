@@ -134,6 +134,9 @@ int main(int argc, char** argv) {
   bool per_channel = false;  // the default; the flag exists to say so explicitly
   c_quant->add_flag("--per-channel", per_channel, "one scale per output channel of each weight (the default)")
       ->excludes(per_tensor);
+  c_quant->add_flag("--per-row", quantize.per_row,
+                    "--mode dynamic: one symmetric int8 scale per activation row (last axis) instead of one per "
+                    "tensor, written in standard ops");
   c_quant->add_option("--min-elements", quantize.min_elements,
                       "leave weights with fewer elements in float32 (default 1024; 0 with --calibrate)")
       ->check(CLI::Range(0.0, 3600.0));

@@ -5,6 +5,17 @@
 //   x ─ DynamicQuantizeLinear ─► xq (uint8), x_scale, x_zp      (one per activation tensor)
 //   MatMulInteger(xq, Wq, x_zp, W_zp) ─► Cast(to=float) ─► Mul(·, x_scale * W_scale) [─► Add(C)]
 //
+// or, per row (QuantizeOptions::per_row), with one symmetric int8 scale for each row of x
+// (its last axis), in standard ops that any runtime runs and ignis fuses back into
+// ai.ignis.DynamicQuantizeRows (fuse_dynamic_quantize_rows):
+//
+//   s = Div(Max(ReduceMax(Abs(x), axes = [-1], keepdims = 1), kRowScaleFloor), 127)   [..., 1]
+//   xq = Cast(Clip(Round(Div(x, s)), -127, 127), to = int8)
+//   MatMulInteger(xq, Wq, , W_zp) ─► Cast(to=float) ─► Mul(·, W_scale) ─► Mul(·, s) [─► Add(C)]
+//
+// A row with one large value no longer sets the step of every other row (a transformer's
+// tokens differ in range by orders of magnitude); the floor keeps an all-zero row's scale
+// positive (0 / 0 would be NaN).
 // Wq is int8 symmetric (W_zp = 0), with one scale per output column N ([N] scale and zero
 // point) or one for the tensor. Algebra: x ≈ x_scale * (xq - x_zp) and W ≈ W_scale * Wq, so
 // x @ W ≈ x_scale * W_scale * ((xq - x_zp) @ Wq) with the integer product exact in int32;
@@ -14,7 +25,9 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "compress/graph_edit.h"
 #include "compress/int8_weights.h"
@@ -80,12 +93,56 @@ std::string match(const ir::Graph& g, const ir::Node& n, int64_t min_elements, C
 
 std::string node_base(const ir::Node& n) { return n.name.empty() ? n.outputs[0] : n.name; }
 
+constexpr int64_t kOnnxInt8 = 3;          // TensorProto.INT8
+constexpr float kRowScaleFloor = 1e-30f;  // below any row worth a nonzero code
+constexpr float kRowLimit = 127.0f;       // symmetric int8: codes in [-127, 127]
+
+Tensor f32_scalar(float v) {
+  Tensor t = Tensor::empty(DType::F32, Shape{});
+  *t.data_as<float>() = v;
+  return t;
+}
+
+// Appends the per-row quantization of x (header comment); returns {xq, s}.
+std::pair<std::string, std::string> quantize_rows(ir::Graph& g, const std::string& x) {
+  const std::string base = x + "/DynamicQuantizeRows";
+  auto value = [&](const std::string& suffix) { return ir::unique_value_name(g, x + suffix); };
+  const std::string abs = value("_abs"), max = value("_row_max"), floored = value("_row_max_floored");
+  const std::string scale = value("_row_scale"), divided = value("_divided"), rounded = value("_rounded");
+  const std::string clipped = value("_clipped"), q = value("_quantized");
+  const std::string floor_c = add_initializer(g, x + "_row_scale_floor", f32_scalar(kRowScaleFloor));
+  const std::string limit_c = add_initializer(g, x + "_row_limit", f32_scalar(kRowLimit));
+  const std::string low_c = add_initializer(g, x + "_row_low", f32_scalar(-kRowLimit));
+  add_node(g, base + "/Abs", "Abs", {x}, {abs});
+  if (g.opset("") >= 18) {  // axes became an input in opset 18
+    Tensor axes = Tensor::empty(DType::I64, Shape{1});
+    axes.data_as<int64_t>()[0] = -1;
+    const std::string axes_c = add_initializer(g, x + "_row_axes", std::move(axes));
+    add_node(g, base + "/ReduceMax", "ReduceMax", {abs, axes_c}, {max}).attrs.set("keepdims", int_attr(1));
+  } else {
+    Attribute axes;
+    axes.kind = Attribute::Kind::Ints;
+    axes.ints = {-1};
+    ir::Node& reduce = add_node(g, base + "/ReduceMax", "ReduceMax", {abs}, {max});
+    reduce.attrs.set("axes", axes);
+    reduce.attrs.set("keepdims", int_attr(1));
+  }
+  add_node(g, base + "/Max", "Max", {max, floor_c}, {floored});
+  add_node(g, base + "/Scale", "Div", {floored, limit_c}, {scale});
+  add_node(g, base + "/Div", "Div", {x, scale}, {divided});
+  add_node(g, base + "/Round", "Round", {divided}, {rounded});
+  add_node(g, base + "/Clip", "Clip", {rounded, low_c, limit_c}, {clipped});
+  add_node(g, base + "/Cast", "Cast", {clipped}, {q}).attrs.set("to", int_attr(kOnnxInt8));
+  return {q, scale};
+}
+
 }  // namespace
 
 Status quantize_dynamic(ir::Graph& g, const QuantizeOptions& o, CompressReport* report) {
   if (g.opset("") < 11)
-    return unsupported(str_cat("dynamic quantization writes DynamicQuantizeLinear, which needs opset >= 11; the model "
-                               "imports opset ", g.opset("")));
+    return unsupported(str_cat("dynamic quantization writes ",
+                               o.per_row ? "Round and Clip with bound inputs" : "DynamicQuantizeLinear",
+                               ", which need opset >= 11; the model imports opset ", g.opset("")));
   const std::set<std::string> excluded(o.exclude_nodes.begin(), o.exclude_nodes.end());
   struct QuantizedWeight {
     std::string q, scale, zero;
@@ -116,8 +173,9 @@ Status quantize_dynamic(ir::Graph& g, const QuantizeOptions& o, CompressReport* 
       const Tensor& w = g.initializers.at(c.weight);
       Int8Weight q8 = quantize_int8_symmetric(c.transposed ? transpose_2d(w) : w, o.per_channel ? 1 : -1);
       if (!reported.count(c.weight)) {
-        WeightChange change = int8_weight_change(
-            c.weight, n.op_type, o.per_channel ? "int8 dynamic per-column" : "int8 dynamic per-tensor", w, q8);
+        std::string scheme = o.per_channel ? "int8 dynamic per-column" : "int8 dynamic per-tensor";
+        if (o.per_row) scheme += ", activations per row";
+        WeightChange change = int8_weight_change(c.weight, n.op_type, scheme, w, q8);
         reported[c.weight] = report->changed.size();
         report->parameters_changed += change.elements;
         report->changed.push_back(std::move(change));
@@ -132,7 +190,11 @@ Status quantize_dynamic(ir::Graph& g, const QuantizeOptions& o, CompressReport* 
     const QuantizedWeight qw = wit->second;
 
     auto ait = activations.find(c.x);
-    if (ait == activations.end()) {
+    if (ait == activations.end() && o.per_row) {
+      QuantizedActivation qa;
+      std::tie(qa.q, qa.scale) = quantize_rows(g, c.x);
+      ait = activations.emplace(c.x, qa).first;
+    } else if (ait == activations.end()) {
       // The three suffixes differ, so names made unique one by one cannot collide.
       QuantizedActivation qa;
       qa.q = ir::unique_value_name(g, c.x + "_quantized");
@@ -146,20 +208,28 @@ Status quantize_dynamic(ir::Graph& g, const QuantizeOptions& o, CompressReport* 
     std::string w_scale = qw.scale;
     if (c.alpha != 1.0f)
       w_scale = add_initializer(g, base + "_alpha_scale", scaled_copy(g.initializers.at(qw.scale), c.alpha));
-    const std::string scale = ir::unique_value_name(g, base + "_scale");
     const std::string product = ir::unique_value_name(g, base + "_int32");
     const std::string as_float = ir::unique_value_name(g, base + "_float");
-    add_node(g, base + "/scale", "Mul", {qa.scale, w_scale}, {scale});
+    // Per tensor: one Mul by x_scale * W_scale; per row: by W_scale, then by x's row scale.
+    std::string scale = w_scale;
+    if (!o.per_row) {
+      scale = ir::unique_value_name(g, base + "_scale");
+      add_node(g, base + "/scale", "Mul", {qa.scale, w_scale}, {scale});
+    }
     add_node(g, base + "/MatMulInteger", "MatMulInteger", {qa.q, qw.q, qa.zero, qw.zero}, {product});
     add_node(g, base + "/Cast", "Cast", {product}, {as_float}).attrs.set("to", int_attr(kOnnxFloat));
-    if (c.bias.empty()) {
-      add_node(g, base + "/Mul", "Mul", {as_float, scale}, {n.outputs[0]});
+    const std::string scaled = c.bias.empty() ? n.outputs[0] : ir::unique_value_name(g, base + "_scaled");
+    if (o.per_row) {
+      const std::string by_column = ir::unique_value_name(g, base + "_column_scaled");
+      add_node(g, base + "/Mul", "Mul", {as_float, scale}, {by_column});
+      add_node(g, base + "/RowMul", "Mul", {by_column, qa.scale}, {scaled});
     } else {
+      add_node(g, base + "/Mul", "Mul", {as_float, scale}, {scaled});
+    }
+    if (!c.bias.empty()) {
       std::string bias = c.bias;
       if (c.beta != 1.0f)
         bias = add_initializer(g, base + "_beta_bias", scaled_copy(g.initializers.at(c.bias), c.beta));
-      const std::string scaled = ir::unique_value_name(g, base + "_scaled");
-      add_node(g, base + "/Mul", "Mul", {as_float, scale}, {scaled});
       add_node(g, base + "/Add", "Add", {scaled, bias}, {n.outputs[0]});
     }
     remove.resize(g.nodes.size(), false);

@@ -148,6 +148,8 @@ Result<CompressReport> quantize_model(const std::string& input_path, const std::
   if (!o.calibration_data.empty() && o.mode != QuantizeMode::Static && o.mode != QuantizeMode::Int4)
     return invalid_argument(str_cat("calibration data applies to static int8 and int4 quantization, not to ",
                                     o.mode == QuantizeMode::Fp16 ? "fp16" : o.mode == QuantizeMode::Dynamic ? "dynamic" : "int8"));
+  if (o.per_row && o.mode != QuantizeMode::Dynamic)
+    return invalid_argument("per-row activation scales apply to dynamic quantization (--mode dynamic) only");
   if (o.mode == QuantizeMode::Static && o.calibration_data.empty())
     return invalid_argument("static quantization needs a calibration data folder");
   if (o.mode == QuantizeMode::Static && !(o.percentile > 0.0 && o.percentile <= 100.0))

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // Folds the float tail of a dynamically quantized MatMul into one node:
-//   MatMulInteger(A, B, a_zp, b_zp) -> Cast(to = float) -> Mul(scale) [-> Add(bias)]
-//     =>  ai.ignis.MatMulIntegerToFloat(A, B, scale, a_zp, b_zp, bias)
+//   MatMulInteger(A, B, a_zp, b_zp) -> Cast(to = float) -> Mul(scale) [-> Mul(row_scale)]
+//     [-> Add(bias)]  =>  ai.ignis.MatMulIntegerToFloat(A, B, scale, a_zp, b_zp, bias, row_scale)
 // This is the graph onnxruntime's quantize_dynamic and `ignis quantize --mode dynamic` write
 // (the scale is the product of the activation's and the weight's scales, computed at run
-// time). The kernel converts each int32 result to float, multiplies by the scale and adds the
+// time); with `--per-row` the weight's scale comes first and A's scale per row second, the
+// scale output of the ai.ignis.DynamicQuantizeRows that made A (fuse_dynamic_quantize_rows). The kernel converts each int32 result to float, multiplies by the scale and adds the
 // bias as the tile is stored, with the same roundings as the three separate ops, instead of
 // writing the int32 matrix and reading it back twice.
 // Legality: each folded intermediate feeds only the next node and is not a graph output; the
 // scale is float32 with one element or one per column (B's last dimension, provably fixed),
 // so the Mul does not broadcast the product to a larger shape; the bias likewise is a 1-D
-// float32 constant with one value per column.
+// float32 constant with one value per column; a row scale is the scale DynamicQuantizeRows
+// gives A (A's shape with its last extent 1, so it broadcasts over the product's columns and
+// B's batch only).
 #include "ir/rewrite.h"
 #include "passes/match.h"
 #include "passes/pass.h"
@@ -63,12 +66,30 @@ Result<int> fuse_matmul_integer(ir::Graph& g, const PassContext&) {
     std::vector<int> pattern = {mi, ci, mul_i};
     std::string out = mul.outputs[0];
 
+    std::string row_scale;
+    if (index.single_use(out)) {
+      const int ri = index.consumers(out)[0];
+      const ir::Node& row_mul = g.nodes[ri];
+      const std::string r = is_onnx(row_mul, "Mul") && row_mul.outputs.size() == 1 ? other_input(row_mul, out) : "";
+      const ir::Node* quantize = r.empty() ? nullptr : index.producer_op(r, {});
+      if (quantize && is_ignis(*quantize, "DynamicQuantizeRows") && quantize->outputs.size() == 2 &&
+          quantize->outputs[1] == r && quantize->outputs[0] == mm.inputs[0]) {
+        row_scale = r;
+        pattern.push_back(ri);
+        out = row_mul.outputs[0];
+      }
+    }
+    fused.inputs.resize(5);  // the zero points keep their places (empty = omitted)
     if (const auto add = constant_bias_add(g, index, out, columns.is_fixed() ? columns.value : -1)) {
-      fused.inputs.resize(5);  // the zero points keep their places (empty = omitted)
       fused.inputs.push_back(add->second);
       pattern.push_back(add->first);
       out = g.nodes[add->first].outputs[0];
     }
+    if (!row_scale.empty()) {
+      fused.inputs.resize(6);
+      fused.inputs.push_back(row_scale);
+    }
+    while (!fused.inputs.empty() && fused.inputs.back().empty()) fused.inputs.pop_back();
     fused.outputs = {out};
     replace_nodes(g, pattern, std::move(fused));
     import_ignis_domain(g);

@@ -323,6 +323,16 @@ std::vector<ValueFact> infer_node(const ir::Graph& g, const ir::Node& n, const F
     else if (op == "FusedMatMul")
       out[0] = matmul(x, in(1), x.dtype, n.attrs.get_int("transA", 0) != 0, n.attrs.get_int("transB", 0) != 0);
     else if (op == "MatMulIntegerToFloat") out[0] = matmul(x, in(1), DType::F32);
+    else if (op == "DynamicQuantizeRows") {
+      out[0] = x;
+      out[0].dtype = DType::I8;
+      out[0].contents.clear();
+      if (out.size() > 1) {
+        out[1] = out[0];
+        out[1].dtype = DType::F32;
+        if (x.rank > 0) out[1].dims.back() = DimFact::fixed(1);
+      }
+    }
     else if (op == "SkipLayerNorm") {
       out[0] = broadcast_all({&x, &in(1)}, x.dtype);
       if (out.size() > 1) out[1] = out[0];

@@ -110,6 +110,7 @@ Result<int> fuse_layer_norm(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_attention(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_conv_activation(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_matmul_activation(ir::Graph& g, const PassContext& ctx);
+Result<int> fuse_dynamic_quantize_rows(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_matmul_integer(ir::Graph& g, const PassContext& ctx);
 Result<int> fuse_skip_layer_norm(ir::Graph& g, const PassContext& ctx);
 Result<int> fold_transpose_into_matmul(ir::Graph& g, const PassContext& ctx);

@@ -62,6 +62,7 @@ const std::vector<Pass>& pipeline() {
         {"fuse_attention", Level::All, fuse_attention},
         {"fuse_conv_activation", Level::All, fuse_conv_activation},
         {"fuse_matmul_activation", Level::All, fuse_matmul_activation},
+        {"fuse_dynamic_quantize_rows", Level::All, fuse_dynamic_quantize_rows},
         {"fuse_matmul_integer", Level::All, fuse_matmul_integer},
         {"fuse_skip_layer_norm", Level::All, fuse_skip_layer_norm},
         // After the MatMul fusions, so it adds the flags to the FusedMatMul they leave.

@@ -158,7 +158,7 @@ Result<Prepared> prepare(const KernelCase& c, uint32_t seed) {
   }
   const auto* schema = ir::OpSchemaRegistry::global().find(c.domain, c.op_type, c.opset);
   if (!schema) return unsupported(str_cat("no schema for ", c.op_type));
-  ir::InferContext ictx("consistency", c.op_type, c.opset, c.attrs, type_ptrs, p.input_ptrs, 1);
+  ir::InferContext ictx("consistency", c.op_type, c.opset, c.attrs, type_ptrs, p.input_ptrs, c.outputs);
   IGNIS_RETURN_IF_ERROR(schema->infer(ictx));
   p.output_types = ictx.outputs();
   return p;

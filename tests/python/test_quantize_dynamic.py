@@ -162,6 +162,81 @@ def test_one_dynamic_quantize_linear_per_activation_and_gemm(tmp_path, ort, rng)
         assert np.abs(a - f).max() < 0.05 * np.abs(f).max()
 
 
+def _rows_per_row_numpy(x):
+    """Per-row symmetric int8 of x, independently: s = max(max |x_row|, 1e-30) / 127."""
+    s = (np.maximum(np.abs(x).max(axis=-1, keepdims=True), np.float32(1e-30)) / np.float32(127)).astype(np.float32)
+    return np.clip(np.round(x / s), -127, 127).astype(np.int8), s
+
+
+def test_per_row_graph_onnxruntime_parity_and_rows_of_different_ranges(tmp_path, ort, rng):
+    src = _projections(tmp_path, rng)
+    out = tmp_path / "proj.rows.onnx"
+    report = ignis.quantize(src, out, mode="dynamic", min_elements=0, per_row=True)
+    assert {c.scheme for c in report.changed} == {"int8 dynamic per-column, activations per row"}
+    model, written = _load(out)
+    ops = _ops(model)
+    # One quantization per activation (x, read by q, k and v, and flat), in standard ops.
+    assert "DynamicQuantizeLinear" not in ops and ops["MatMulInteger"] == 4 and "Gemm" not in ops
+    assert ops["Abs"] == 2 and ops["ReduceMax"] == 2 and ops["Round"] == 2 and ops["Clip"] == 2
+    for mmi in (n for n in model.graph.node if n.op_type == "MatMulInteger"):
+        cast = _producer(model, mmi.input[0])
+        assert cast.op_type == "Cast" and helper.get_attribute_value(cast.attribute[0]) == TensorProto.INT8
+        assert len(mmi.input) < 3 or mmi.input[2] == ""  # symmetric: no zero point for A
+        (to_float,) = _readers(model, mmi.output[0])
+        (by_column,) = _readers(model, to_float.output[0])
+        (by_row,) = _readers(model, by_column.output[0])
+        assert by_column.op_type == "Mul" and by_row.op_type == "Mul"
+        assert _producer(model, by_row.input[1]).op_type == "Div"  # the row scale
+
+    # Rows of x four orders of magnitude apart, and one all zeros.
+    x = rng.standard_normal((3, 4, 32), dtype=np.float32) * (10.0 ** rng.integers(-2, 3, (3, 4, 1))).astype(np.float32)
+    x[1, 2] = 0
+    feeds = {"x": x, "flat": rng.standard_normal((5, 32), dtype=np.float32)}
+    for level in ("basic", "all"):
+        actual, expected = _run_both(out, feeds, ort, level)
+        for a, e in zip(actual, expected):
+            assert_close(a, e, f"per-row dynamic projections vs onnxruntime ({level})")
+
+    # q computed here from x's codes and scales, with the graph's float steps in its order.
+    xq, xs = _rows_per_row_numpy(x)
+    by_name = {n.name: n for n in model.graph.node}
+    wq = written[by_name["proj_q/MatMulInteger"].input[1]]
+    w_scale = written[by_name["proj_q/Mul"].input[1]]
+    q_out = actual[0]
+    np.testing.assert_array_equal(q_out, ((xq.astype(np.int32) @ wq.astype(np.int32)).astype(np.float32) * w_scale) * xs)
+
+    # Each row keeps its own precision; one scale per tensor loses the small rows.
+    per_tensor = tmp_path / "proj.dyn.onnx"
+    ignis.quantize(src, per_tensor, mode="dynamic", min_elements=0)
+    floats = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"]).run(None, feeds)
+    tensor_q = ignis.InferenceSession(str(per_tensor)).run(None, feeds)[0]
+
+    def worst_row_error(got, want):
+        err = np.abs(got - want).max(axis=-1) / np.maximum(np.abs(want).max(axis=-1), 1e-30)
+        return err[np.abs(want).max(axis=-1) > 0].max()
+
+    rows_err, tensor_err = worst_row_error(q_out, floats[0]), worst_row_error(tensor_q, floats[0])
+    print(f"worst row's relative error: per row {rows_err:.4f}, per tensor {tensor_err:.4f}")
+    assert rows_err < 0.05 and tensor_err > 0.5
+    assert not q_out[1, 2].any()  # the zero row
+
+
+def test_per_row_only_with_dynamic_mode(tmp_path, rng):
+    src = _projections(tmp_path, rng)
+    with pytest.raises(ignis.InvalidArgument, match="per-row activation scales apply to dynamic quantization"):
+        ignis.quantize(src, tmp_path / "x.onnx", mode="int8", per_row=True)
+    exe = os.environ.get("IGNIS_BIN", str(ROOT / "build" / "ignis"))
+    if not Path(exe).is_file():
+        pytest.skip(f"{exe} not built")
+    res = subprocess.run([exe, "quantize", str(src), "-o", str(tmp_path / "y.onnx"), "--per-row"], capture_output=True, text=True)
+    assert res.returncode != 0 and "per-row activation scales apply to dynamic quantization" in res.stderr
+    assert not (tmp_path / "y.onnx").exists()
+    res = subprocess.run([exe, "quantize", str(src), "-o", str(tmp_path / "z.onnx"), "--mode", "dynamic", "--per-row",
+                          "--min-elements", "0"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert _ops(onnx.load(str(tmp_path / "z.onnx")))["ReduceMax"] == 2
+
+
 def test_exclude_keeps_nodes_float_and_rejects_unknown_names(tmp_path, rng):
     src = _projections(tmp_path, rng)
     out = tmp_path / "proj.ex.onnx"
@@ -292,10 +367,11 @@ def test_wordpiece_matches_bert_ids(minilm):
     assert mask.sum() == 16
 
 
-def test_minilm_dynamic_keeps_sentence_embeddings(minilm, tmp_path, ort):
+@pytest.mark.parametrize("per_row", [False, True], ids=["per-tensor", "per-row"])
+def test_minilm_dynamic_keeps_sentence_embeddings(minilm, tmp_path, ort, per_row):
     model, weights = minilm
     out = tmp_path / "minilm.dyn.onnx"
-    report = ignis.quantize(model, out, mode="dynamic")
+    report = ignis.quantize(model, out, mode="dynamic", per_row=per_row)
     assert len(report.changed) == 36  # 6 layers x (q, k, v, attention output, ffn in, ffn out)
     ids, mask = WordPiece(weights / "vocab.txt").encode(SENTENCES)
     feeds = {"input_ids": ids, "attention_mask": mask}
@@ -315,7 +391,7 @@ def test_minilm_dynamic_keeps_sentence_embeddings(minilm, tmp_path, ort):
     to_float, to_ort = cosine(quantized, reference), cosine(quantized, ort_quantized)
     ort_to_float = cosine(ort_quantized, reference)
     print(
-        f"minilm dynamic int8, cosine to float over {len(SENTENCES)} sentences: ignis min {to_float.min():.4f} "
+        f"minilm dynamic int8 ({'per row' if per_row else 'per tensor'}), cosine to float over {len(SENTENCES)} sentences: ignis min {to_float.min():.4f} "
         f"mean {to_float.mean():.4f}; onnxruntime on the same file min {ort_to_float.min():.4f}; "
         f"ignis vs onnxruntime min {to_ort.min():.4f}"
     )

@@ -4,7 +4,8 @@
 // DynamicQuantizeLinear, and the integer ops MatMulInteger, ConvInteger, QLinearMatMul and
 // QLinearConv; com.microsoft MatMulNBits (4-bit block-quantized weights), QLinearAdd (the
 // residual sum of two quantized tensors), QLinearMul and QLinearGlobalAveragePool, onnxruntime's
-// contrib ops; and ai.ignis QLinearLookup (a function of a quantized value as a 256-entry table).
+// contrib ops; and ai.ignis QLinearLookup (a function of a quantized value as a 256-entry table),
+// DynamicQuantizeRows and MatMulIntegerToFloat (dynamic int8 MatMul with its float tail).
 #include <initializer_list>
 #include <string_view>
 #include <vector>
@@ -167,10 +168,36 @@ Status infer_matmul_integer(InferContext& ctx) {
   return infer_like_float_op(ctx, "MatMul", {0, 1}, DType::I32);
 }
 
-// ai.ignis MatMulIntegerToFloat(A, B, scale, a_zero_point?, b_zero_point?, bias?) -> float32:
-// MatMulInteger's product times scale (one value or one per column), plus bias (one per column).
+// A's shape with its last extent 1: one entry per row (DynamicQuantizeRows' scale).
+Shape rows_of(const Shape& a) {
+  Shape rows = a;
+  if (rows.rank() > 0) rows[rows.rank() - 1] = 1;
+  return rows;
+}
+
+// ai.ignis DynamicQuantizeRows(x) -> (y int8, scale float32): each row (last axis) of x
+// quantized symmetrically with its own scale, max(max |x|, floor) / limit, y = x / scale
+// rounded half to even and clamped to [-limit, limit]; scale has x's shape with its last
+// extent 1. Attributes: floor (float > 0), limit (int in [1, 127]).
+Status infer_dynamic_quantize_rows(InferContext& ctx) {
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(1, 1));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(0, DTypeSet{DType::F32}));
+  const Shape& x = ctx.input_shape(0);
+  if (x.rank() < 1) return ctx.fail("input 0 (x) must have at least one axis, got a scalar");
+  const float floor = ctx.attrs().get_float("floor", 0.0f);
+  if (!(floor > 0.0f)) return ctx.fail("attribute 'floor' must be > 0, got ", floor);
+  const int64_t limit = ctx.attrs().get_int("limit", 127);
+  if (limit < 1 || limit > 127) return ctx.fail("attribute 'limit' must be in [1, 127], got ", limit);
+  ctx.set_output(0, DType::I8, x);
+  ctx.set_output(1, DType::F32, rows_of(x));
+  return Status::ok();
+}
+
+// ai.ignis MatMulIntegerToFloat(A, B, scale, a_zero_point?, b_zero_point?, bias?, row_scale?)
+// -> float32: MatMulInteger's product times scale (one value or one per column), times
+// row_scale (one per row of A: A's shape with its last extent 1), plus bias (one per column).
 Status infer_matmul_integer_to_float(InferContext& ctx) {
-  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(3, 6));
+  IGNIS_RETURN_IF_ERROR(ctx.expect_inputs(3, 7));
   IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(0, kIntegerTypes));
   IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(1, kIntegerTypes));
   IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(2, DTypeSet{DType::F32}));
@@ -184,6 +211,13 @@ Status infer_matmul_integer_to_float(InferContext& ctx) {
     IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(5, DTypeSet{DType::F32}));
     if (!(ctx.input_shape(5) == Shape{n}))
       return ctx.fail("input 5 (bias) must have ", n, " entries, got ", ctx.input_shape(5).str());
+  }
+  if (ctx.has_input(6)) {
+    IGNIS_RETURN_IF_ERROR(ctx.expect_dtype(6, DTypeSet{DType::F32}));
+    if (b.rank() < 2) return ctx.fail("input 6 (row_scale) needs a B of rank 2 or more, got ", b.str());
+    if (a.rank() < 1 || !(ctx.input_shape(6) == rows_of(a)))
+      return ctx.fail("input 6 (row_scale) must have shape ", rows_of(a).str(), " (one entry per row of A ",
+                      a.str(), "), got ", ctx.input_shape(6).str());
   }
   return infer_like_float_op(ctx, "MatMul", {0, 1}, DType::F32);
 }
@@ -370,6 +404,7 @@ void register_quantize_schemas(OpSchemaRegistry& r) {
   r.add({"", "MatMulInteger", 10, 10, infer_matmul_integer});
   r.add({"", "ConvInteger", 10, 10, infer_conv_integer});
   r.add({"ai.ignis", "MatMulIntegerToFloat", 1, 1, infer_matmul_integer_to_float});
+  r.add({"ai.ignis", "DynamicQuantizeRows", 1, 1, infer_dynamic_quantize_rows});
   // QLinearMatMul-21 adds float8 types and float16/bfloat16 scales.
   r.add({"", "QLinearMatMul", 10, 21, infer_qlinear_matmul});
   r.add({"", "QLinearConv", 10, 10, infer_qlinear_conv});

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reference kernels for linear quantization: QuantizeLinear, DequantizeLinear and
-// DynamicQuantizeLinear.
+// Reference kernels for linear quantization: QuantizeLinear, DequantizeLinear,
+// DynamicQuantizeLinear and ai.ignis DynamicQuantizeRows.
 //
 // A per-axis scale splits the data into [outer, channels, inner] around `axis`; a scalar
 // (or one-entry) scale is the case of one channel; a blocked scale (opset 21) has one entry per
@@ -16,6 +16,7 @@
 #include "core/dtype_dispatch.h"
 #include "core/low_bit.h"
 #include "core/strings.h"
+#include "kernels/dynamic_quantize_rows.h"
 #include "kernels/ref/elementwise_internal.h"
 #include "kernels/registry.h"
 
@@ -222,6 +223,22 @@ Status dynamic_quantize_linear_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
+// ai.ignis DynamicQuantizeRows: per row (last axis), the arithmetic of
+// kernels/dynamic_quantize_rows.h, the ops it stands for step by step (Abs, ReduceMax, Max,
+// Div; Div, Round, Clip, Cast to int8). A NaN element is left out of the row's maximum.
+Status dynamic_quantize_rows_kernel(KernelContext& ctx) {
+  const QuantizeRowsCall c = quantize_rows_call(ctx);
+  for (int64_t r = 0; r < c.rows; ++r) {
+    const float* row = c.x + r * c.k;
+    float m = 0.0f;
+    for (int64_t i = 0; i < c.k; ++i) m = std::max(m, std::fabs(row[i]));
+    const float scale = row_scale(m, c);
+    if (c.scales) c.scales[r] = scale;
+    for (int64_t i = 0; i < c.k; ++i) c.y[r * c.k + i] = row_code(row[i], scale, c.limit);
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_quantize_integer(KernelRegistry& r);  // quantize_integer.cc
@@ -260,6 +277,9 @@ void register_quantize(KernelRegistry& r) {
   dyn.id = "ref/dynamicquantizelinear";
   dyn.fn = dynamic_quantize_linear_kernel;
   r.add(dyn);
+
+  r.add({.domain = "ai.ignis", .op_type = "DynamicQuantizeRows", .since_opset = 1, .types = DTypeSet{DType::F32},
+         .id = "ref/dynamicquantizerows", .fn = dynamic_quantize_rows_kernel});
 }
 
 }  // namespace ignis::kernels::ref

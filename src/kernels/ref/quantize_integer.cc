@@ -114,9 +114,10 @@ Status matmul_integer_kernel(KernelContext& ctx) {
   return Status::ok();
 }
 
-// ai.ignis MatMulIntegerToFloat(A, B, scale, a_zero_point, b_zero_point, bias): the exact
-// integer product converted to float32, times scale (per column or scalar), plus bias, each
-// step rounding as the unfused MatMulInteger -> Cast -> Mul -> Add does.
+// ai.ignis MatMulIntegerToFloat(A, B, scale, a_zero_point, b_zero_point, bias, row_scale): the
+// exact integer product converted to float32, times scale (per column or scalar), times
+// row_scale (per row of A, broadcast over B's batch as Mul broadcasts it), plus bias, each step
+// rounding as the unfused MatMulInteger -> Cast -> Mul -> Mul -> Add does.
 Status matmul_integer_to_float_kernel(KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
@@ -127,12 +128,15 @@ Status matmul_integer_to_float_kernel(KernelContext& ctx) {
   IGNIS_RETURN_IF_ERROR(run_float64(ctx, "MatMul", {&ca, &cb}, acc));
   const std::vector<float> scale = scale_values(ctx.input(2));
   const float* bias = ctx.has_input(5) ? ctx.input(5).data_as<float>() : nullptr;
+  const float* row_scale = ctx.has_input(6) ? ctx.input(6).data_as<float>() : nullptr;
+  const int64_t rows = ctx.has_input(6) ? ctx.input(6).numel() : 1;
   const int64_t n = y.shape().rank() >= 1 ? y.shape()[y.shape().rank() - 1] : 1;
   const double* ap = acc.data_as<double>();
   float* yp = y.data_as<float>();
   for (int64_t i = 0; i < y.numel(); ++i) {
     const int64_t j = n > 0 ? i % n : 0;
     float v = static_cast<float>(static_cast<int32_t>(ap[i])) * scale[scale.size() == 1 ? 0 : static_cast<size_t>(j)];
+    if (row_scale) v *= row_scale[(i / n) % rows];
     if (bias) v += bias[j];
     yp[i] = v;
   }

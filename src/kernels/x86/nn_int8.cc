@@ -25,11 +25,11 @@ namespace {
 
 // Input positions of the two ops.
 struct Inputs {
-  int a = 0, b = 1, scale = -1, a_zp = 2, b_zp = 3, bias = -1;
+  int a = 0, b = 1, scale = -1, a_zp = 2, b_zp = 3, bias = -1, row_scale = -1;
   int a_scale = -1, b_scale = -1, y_scale = -1, y_zp = -1;  // QLinearMatMul
 };
 constexpr Inputs kMatMulInteger{};
-constexpr Inputs kToFloat{.a = 0, .b = 1, .scale = 2, .a_zp = 3, .b_zp = 4, .bias = 5};
+constexpr Inputs kToFloat{.a = 0, .b = 1, .scale = 2, .a_zp = 3, .b_zp = 4, .bias = 5, .row_scale = 6};
 constexpr Inputs kQLinear{.a = 0, .b = 3, .a_zp = 2, .b_zp = 5, .a_scale = 1, .b_scale = 4, .y_scale = 6, .y_zp = 7};
 
 // The per-column corrections of B for zero point zb (one value or one per column).
@@ -270,6 +270,8 @@ class Int8MatMulKernel final : public Kernel {
         g.col_scale = scale.data_as<float>();
       }
       g.bias = has(ctx, in_.bias) ? ctx.input(in_.bias).data_as<float>() : nullptr;
+      // One entry per row of the flattened A (B is 2-D here: `takes` sends batched B elsewhere).
+      g.row_scale = has(ctx, in_.row_scale) ? ctx.input(in_.row_scale).data_as<float>() : nullptr;
       g.c_f32 = reinterpret_cast<float*>(y_data);
     }
     gemm_u8s8(g, ctx.pool());
@@ -304,6 +306,8 @@ class Int8MatMulKernel final : public Kernel {
     if (has(ctx, in_.b_zp) && !is_vector_of(ctx.input(in_.b_zp), n)) return false;
     if (in_.scale >= 0 && !is_vector_of(ctx.input(in_.scale), n)) return false;
     if (has(ctx, in_.bias) && !(ctx.input(in_.bias).rank() == 1 && ctx.input(in_.bias).dim(0) == n)) return false;
+    if (has(ctx, in_.row_scale) && (b.rank() != 2 || ctx.input(in_.row_scale).numel() * a.dim(a.rank() - 1) != a.numel()))
+      return false;
     if (in_.y_zp >= 0) {
       for (int i : {in_.a_scale, in_.b_scale, in_.y_scale})
         if (ctx.input(i).dtype() != DType::F32) return false;
@@ -353,6 +357,8 @@ void register_nn_int8(KernelRegistry& r) {
          .id = "x86/qlinearmatmul_u8s8", .factory = create_qlinear_matmul});
   r.add({.domain = "", .op_type = "DynamicQuantizeLinear", .since_opset = 11, .types = DTypeSet{DType::F32},
          .isa = Isa::Avx2, .priority = 10, .id = "x86/dynamicquantizelinear_avx2", .fn = dynamic_quantize_linear_avx2});
+  r.add({.domain = "ai.ignis", .op_type = "DynamicQuantizeRows", .since_opset = 1, .types = DTypeSet{DType::F32},
+         .isa = Isa::Avx2, .priority = 10, .id = "x86/dynamicquantizerows_avx2", .fn = dynamic_quantize_rows_avx2});
   r.add({.domain = "", .op_type = "QuantizeLinear", .since_opset = 10, .types = DTypeSet{DType::F32}, .isa = Isa::Avx2,
          .priority = 10, .id = "x86/quantizelinear_avx2", .factory = create_quantize_linear_avx2});
   r.add({.domain = "", .op_type = "DequantizeLinear", .since_opset = 10, .types = q, .isa = Isa::Avx2, .priority = 10,

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// AVX2 DynamicQuantizeLinear: the range pass and the quantize pass each split over the pool.
-// The arithmetic is the reference kernel's, lane by lane (x / scale with a true division,
-// round half to even, add the zero point, saturate; NaN saturates low), so both give the same
-// bytes.
+// AVX2 DynamicQuantizeLinear: the range pass and the quantize pass each split over the pool;
+// and ai.ignis DynamicQuantizeRows, rows split over the pool, each row's two passes while it
+// is in cache. The arithmetic is the reference kernels', lane by lane (x / scale with a true
+// division, round half to even, add the zero point, saturate; NaN saturates low), so both give
+// the same bytes.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "kernels/dynamic_quantize_rows.h"
 #include "kernels/x86/quantize_avx2.h"
 
 namespace ignis::kernels::x86 {
@@ -73,7 +75,46 @@ void quantize_range(const float* x, uint8_t* y, int64_t begin, int64_t end, floa
   }
 }
 
+// One row of DynamicQuantizeRows: returns the row's scale.
+float quantize_row(const float* x, int8_t* y, const QuantizeRowsCall& c) {
+  const int64_t k = c.k;
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  __m256 vm = _mm256_setzero_ps();
+  int64_t i = 0;
+  // max_ps returns its second operand when either is NaN: the running maximum.
+  for (; i + 8 <= k; i += 8) vm = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(x + i), abs_mask), vm);
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, vm);
+  float m = 0.0f;
+  for (float v : lanes) m = std::max(m, v);
+  for (; i < k; ++i) m = std::max(m, std::fabs(x[i]));
+  const float scale = row_scale(m, c);
+
+  const __m256 vs = _mm256_set1_ps(scale), lo = _mm256_set1_ps(-c.limit), hi = _mm256_set1_ps(c.limit);
+  for (i = 0; i + 8 <= k; i += 8) {
+    __m256 q = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), vs), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    q = _mm256_min_ps(_mm256_max_ps(q, lo), hi);  // max(NaN, lo) is lo
+    const __m256i w = _mm256_cvtps_epi32(q);
+    const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), _mm_packs_epi16(w16, w16));
+  }
+  for (; i < k; ++i) y[i] = row_code(x[i], scale, c.limit);
+  return scale;
+}
+
 }  // namespace
+
+Status dynamic_quantize_rows_avx2(KernelContext& ctx) {
+  const QuantizeRowsCall c = quantize_rows_call(ctx);
+  parallel_for(ctx.pool(), c.rows, std::max<int64_t>(1, kElementsPerPart / std::max<int64_t>(c.k, 1)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t r = begin; r < end; ++r) {
+                   const float scale = quantize_row(c.x + r * c.k, c.y + r * c.k, c);
+                   if (c.scales) c.scales[r] = scale;
+                 }
+               });
+  return Status::ok();
+}
 
 Status dynamic_quantize_linear_avx2(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);

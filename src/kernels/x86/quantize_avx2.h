@@ -15,6 +15,9 @@ namespace ignis::kernels::x86 {
 // DynamicQuantizeLinear (float32 -> uint8, scale, zero point).
 Status dynamic_quantize_linear_avx2(KernelContext& ctx);
 
+// ai.ignis DynamicQuantizeRows (float32 -> int8 and one scale per row).
+Status dynamic_quantize_rows_avx2(KernelContext& ctx);
+
 // QuantizeLinear (float32 -> uint8 / int8) and DequantizeLinear (uint8 / int8 -> float32),
 // per tensor or per axis; other forms run the reference kernel they hold.
 Result<std::unique_ptr<Kernel>> create_quantize_linear_avx2(const KernelInit& init);

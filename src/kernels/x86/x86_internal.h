@@ -18,7 +18,7 @@ namespace ignis::kernels::x86 {
 void register_nn_recurrent(KernelRegistry& r);  // LSTM, GRU, RNN (nn_recurrent.cc)
 void register_nn_gemm(KernelRegistry& r);  // MatMul, Gemm, ai.ignis FusedMatMul (nn_gemm.cc)
 // MatMulInteger, ai.ignis MatMulIntegerToFloat, QLinearMatMul, DynamicQuantizeLinear,
-// QuantizeLinear, DequantizeLinear (nn_int8.cc)
+// ai.ignis DynamicQuantizeRows, QuantizeLinear, DequantizeLinear (nn_int8.cc)
 void register_nn_int8(KernelRegistry& r);
 void register_quantize_lookup(KernelRegistry& r);  // ai.ignis QLinearLookup (quantize_lookup.cc)
 void register_nn_qlinear_conv(KernelRegistry& r);  // QLinearConv, ConvInteger (nn_qlinear_conv.cc)

@@ -34,6 +34,7 @@ struct KernelCase {
   // and sizes); such inputs are also visible to shape inference.
   std::vector<std::vector<double>> input_values;
   std::vector<int> weight_inputs;    // also run with these passed as plan-time constants
+  int outputs = 1;                   // outputs the node has (every one compared)
   int64_t depth = 1;                 // products summed per output element
   double error_scale = 1.0;          // rounding of the method relative to a direct sum (tolerance factor)
   std::string label;                 // shapes and attributes, printed on failure
@@ -100,6 +101,7 @@ std::vector<KernelCase> blocked_max_pool_cases();             // blocked.cc (ai.
 std::vector<KernelCase> matmul_integer_cases();            // quantize.cc
 std::vector<KernelCase> matmul_integer_to_float_cases();   // quantize.cc (ai.ignis)
 std::vector<KernelCase> dynamic_quantize_linear_cases();   // quantize.cc
+std::vector<KernelCase> dynamic_quantize_rows_cases();     // quantize.cc (ai.ignis)
 std::vector<KernelCase> qlinear_conv_cases();              // quantize.cc
 std::vector<KernelCase> qlinear_conv_nhwc_cases();         // quantize.cc (ai.ignis)
 std::vector<KernelCase> conv_integer_cases();              // quantize.cc
@@ -196,6 +198,7 @@ inline const std::vector<CaseGeneratorEntry>& case_generators() {
       {"", "MatMulInteger", matmul_integer_cases},
       {"ai.ignis", "MatMulIntegerToFloat", matmul_integer_to_float_cases},
       {"", "DynamicQuantizeLinear", dynamic_quantize_linear_cases},
+      {"ai.ignis", "DynamicQuantizeRows", dynamic_quantize_rows_cases},
       {"", "QLinearConv", qlinear_conv_cases},
       {"ai.ignis", "QLinearConvNhwc", qlinear_conv_nhwc_cases},
       {"", "ConvInteger", conv_integer_cases},

@@ -2,7 +2,8 @@
 // Quantized op cases: MatMulInteger and ai.ignis MatMulIntegerToFloat over every uint8/int8
 // pairing of A and B, shapes around the int8 GEMM's tiles (6 and 3 rows, 32 and 16 columns,
 // depths not a multiple of 4), with no, one-value and per-row / per-column zero points,
-// batched A; DynamicQuantizeLinear on sizes around the 8-lane width and split over threads;
+// batched A, and (MatMulIntegerToFloat) per-row scales; DynamicQuantizeLinear and
+// DynamicQuantizeRows on sizes around the 8-lane width and split over threads;
 // QLinearConv and QLinearMatMul over the same type pairings (1x1, 3x3 with strides 1, 2 and
 // 3, pads, dilations, 7x7, 1-D, depthwise (planes, channel blocks, and output positions in
 // lanes with weights less zero points in int8) and grouped convolutions, odd channel counts, chunks of
@@ -94,6 +95,37 @@ std::vector<KernelCase> integer_matmul_cases(const char* domain, const char* op,
   return cases;
 }
 
+// What `ignis quantize --mode dynamic --per-row` makes of a MatMul: symmetric int8 A without a
+// zero point, int8 B with zero (or no) zero points, the weight's scale per column, a bias on
+// every other shape, and A's scale per row (its shape with the last extent 1).
+std::vector<KernelCase> matmul_integer_to_float_row_scale_cases() {
+  std::vector<KernelCase> cases;
+  int index = 0;
+  for (const Dims& d : matmul_dims()) {
+    for (bool b_zp : {false, true}) {
+      KernelCase c;
+      c.domain = "ai.ignis";
+      c.op_type = "MatMulIntegerToFloat";
+      c.opset = 1;
+      const bool bias = index++ % 2 == 0;
+      Shape rows = d.a;
+      rows[rows.rank() - 1] = 1;
+      c.inputs = {d.a, Shape{d.k, d.n}, Shape{d.n}, Shape{}, Shape{d.n}, Shape{d.n}, rows};
+      c.input_dtypes = {DType::I8, DType::I8, DType::F32, DType::Undefined, b_zp ? DType::I8 : DType::Undefined,
+                        bias ? DType::F32 : DType::Undefined, DType::F32};
+      c.input_ranges.assign(c.inputs.size(), {1.0, 0.0});
+      c.input_ranges[0] = {-127.0, 127.0};
+      c.input_ranges[4] = {0.0, 0.0};
+      c.input_ranges[6] = {1e-3, 2.0};
+      c.weight_inputs = b_zp ? std::vector<int>{1, 4} : std::vector<int>{1};
+      c.label = str_cat("A s8", d.a.str(), " B s8", Shape{d.k, d.n}.str(), b_zp ? " zero B zero point" : "",
+                        bias ? " bias" : "", " row scale");
+      cases.push_back(std::move(c));
+    }
+  }
+  return cases;
+}
+
 }  // namespace
 
 std::vector<KernelCase> matmul_integer_cases() {
@@ -114,6 +146,49 @@ std::vector<KernelCase> matmul_integer_to_float_cases() {
       c.inputs.push_back(Shape{c.inputs[1][1]});
       c.input_dtypes.push_back(DType::F32);
       c.label += " bias";
+    }
+  }
+  std::vector<KernelCase> per_row = matmul_integer_to_float_row_scale_cases();
+  cases.insert(cases.end(), std::make_move_iterator(per_row.begin()), std::make_move_iterator(per_row.end()));
+  return cases;
+}
+
+// ai.ignis DynamicQuantizeRows over rows around the 8-lane width, rows split over threads, an
+// all-zero row (its scale is the floor's), a row far larger than the others, and limits
+// below 127.
+std::vector<KernelCase> dynamic_quantize_rows_cases() {
+  std::vector<KernelCase> cases;
+  for (const Shape& s : {Shape{1}, Shape{7}, Shape{3, 8}, Shape{4, 9}, Shape{5, 37}, Shape{0, 4}, Shape{3, 0},
+                         Shape{128, 384}, Shape{2, 130, 257}}) {
+    for (int64_t limit : {127, 7}) {
+      KernelCase c;
+      c.domain = "ai.ignis";
+      c.op_type = "DynamicQuantizeRows";
+      c.opset = 1;
+      c.outputs = limit == 7 ? 1 : 2;  // the scale output is optional
+      c.error_scale = 0.0;  // the scales too must be the reference's bit for bit
+      c.inputs = {s};
+      Attribute floor;
+      floor.kind = Attribute::Kind::Float;
+      floor.f = 1e-30f;
+      c.attrs.set("floor", floor);
+      Attribute lim;
+      lim.kind = Attribute::Kind::Int;
+      lim.i = limit;
+      c.attrs.set("limit", lim);
+      c.label = str_cat("X", s.str(), " limit ", limit);
+      if (s.numel() >= 8 && s[s.rank() - 1] > 0) {
+        // Row 0 all zeros, row 1 (where there is one) a thousand times the others.
+        std::vector<double> values(static_cast<size_t>(s.numel()));
+        const int64_t k = s[s.rank() - 1];
+        for (int64_t i = 0; i < s.numel(); ++i)
+          values[static_cast<size_t>(i)] = i < k ? 0.0 : std::sin(0.37 * static_cast<double>(i)) * (i < 2 * k ? 1e3 : 1.0);
+        KernelCase v = c;
+        v.input_values = {values};
+        v.label += " zero row, large row";
+        cases.push_back(std::move(v));
+      }
+      cases.push_back(std::move(c));
     }
   }
   return cases;
