@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // calibrate(): the float model, with the tensors to calibrate added as graph outputs, runs once
-// per sample; each sample's values update the tensor's statistics and are then dropped.
+// per sample; each sample's values update the tensor's statistics and are then dropped. The
+// 4-D activations it observes may stay in the blocked channel layout (PassContext::
+// blocked_outputs), so the instrumented model runs blocked as the float model does instead of
+// reordering each observed tensor back to NCHW; their statistics skip the padding lanes.
 #include "compress/calibrate.h"
 
 #include <algorithm>
@@ -9,6 +12,9 @@
 #include <limits>
 #include <memory>
 #include <span>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "compress/calibration_data.h"
 #include "compress/histogram.h"
@@ -16,6 +22,9 @@
 #include "core/thread_pool.h"
 #include "ir/rewrite.h"
 #include "onnx/export.h"
+#include "passes/graph_facts.h"
+#include "passes/pass.h"
+#include "runtime/evaluate.h"
 
 namespace ignis::compress {
 
@@ -59,27 +68,70 @@ CalibratedRange range_of(const TensorStats& s, const QuantizeOptions& o) {
 }
 
 // `g` with `tensors` also as graph outputs, opened at level all: as the model will run
-// (a quantized trial on int8 kernels), and fusions keep every graph output as it is.
-Result<Session> open_instrumented(const ir::Graph& g, const std::vector<std::string>& tensors, const std::string& dir) {
+// (a quantized trial on int8 kernels), and fusions keep every graph output as it is. The
+// outputs named in `blocked` (added ones only) may come back in the blocked channel layout:
+// the graph is then optimized here, with them in PassContext::blocked_outputs, and opened as
+// it is.
+Result<Session> open_instrumented(const ir::Graph& g, const std::vector<std::string>& tensors, const std::string& dir,
+                                  const std::unordered_set<std::string>& blocked = {}) {
   ir::Graph copy = g;
+  passes::PassContext ctx = runtime::make_pass_context();
   for (const auto& t : tensors) {
     if (ir::is_graph_output(copy, t)) continue;
     ValueInfo v;
     v.name = t;
     v.dtype = DType::F32;
     copy.outputs.push_back(v);
+    if (blocked.count(t)) ctx.blocked_outputs.insert(t);
   }
-  IGNIS_ASSIGN_OR_RETURN(std::string bytes, onnx_io::export_model(copy));
   SessionOptions so;
   so.optimization = OptLevel::All;
+  if (!ctx.blocked_outputs.empty()) {
+    IGNIS_RETURN_IF_ERROR(passes::optimize(copy, passes::Level::All, ctx).status());
+    so.optimization = OptLevel::None;
+  }
+  IGNIS_ASSIGN_OR_RETURN(std::string bytes, onnx_io::export_model(copy));
   return Session::open_bytes(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), so, dir);
+}
+
+// The real channels of each of `tensors` that is a float32 [N, C, H, W] of a known C: those
+// the instrumented model may return blocked.
+std::unordered_map<std::string, int64_t> nchw_channels(const ir::Graph& g, const std::vector<std::string>& tensors) {
+  const passes::GraphFacts facts(g);
+  std::unordered_map<std::string, int64_t> out;
+  for (const auto& t : tensors) {
+    const passes::ValueFact& f = facts[t];
+    if (f.dtype == DType::F32 && f.rank == 4 && f.dims[1].is_fixed() && !ir::is_graph_output(g, t))
+      out.emplace(t, f.dims[1].value);
+  }
+  return out;
+}
+
+// The values of t: itself when it is not blocked ([N, CB, H, W, B] with `channels` of its
+// CB * B lanes real) or every lane is real, else its real lanes gathered into `buffer`.
+std::span<const float> real_values(const Tensor& t, int64_t channels, std::vector<float>& buffer) {
+  const float* x = t.data_as<float>();
+  if (channels <= 0 || t.rank() != 5 || channels == t.dim(1) * t.dim(4))
+    return {x, static_cast<size_t>(t.numel())};
+  const int64_t images = t.dim(0), block = t.dim(4), pixels = t.dim(2) * t.dim(3);
+  const int64_t full = channels / block, rest = channels % block;
+  buffer.resize(static_cast<size_t>(images * channels * pixels));
+  float* out = buffer.data();
+  for (int64_t n = 0; n < images; ++n) {
+    const float* image = x + n * t.dim(1) * pixels * block;
+    out = std::copy_n(image, full * pixels * block, out);
+    const float* last = image + full * pixels * block;
+    for (int64_t p = 0; p < pixels; ++p) out = std::copy_n(last + p * block, rest, out);
+  }
+  return {buffer.data(), buffer.size()};
 }
 
 // Runs every graph of `graphs` on each sample; visit(i, values) gets tensor i as each computed it
 // (graph s computes names[s][i]; one list serves all when names has one).
 Result<int64_t> run_graphs(const std::vector<const ir::Graph*>& graphs, const std::string& model_dir,
                            const std::vector<std::vector<std::string>>& names, const QuantizeOptions& o,
-                           const std::function<Status(size_t, const std::vector<Tensor>&)>& visit) {
+                           const std::function<Status(size_t, const std::vector<Tensor>&)>& visit,
+                           const std::unordered_set<std::string>& blocked = {}) {
   const auto tensors_of = [&](size_t s) -> const std::vector<std::string>& { return names[names.size() > 1 ? s : 0]; };
   const std::vector<std::string>& tensors = names[0];
   IGNIS_ASSIGN_OR_RETURN(auto samples, list_calibration_samples(o.calibration_data));
@@ -87,7 +139,7 @@ Result<int64_t> run_graphs(const std::vector<const ir::Graph*>& graphs, const st
     samples.resize(static_cast<size_t>(o.calibration_samples));
   std::vector<Session> sessions;
   for (size_t s = 0; s < graphs.size(); ++s) {
-    IGNIS_ASSIGN_OR_RETURN(Session session, open_instrumented(*graphs[s], tensors_of(s), model_dir));
+    IGNIS_ASSIGN_OR_RETURN(Session session, open_instrumented(*graphs[s], tensors_of(s), model_dir, blocked));
     sessions.push_back(std::move(session));
   }
   for (size_t k = 0; k < samples.size(); ++k) {
@@ -158,6 +210,17 @@ Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir,
         ChannelRanges{std::vector<float>(n, std::numeric_limits<float>::infinity()),
                       std::vector<float>(n, -std::numeric_limits<float>::infinity()), std::vector<float>(n, 0.0f)});
   }
+  // The 4-D activations may come back blocked; by_channel ones (read per last axis) stay NCHW.
+  std::unordered_map<std::string, int64_t> channels = nchw_channels(g, tensors);
+  for (const auto& [name, k] : by_channel) channels.erase(name);
+  std::unordered_set<std::string> blocked;
+  std::vector<int64_t> real_channels(tensors.size(), 0);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    auto c = channels.find(tensors[i]);
+    if (c == channels.end()) continue;
+    blocked.insert(tensors[i]);
+    real_channels[i] = c->second;
+  }
   int64_t sample_index = 0;
   // A sample's tensors are gathered, then their statistics taken on every core: reading each
   // activation (tens of MB a sample for a CNN) costs more than the run that computed it. Tensor
@@ -172,8 +235,10 @@ Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir,
       s.channels.reset();
       return;
     }
-    const float* x = t.data_as<float>();
-    const int64_t n = t.numel();
+    thread_local std::vector<float> gathered;
+    const std::span<const float> values = real_values(t, real_channels[i], gathered);
+    const float* x = values.data();
+    const auto n = static_cast<int64_t>(values.size());
     const FiniteRange r = finite_range(x, n);
     s.min = std::min(s.min, r.min);
     s.max = std::max(s.max, r.max);
@@ -183,7 +248,8 @@ Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir,
     if (t.rank() < 1 || t.dim(t.rank() - 1) != k) s.channels.reset();
     else update_channels(*s.channels, x, n / k, k, sample_index < abs_max_samples);
   };
-  auto samples = run_calibration(g, model_dir, tensors, o, [&](size_t i, const Tensor& t) {
+  auto samples = run_graphs({&g}, model_dir, {tensors}, o, [&](size_t i, const std::vector<Tensor>& values) {
+    const Tensor& t = values[0];
     sample[i] = t;
     if (i + 1 < tensors.size()) return Status::ok();
     const int threads = pool.threads();
@@ -194,7 +260,7 @@ Result<Calibration> calibrate(const ir::Graph& g, const std::string& model_dir,
     for (Tensor& held : sample) held = Tensor();
     ++sample_index;
     return Status::ok();
-  });
+  }, blocked);
   if (!samples) return samples.error();
 
   Calibration c;

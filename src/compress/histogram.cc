@@ -20,6 +20,11 @@
 #include <limits>
 #include <numeric>
 
+#include "core/cpu_features.h"
+#ifdef IGNIS_HAVE_X86_KERNELS
+#include "kernels/x86/finite_range_avx2.h"
+#endif
+
 namespace ignis::compress {
 
 AbsHistogram::AbsHistogram(int initial_bins, int max_bins)
@@ -49,6 +54,13 @@ void AbsHistogram::grow_to(double max_abs) {
 }
 
 FiniteRange finite_range(const float* x, int64_t n) {
+#ifdef IGNIS_HAVE_X86_KERNELS
+  if (cpu_features().avx2) {
+    FiniteRange r;
+    kernels::x86::finite_range_avx2(x, n, &r.min, &r.max);
+    return r;
+  }
+#endif
   // Sixteen independent lanes of min and max. v - v is 0 for a finite v and NaN otherwise; a
   // non-finite v is replaced by the identity of each reduction. Written as selects without
   // && so that GCC vectorizes the loop (with a short-circuit test it stayed scalar and took a

@@ -9,7 +9,8 @@
 // each value such a convolution reads from outside the run, and an UnblockChannels node gives
 // every value read outside the run (or a graph output) back its NCHW form under its own name.
 // So consumers outside the run are untouched, and a tensor crosses between the layouts once
-// per run edge, not once per convolution. Squeeze-excitation stays inside the run: a
+// per run edge, not once per convolution. A graph output named in PassContext::blocked_outputs
+// and read nowhere outside the run stays blocked under its own name (not an edge). Squeeze-excitation stays inside the run: a
 // GlobalAveragePool of a blocked value reads it blocked (BlockedGlobalAveragePool, plain
 // [N, C, 1, 1] output), and Mul(v, gate [N, C, 1, 1]) feeding only a pointwise convolution
 // becomes that BlockedConv's S input (the convolution reads v scaled), so the gated tensor is
@@ -461,7 +462,7 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
 
   // Whether a converted node's output is also needed in NCHW form.
   auto read_outside = [&](const std::string& v) {
-    if (ir::is_graph_output(g, v)) return true;
+    if (ir::is_graph_output(g, v) && !ctx.blocked_outputs.count(v)) return true;
     auto it = consumers.find(v);
     if (it == consumers.end()) return false;
     for (int c : it->second) {
@@ -510,8 +511,20 @@ Result<int> convert_to_blocked_layout(ir::Graph& g, const PassContext& ctx) {
   const int converted = static_cast<int>(std::count(convert.begin(), convert.end(), true));
   if (converted == 0) return 0;
 
-  // Names of the blocked form of each value a converted node reads or writes.
+  // Names of the blocked form of each value a converted node reads or writes: the value's own
+  // for a graph output that stays blocked.
   std::unordered_map<std::string, std::string> blocked_name;
+  for (int i = 0; i < count; ++i) {
+    if (!convert[i] || folded(i) || blocked_pool(i)) continue;
+    const std::string& y = g.nodes[i].outputs[0];
+    if (ir::is_graph_output(g, y) && ctx.blocked_outputs.count(y) && !read_outside(y)) blocked_name.emplace(y, y);
+  }
+  for (ValueInfo& o : g.outputs) {
+    if (!blocked_name.count(o.name)) continue;
+    o.dims.clear();
+    o.dim_names.clear();
+    o.has_shape = false;
+  }
   auto blocked_of = [&](const std::string& v) -> const std::string& {
     auto it = blocked_name.find(v);
     if (it == blocked_name.end()) it = blocked_name.emplace(v, ir::unique_value_name(g, v + "_blocked")).first;

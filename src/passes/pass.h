@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -51,6 +52,11 @@ struct PassContext {
   // The session's GEMM precision: in bfloat16 the im2col GEMM runs a stem faster than the
   // float32 blocked kernel, so convert_to_blocked_layout leaves lone stems alone.
   Precision precision = Precision::F32;
+  // Graph outputs that convert_to_blocked_layout may leave in the blocked layout ([N, C/16,
+  // H, W, 16], padding lanes of the last block included) under their own names, with no
+  // declared shape, instead of reordering them back to NCHW: for a caller that reads that
+  // layout itself (calibration's observed activations). Empty for sessions.
+  std::unordered_set<std::string> blocked_outputs;
 };
 
 struct Pass {

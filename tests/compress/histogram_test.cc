@@ -147,19 +147,24 @@ TEST(EntropyThreshold, ClipsFarOutliersThatMinMaxKeeps) {
   }
 }
 
-// finite_range against a plain loop, on sizes around its 8 lanes, with NaN and infinities
+// finite_range against a plain loop, on sizes around its 8 and 16 lanes, with NaN and infinities
 // scattered in; and the empty and all-non-finite cases.
 TEST(FiniteRange, MatchesAPlainLoopAndSkipsNonFiniteValues) {
   std::mt19937 rng(3);
   std::normal_distribution<float> dist(0.0f, 5.0f);
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-  for (int n : {1, 7, 8, 9, 15, 16, 17, 1000, 1003}) {
+  for (int n : {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 1000, 1003}) {
     std::vector<float> x(static_cast<size_t>(n));
     for (auto& v : x) v = dist(rng);
     if (n > 3) {
       x[1] = nan;
       x[static_cast<size_t>(n) - 2] = inf;
       x[static_cast<size_t>(n) / 2] = -inf;
+    }
+    if (n > 20) {  // inside the vector loop's body too, in either half of a 16-value step
+      x[4] = inf;
+      x[13] = -inf;
+      x[15] = nan;
     }
     float lo = inf, hi = -inf;
     for (float v : x)

@@ -125,6 +125,53 @@ TEST(ConvertToBlockedLayout, UnblocksValuesReadOutsideTheRun) {
   EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-5);
 }
 
+// The real lanes of a blocked [N, CB, H, W, B] tensor as the NCHW [N, channels, H, W] tensor.
+Tensor unblocked(const Tensor& t, int64_t channels) {
+  const int64_t n = t.dim(0), blocks = t.dim(1), h = t.dim(2), w = t.dim(3), b = t.dim(4);
+  Tensor out = Tensor::empty(DType::F32, Shape{n, channels, h, w});
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t p = 0; p < h * w; ++p)
+        out.data_as<float>()[(i * channels + c) * h * w + p] =
+            t.data_as<float>()[((i * blocks + c / b) * h * w + p) * b + c % b];
+  return out;
+}
+
+TEST(ConvertToBlockedLayout, LeavesNamedGraphOutputsBlockedUnderTheirNames) {
+  // Observing the 96-channel depthwise output (h_a2) and the first block's output (h), as
+  // calibration does: named in blocked_outputs they are no edge (UnblocksValuesReadOutsideTheRun
+  // shows the run dropped when h_a2 is read NCHW) and come out blocked under their own names.
+  GraphBuilder b = two_blocks();
+  b.output("h_a2").output("h");
+  passes::PassContext ctx = forced();
+  ctx.blocked_outputs = {"h_a2", "h"};
+  ir::Graph g = b.graph();
+  ASSERT_TRUE(passes::optimize(g, passes::Level::All, ctx));
+  ASSERT_TRUE(ir::verify(g));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 6);
+  ASSERT_EQ(count_op(g, "UnblockChannels"), 1);  // y only
+  for (const auto& o : g.outputs) {
+    if (o.name != "y") {
+      EXPECT_FALSE(o.has_shape) << o.name;
+    }
+  }
+  const NamedTensors feeds = random_inputs(b.graph(), {{2, 24, 13, 11}}, 7);
+  const std::vector<Tensor> got = run_as_is(g, feeds), want = run_as_is(b.graph(), feeds);
+  ASSERT_EQ(got.size(), 3u);
+  ASSERT_EQ(got[1].shape(), (Shape{2, 6, 13, 11, 16}));
+  ASSERT_EQ(got[2].shape(), (Shape{2, 2, 13, 11, 16}));
+  EXPECT_LT(relative_diff({got[0], unblocked(got[1], 96), unblocked(got[2], 24)}, want), 1e-5);
+
+  // h also read by a Relu outside the run: it is reordered back once, for both readers.
+  b.node("Relu", {"h"}, {"r"}).output("r");
+  ir::Graph g2 = b.graph();
+  ASSERT_TRUE(passes::optimize(g2, passes::Level::All, ctx));
+  EXPECT_EQ(count_op(g2, "UnblockChannels"), 2);  // y, h
+  const std::vector<Tensor> got2 = run_as_is(g2, feeds);
+  ASSERT_EQ(got2.size(), 4u);
+  EXPECT_EQ(got2[2].shape(), (Shape{2, 24, 13, 11}));
+}
+
 // x * sigmoid(x), which fuse_conv_activation folds into the convolution as SiLU.
 void silu(GraphBuilder& b, const std::string& in, const std::string& out) {
   b.node("Sigmoid", {in}, {out + "_sig"}).node("Mul", {in, out + "_sig"}, {out});
