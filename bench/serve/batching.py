@@ -7,7 +7,7 @@ the same models and inputs.
     python3 bench/serve/batching.py [--models mobilenet_v2 resnet50 minilm]
         [--concurrency 1 2 4 8 16 32] [--loads 0.3 0.5 0.7 0.9] [--seconds 5] [--rounds 3]
         [--warmup 3] [--threads N] [--protocols grpc [binary json]] [--max-batch 16]
-        [--delay-us 500] [--mlserver-batch-time-us 5000] [--config NAME=PBTXT]
+        [--delay-us 500] [--mlserver-batch-time-us 5000] [--config NAME=PBTXT] [--seq N]
         [--json OUT.json] [--no-mlserver] [--quick] [--tune]
 
 Server configurations (the text after `name:` in each model's config.pbtxt; `--config
@@ -133,11 +133,23 @@ def tune_configs_and_plan(args):
 # ---------------------------------------------------------------- requests
 
 
+# --seq: the sequence extent of the fixed requests (and the in-process runs) of models with a
+# sequence axis; None keeps the sidecar's (MiniLM: 128).
+SEQUENCE = None
+
+
 def model_spec(name):
     onnx_path = os.path.join(ROOT, "models", f"{name}.onnx")
     if not os.path.exists(onnx_path):
         sys.exit(f"bench/serve: {onnx_path} is missing; run /usr/bin/python3 tools/make_zoo.py --out models")
-    return onnx_path, json.load(open(os.path.join(ROOT, "models", f"{name}.json")))
+    spec = json.load(open(os.path.join(ROOT, "models", f"{name}.json")))
+    if SEQUENCE is not None:
+        for inp in spec["inputs"]:
+            for axis in spec.get("dynamic_axes", {}).get(inp["name"], {}):
+                if axis != "0":
+                    inp["shape"][int(axis)] = SEQUENCE
+                    inp["pad_tail"] = 0
+    return onnx_path, spec
 
 
 def has_sequence_axis(spec):
@@ -301,7 +313,7 @@ def engine_rows_per_second(args, model, batch):
     onnx_path, spec = model_spec(model)
     cmd = [args.ignis, "bench", onnx_path, "--batch", str(batch), "--threads", str(args.threads), "--seconds", "2",
            "--warmup", "1", "--json"]
-    for inp in spec["inputs"]:  # variable extents at the sidecar's (MiniLM: seq 128)
+    for inp in spec["inputs"]:  # variable extents at the requests' (MiniLM: seq 128, or --seq)
         for axis, name in spec.get("dynamic_axes", {}).get(inp["name"], {}).items():
             if axis != "0":
                 cmd += ["--dim", f"{name}={inp['shape'][int(axis)]}"]
@@ -493,7 +505,7 @@ def protocol_name(p):
 
 
 def report_engine(m, args):
-    print(f"### In process (ignis bench, {args.threads} threads, MiniLM at seq 128): rows/s at batch 1 and "
+    print(f"### In process (ignis bench, {args.threads} threads, MiniLM at seq {SEQUENCE or 128}): rows/s at batch 1 and "
           f"{args.max_batch}\n")
     rows, summary = [], []
     for model in args.models:
@@ -636,6 +648,9 @@ def parse_args():
     ap.add_argument("--warmup", type=int, default=3, help="seconds of unmeasured load per request set and server")
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="thread budget of each server")
     ap.add_argument("--max-batch", type=int, default=16)
+    ap.add_argument("--seq", type=int,
+                    help="sequence length of the fixed requests of models with a sequence axis (default: the "
+                         "sidecar's, 128 for MiniLM)")
     ap.add_argument("--delay-us", type=int, default=500, help="max_queue_delay_microseconds of batch and buckets")
     ap.add_argument("--mlserver-batch-time-us", type=int, default=5000, help="MLServer's max_batch_time")
     ap.add_argument("--config", action="append", default=[], metavar="NAME=PBTXT",
@@ -651,6 +666,8 @@ def parse_args():
     ap.add_argument("--tune-delays", nargs="+", type=int, default=[0, 250, 500, 1000])
     ap.add_argument("--tune-concurrency", nargs="+", type=int, default=[4, 16, 32])
     args = ap.parse_args()
+    global SEQUENCE
+    SEQUENCE = args.seq
     if args.quick:
         args.rounds, args.seconds, args.warmup = 1, 2, 2
     args.seconds = max(1, int(round(args.seconds)))  # wrk takes whole seconds

@@ -43,10 +43,13 @@ void print_report(const std::string& output, const CompressReport& r, bool detai
     for (const auto& d : r.decisions) std::printf("    %s\n", d.c_str());
   }
   if (!details) return;
-  std::printf("\n  %-40s %-14s %-26s %10s %12s %12s\n", "weight", "op", "scheme", "elements", "max|w|", "max|error|");
+  int scheme_width = 26;  // the longest scheme's, at least
+  for (const auto& c : r.changed) scheme_width = std::max(scheme_width, static_cast<int>(c.scheme.size()));
+  std::printf("\n  %-40s %-14s %-*s %10s %12s %12s\n", "weight", "op", scheme_width, "scheme", "elements", "max|w|",
+              "max|error|");
   for (const auto& c : r.changed)
-    std::printf("  %-40s %-14s %-26s %10lld %12.4g %12.4g\n", c.value.c_str(), c.op_type.c_str(), c.scheme.c_str(),
-                static_cast<long long>(c.elements), static_cast<double>(c.max_abs),
+    std::printf("  %-40s %-14s %-*s %10lld %12.4g %12.4g\n", c.value.c_str(), c.op_type.c_str(), scheme_width,
+                c.scheme.c_str(), static_cast<long long>(c.elements), static_cast<double>(c.max_abs),
                 static_cast<double>(c.max_abs_error));
   if (!r.activations.empty())
     std::printf("\n  %-48s %12s %12s %12s %6s %10s\n", "activation", "min", "max", "scale", "zp", "error");
