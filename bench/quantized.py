@@ -16,9 +16,13 @@ Per model (built by tools/make_zoo.py into models/), these runs:
   ort_dynamic onnxruntime's quantize_dynamic (its defaults: int8 weights per tensor), in ignis
               and onnxruntime;
   ig_dynamic  `ignis quantize --mode dynamic` (int8 weights per column), in ignis and
-              onnxruntime.
-Both dynamic files are standard ONNX (DynamicQuantizeLinear + MatMulInteger + Cast + Mul); the
-static one QuantizeLinear / DequantizeLinear pairs around every MatMul, Add and Mul it quantizes.
+              onnxruntime;
+  ig_rows     `ignis quantize --mode dynamic --per-row` (activations with one scale per row),
+              in ignis and onnxruntime.
+The per-tensor dynamic files are standard ONNX (DynamicQuantizeLinear + MatMulInteger + Cast +
+Mul), the per-row one too (Abs, ReduceMax, Max, Div, Round, Clip, Cast, then MatMulInteger +
+Cast + Mul + Mul); the static one QuantizeLinear / DequantizeLinear pairs around every MatMul,
+Add and Mul it quantizes.
 Inputs: token ids from a fixed seed, attention mask all ones. Every run is a fresh process
 (ignis through `ignis bench --json`, the others through bench/peer_runner.py); each round runs
 all of them in an order rotated by one per round. Reported: the median over rounds of each
@@ -67,7 +71,10 @@ def make_variants(folder, name, ignis, batch, seq):
     quantize_dynamic(src, ort_dyn, weight_type=QuantType.QInt8)
     ig_dyn = os.path.join(folder, name + "_ig_dynamic.onnx")
     subprocess.run([ignis, "quantize", src, "-o", ig_dyn, "--mode", "dynamic"], check=True, capture_output=True)
-    return {"float": src, "ort_static": ort_static, "ort_dynamic": ort_dyn, "ig_dynamic": ig_dyn}
+    ig_rows = os.path.join(folder, name + "_ig_rows.onnx")
+    subprocess.run([ignis, "quantize", src, "-o", ig_rows, "--mode", "dynamic", "--per-row"], check=True,
+                   capture_output=True)
+    return {"float": src, "ort_static": ort_static, "ort_dynamic": ort_dyn, "ig_dynamic": ig_dyn, "ig_rows": ig_rows}
 
 
 def make_inputs(folder, name, batch, seq):
@@ -105,7 +112,7 @@ def runs_for(args, variants, inputs):
     if importlib.util.find_spec("openvino") is not None:
         runs.append(("float openvino f32", lambda: run_peer("openvino", variants["float"], inputs, t, n, "f32")))
         runs.append(("float openvino default", lambda: run_peer("openvino", variants["float"], inputs, t, n)))
-    for v in ("ort_static", "ort_dynamic", "ig_dynamic"):
+    for v in ("ort_static", "ort_dynamic", "ig_dynamic", "ig_rows"):
         runs.append((f"{v} ignis", lambda v=v: run_ignis(args.ignis, variants[v], inputs, t, n, "f32")))
         runs.append((f"{v} onnxruntime", lambda v=v: run_peer("onnxruntime", variants[v], inputs, t, n)))
     return runs
