@@ -10,8 +10,8 @@
 // every value read outside the run (or a graph output) back its NCHW form under its own name.
 // So consumers outside the run are untouched, and a tensor crosses between the layouts once
 // per run edge, not once per convolution. A graph output named in PassContext::blocked_outputs
-// and read nowhere outside the run stays blocked under its own name (not an edge). Squeeze-excitation stays inside the run: a
-// GlobalAveragePool of a blocked value reads it blocked (BlockedGlobalAveragePool, plain
+// and read nowhere outside the run stays blocked under its own name (not an edge).
+// Squeeze-excitation stays inside the run: a GlobalAveragePool of a blocked value reads it blocked (BlockedGlobalAveragePool, plain
 // [N, C, 1, 1] output), and Mul(v, gate [N, C, 1, 1]) feeding only a pointwise convolution
 // becomes that BlockedConv's S input (the convolution reads v scaled), so the gated tensor is
 // never materialized. A MaxPool (2-D, Y only) of a blocked value pools it blocked

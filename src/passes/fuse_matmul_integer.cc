@@ -5,9 +5,10 @@
 // This is the graph onnxruntime's quantize_dynamic and `ignis quantize --mode dynamic` write
 // (the scale is the product of the activation's and the weight's scales, computed at run
 // time); with `--per-row` the weight's scale comes first and A's scale per row second, the
-// scale output of the ai.ignis.DynamicQuantizeRows that made A (fuse_dynamic_quantize_rows). The kernel converts each int32 result to float, multiplies by the scale and adds the
-// bias as the tile is stored, with the same roundings as the three separate ops, instead of
-// writing the int32 matrix and reading it back twice.
+// scale output of the ai.ignis.DynamicQuantizeRows that made A (fuse_dynamic_quantize_rows).
+// The kernel converts each int32 result to float, multiplies by the scales and adds the bias
+// as the tile is stored, with the same roundings as the separate ops, instead of writing the
+// int32 matrix and reading it back twice.
 // Legality: each folded intermediate feeds only the next node and is not a graph output; the
 // scale is float32 with one element or one per column (B's last dimension, provably fixed),
 // so the Mul does not broadcast the product to a larger shape; the bias likewise is a 1-D

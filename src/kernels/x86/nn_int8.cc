@@ -8,7 +8,8 @@
 // A's batch dimensions (both operands activations) runs one GEMM per batch entry, packing
 // each with the run-time row packer. Configurations the GEMM does not take (a broadcast batched B, zero points shaped per
 // batch, float16 scales) run on the reference kernel. QLinearMatMul requantizes in the GEMM's epilogue with one multiplier per
-// column, a_scale * b_scale[j] / y_scale, computed as the reference computes it.
+// column, a_scale * b_scale[j] / y_scale, computed as the reference computes it; MatMulIntegerToFloat's
+// optional row scale (per-row dynamic quantization) multiplies each row in the same epilogue.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -306,7 +307,8 @@ class Int8MatMulKernel final : public Kernel {
     if (has(ctx, in_.b_zp) && !is_vector_of(ctx.input(in_.b_zp), n)) return false;
     if (in_.scale >= 0 && !is_vector_of(ctx.input(in_.scale), n)) return false;
     if (has(ctx, in_.bias) && !(ctx.input(in_.bias).rank() == 1 && ctx.input(in_.bias).dim(0) == n)) return false;
-    if (has(ctx, in_.row_scale) && (b.rank() != 2 || ctx.input(in_.row_scale).numel() * a.dim(a.rank() - 1) != a.numel()))
+    if (has(ctx, in_.row_scale) &&
+        (b.rank() != 2 || ctx.input(in_.row_scale).numel() * a.dim(a.rank() - 1) != a.numel()))
       return false;
     if (in_.y_zp >= 0) {
       for (int i : {in_.a_scale, in_.b_scale, in_.y_scale})

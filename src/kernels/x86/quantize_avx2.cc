@@ -92,7 +92,8 @@ float quantize_row(const float* x, int8_t* y, const QuantizeRowsCall& c) {
 
   const __m256 vs = _mm256_set1_ps(scale), lo = _mm256_set1_ps(-c.limit), hi = _mm256_set1_ps(c.limit);
   for (i = 0; i + 8 <= k; i += 8) {
-    __m256 q = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), vs), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 q = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), vs),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     q = _mm256_min_ps(_mm256_max_ps(q, lo), hi);  // max(NaN, lo) is lo
     const __m256i w = _mm256_cvtps_epi32(q);
     const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));

@@ -182,7 +182,8 @@ std::vector<KernelCase> dynamic_quantize_rows_cases() {
         std::vector<double> values(static_cast<size_t>(s.numel()));
         const int64_t k = s[s.rank() - 1];
         for (int64_t i = 0; i < s.numel(); ++i)
-          values[static_cast<size_t>(i)] = i < k ? 0.0 : std::sin(0.37 * static_cast<double>(i)) * (i < 2 * k ? 1e3 : 1.0);
+          values[static_cast<size_t>(i)] =
+              i < k ? 0.0 : std::sin(0.37 * static_cast<double>(i)) * (i < 2 * k ? 1e3 : 1.0);
         KernelCase v = c;
         v.input_values = {values};
         v.label += " zero row, large row";
