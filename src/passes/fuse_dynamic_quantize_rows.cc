@@ -27,26 +27,6 @@ namespace {
 
 constexpr int64_t kOnnxInt8 = 3;  // TensorProto.INT8
 
-// The one node reading `value` when it is read once and is not a graph output, else -1.
-int only_reader(const GraphIndex& index, const std::string& value) {
-  return index.single_use(value) ? index.consumers(value)[0] : -1;
-}
-
-// True when the ReduceMax `n` takes the maximum over only the last axis of a rank-`rank`
-// input and keeps that axis.
-bool max_over_last_axis(const ir::Graph& g, const ir::Node& n, int rank) {
-  if (!is_onnx(n, "ReduceMax") || n.outputs.size() != 1 || n.attrs.get_int("keepdims", 1) != 1) return false;
-  std::vector<int64_t> axes;
-  if (n.inputs.size() >= 2 && !n.inputs[1].empty()) {
-    auto given = constant_ints(g, n, 1);
-    if (!given) return false;
-    axes = *given;
-  } else {
-    axes = n.attrs.get_ints("axes");
-  }
-  return axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1);
-}
-
 }  // namespace
 
 Result<int> fuse_dynamic_quantize_rows(ir::Graph& g, const PassContext&) {
@@ -59,7 +39,7 @@ Result<int> fuse_dynamic_quantize_rows(ir::Graph& g, const PassContext&) {
     if (xf.dtype != DType::F32 || xf.rank < 1) return false;
 
     const int ri = only_reader(index, abs.outputs[0]);
-    if (ri < 0 || !max_over_last_axis(g, g.nodes[ri], xf.rank)) return false;
+    if (ri < 0 || !reduces_last_axis(g, g.nodes[ri], "ReduceMax", xf.rank)) return false;
     const int mi = only_reader(index, g.nodes[ri].outputs[0]);
     if (mi < 0 || !is_onnx(g.nodes[mi], "Max") || g.nodes[mi].inputs.size() != 2) return false;
     const auto floor = scalar_constant(g, other_input(g.nodes[mi], g.nodes[ri].outputs[0]), 0);

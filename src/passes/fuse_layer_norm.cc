@@ -23,30 +23,11 @@ namespace ignis::passes {
 
 namespace {
 
-// True when the ReduceMean `n` averages only the last axis of a rank-`rank` input and keeps it.
-bool reduces_last_axis(const ir::Graph& g, const ir::Node& n, int rank) {
-  if (!is_onnx(n, "ReduceMean") || n.outputs.size() != 1 || n.attrs.get_int("keepdims", 1) != 1) return false;
-  std::vector<int64_t> axes;
-  if (n.inputs.size() >= 2 && !n.inputs[1].empty()) {
-    auto it = g.initializers.find(n.inputs[1]);
-    if (it == g.initializers.end() || it->second.dtype() != DType::I64 || it->second.numel() != 1) return false;
-    axes = {it->second.data_as<int64_t>()[0]};
-  } else {
-    axes = n.attrs.get_ints("axes");
-  }
-  return axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1);
-}
-
 // A float32 rank-1 constant of `last` entries.
 bool is_row_constant(const ir::Graph& g, const std::string& value, const DimFact& last) {
   auto it = g.initializers.find(value);
   if (it == g.initializers.end() || it->second.dtype() != DType::F32 || it->second.rank() != 1) return false;
   return last.is_fixed() ? it->second.dim(0) == last.value : it->second.dim(0) > 1;
-}
-
-// The one node reading `value` when it is read once and is not a graph output, else -1.
-int only_reader(const GraphIndex& index, const std::string& value) {
-  return index.single_use(value) ? index.consumers(value)[0] : -1;
 }
 
 }  // namespace
@@ -59,7 +40,7 @@ Result<int> fuse_layer_norm(ir::Graph& g, const PassContext&) {
     if (mean_node.inputs.empty()) return false;
     const std::string x = mean_node.inputs[0];
     const ValueFact& xf = facts[x];
-    if (xf.dtype != DType::F32 || xf.rank < 1 || !reduces_last_axis(g, mean_node, xf.rank)) return false;
+    if (xf.dtype != DType::F32 || xf.rank < 1 || !reduces_last_axis(g, mean_node, "ReduceMean", xf.rank)) return false;
     // d = x - mean
     const int si = only_reader(index, mean_node.outputs[0]);
     if (si < 0) return false;
@@ -84,7 +65,7 @@ Result<int> fuse_layer_norm(ir::Graph& g, const PassContext&) {
     if (d_reads != (mul2 ? 3u : 2u)) return false;
     // var = ReduceMean(d^2); v = var + eps; s = Sqrt(v)
     const int vi = only_reader(index, square.outputs[0]);
-    if (vi < 0 || !reduces_last_axis(g, g.nodes[vi], xf.rank)) return false;
+    if (vi < 0 || !reduces_last_axis(g, g.nodes[vi], "ReduceMean", xf.rank)) return false;
     const int ai = only_reader(index, g.nodes[vi].outputs[0]);
     if (ai < 0 || !is_onnx(g.nodes[ai], "Add") || g.nodes[ai].inputs.size() != 2) return false;
     const ir::Node& add_eps = g.nodes[ai];

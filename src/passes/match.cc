@@ -106,6 +106,23 @@ std::optional<std::pair<int, std::string>> constant_bias_add(const ir::Graph& g,
   return std::make_pair(ai, bias);
 }
 
+int only_reader(const GraphIndex& index, const std::string& value) {
+  return index.single_use(value) ? index.consumers(value)[0] : -1;
+}
+
+bool reduces_last_axis(const ir::Graph& g, const ir::Node& n, std::string_view op_type, int rank) {
+  if (!is_onnx(n, op_type) || n.outputs.size() != 1 || n.attrs.get_int("keepdims", 1) != 1) return false;
+  std::vector<int64_t> axes;
+  if (n.inputs.size() >= 2 && !n.inputs[1].empty()) {
+    auto given = constant_ints(g, n, 1);
+    if (!given) return false;
+    axes = *given;
+  } else {
+    axes = n.attrs.get_ints("axes");
+  }
+  return axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1);
+}
+
 bool all_finite_f32(const Tensor& t) {
   const float* v = t.data_as<const float>();
   for (int64_t i = 0; i < t.numel(); ++i)

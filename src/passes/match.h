@@ -76,6 +76,14 @@ bool elementwise_unary(const ir::Node& n);
 // scalar inputs from 11; absent ones infinite, or the float range before 11), min <= max.
 std::optional<std::pair<float, float>> constant_clip_bounds(const ir::Graph& g, const ir::Node& clip);
 
+// The one node reading `value` when it is read once and is not a graph output, else -1.
+int only_reader(const GraphIndex& index, const std::string& value);
+
+// Whether `n` is the ai.onnx reduction `op_type` over only the last axis of a rank-`rank` input
+// (axes -1 or rank - 1, as the attribute before opset 18 or a constant input from it), keeping
+// that axis.
+bool reduces_last_axis(const ir::Graph& g, const ir::Node& n, std::string_view op_type, int rank);
+
 // For a two-input node that reads `v`, the other input ("" when `v` is not an input).
 std::string other_input(const ir::Node& n, const std::string& v);
 
