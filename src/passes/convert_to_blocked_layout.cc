@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Keeps runs of convolutions in the blocked channel layout (docs/ops_ai_ignis.md, "Blocked
 // channel layout"): every float32 2-D Conv / FusedConv the blocked kernels run directly
-// (pointwise: 1x1, unit stride, unpadded, one group; depthwise: one channel per group, any
+// (pointwise: 1x1, unpadded, one group, any stride; depthwise: one channel per group, any
 // dilation; stems: ungrouped, undilated, at most 64 input taps (160 over at most 4 channels), read
 // plain; where the context says so, dense and grouped windows (AVX2's direct kernel; on
 // AVX-512 strided ones only) and 3x3s at unit stride (AVX-512's Winograd); constant W and B)
@@ -97,8 +97,10 @@ bool blockable(const ir::Graph& g, const GraphFacts& facts, const ir::Node& n) {
   const std::string auto_pad = n.attrs.get_string("auto_pad", "NOTSET");
   const int64_t group = n.attrs.get_int("group", 1);
   const int64_t m = w->dim(0), cg = w->dim(1), kh = w->dim(2), kw = w->dim(3);
-  const bool pointwise = group == 1 && kh == 1 && kw == 1 && all_equal(n.attrs, "strides", 1) &&
-                         all_equal(n.attrs, "pads", 0) && (auto_pad == "NOTSET" || auto_pad == "VALID");
+  // Strided 1x1s too: the kernel copies the positions they read together and runs the
+  // pointwise tiles over them (regnet's and resnet's stride-2 projections).
+  const bool pointwise = group == 1 && kh == 1 && kw == 1 && all_equal(n.attrs, "pads", 0) &&
+                         all_equal(n.attrs, "dilations", 1) && (auto_pad == "NOTSET" || auto_pad == "VALID");
   const bool depthwise = cg == 1 && group == m;
   // A few channels each side (a BatchNormalization of a spectrogram's one channel, made a 1x1
   // convolution) would be padded to a whole block of 16 in and out: left NCHW, so that the

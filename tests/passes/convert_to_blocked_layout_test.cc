@@ -590,6 +590,45 @@ TEST(ConvertToBlockedLayout, TakesWideStridedWindowsWhereTheDirectKernelRunsThos
   EXPECT_EQ(count_op(g, "BlockedConv"), 1);
 }
 
+// A downsampling block at 14x14 -> 7x7: the stride-2 1x1 projection (narrow, unpadded) and
+// the 1x1s around it run blocked on every instruction set, without the direct kernel: one
+// run, x blocked once and y unblocked once. A padded strided 1x1 is not taken.
+TEST(ConvertToBlockedLayout, TakesStridedPointwiseConvolutionsIntoTheRun) {
+  auto block = [](bool padded) {
+    GraphBuilder b(17);
+    b.input("x", {1, 16, 14, 14})
+        .weight("w1", {64, 16, 1, 1}, 1)
+        .weight("b1", {64}, 2)
+        .node("Conv", {"x", "w1", "b1"}, {"c1"})
+        .node("Relu", {"c1"}, {"r1"})
+        .weight("w1b", {64, 64, 1, 1}, 5)
+        .node("Conv", {"r1", "w1b"}, {"c1b"})
+        .node("Relu", {"c1b"}, {"r1b"})
+        .weight("wp", {96, 64, 1, 1}, 3)
+        .node("Conv", {"r1b", "wp"}, {"p"},
+              {{"strides", ints({2, 2})}, {"pads", padded ? ints({1, 1, 1, 1}) : ints({0, 0, 0, 0})}})
+        .weight("w2", {96, 96, 1, 1}, 4)
+        .node("Conv", {"p", "w2"}, {"c2"})
+        .node("Add", {"c2", "p"}, {"s"})
+        .node("Relu", {"s"}, {"y"})
+        .output("y");
+    return b;
+  };
+  GraphBuilder b = block(false);
+  const ir::Graph g = optimize_with(b.graph(), true);
+  ASSERT_TRUE(ir::verify(g));
+  EXPECT_EQ(count_op(g, "BlockedConv"), 4);
+  EXPECT_EQ(count_op(g, "BlockChannels"), 1);
+  EXPECT_EQ(count_op(g, "UnblockChannels"), 1);
+  const NamedTensors feeds = random_inputs(b.graph(), {{1, 16, 14, 14}}, 5);
+  EXPECT_LT(relative_diff(run_as_is(g, feeds), run_as_is(b.graph(), feeds)), 1e-5);
+  // Padded, the projection reads zeros at the plane's edges: left to the NCHW kernels, and
+  // the 1x1s either side of it do not pay for their reorders.
+  GraphBuilder p = block(true);
+  const ir::Graph gp = optimize_with(p.graph(), true);
+  EXPECT_EQ(count_op(gp, "BlockedConv"), 0);
+}
+
 // In a bfloat16 session where the direct kernel runs in bfloat16, every dense window joins
 // the run: the narrow strided 3x3 and the 3x3s at 13x13 after it (which stay NCHW in
 // float32 sessions, above); where the CPU lacks AVX512_BF16 the bfloat16 session keeps the

@@ -4,16 +4,16 @@
 // (conv_blocked.h), on AVX-512 and on AVX2: one kernel object each, calling its instruction
 // set's functions through a BlockedKernels table.
 //
-// BlockedConv runs pointwise (1x1, unit stride, unpadded, one group) and depthwise (one
-// channel per group, no dilation) convolutions directly on the blocked tensors, dense 3x3s at
+// BlockedConv runs pointwise (1x1, unpadded, one group; strided ones over a copy of the
+// positions they read) and depthwise (one channel per group, no dilation) convolutions
+// directly on the blocked tensors, dense 3x3s at
 // unit stride with Winograd F(4x4) (AVX-512; conv_blocked_winograd_avx512.cc), other dense
 // and grouped windows with the direct kernels, and ungrouped
 // undilated ones from a plain input (plain_input = 1: network stems), with weights
 // packed once at creation; anything else (other geometries, a non-constant W, another block
 // size) goes to the reference kernel, which unblocks, convolves and blocks again. In bfloat16
 // sessions on CPUs with AVX512_BF16 the pointwise, direct and stride-2 plain paths run in
-// bfloat16 (pointwise_in_bf16, direct_in_bf16; strided 1x1s as pointwise over a subsample). The layout
-// pass (src/passes/convert_to_blocked_layout.cc) only creates BlockedConv nodes the direct
+// bfloat16 (pointwise_in_bf16, direct_in_bf16). The layout pass (src/passes/convert_to_blocked_layout.cc) only creates BlockedConv nodes the direct
 // paths take.
 #include <algorithm>
 #include <memory>
@@ -144,7 +144,8 @@ class BlockedConvKernel final : public Kernel {
       pack(wd, m, cg, kh, kw, k->packed_);
     } else if (group == 1 && kh == 1 && kw == 1 &&
                (sample_geometry->is_pointwise() ||
-                (&isa == &kAvx512 && pointwise_in_bf16(init, cg) && never_padded(init.attrs, *sample_geometry)))) {
+                (never_padded(init.attrs, *sample_geometry) &&
+                 ((&isa == &kAvx512 && pointwise_in_bf16(init, cg)) || narrow_output(init, w->shape()))))) {
       k->kind_ = Kind::Pointwise;
       k->subsample_ = !sample_geometry->is_pointwise();
       k->bf16_ = &isa == &kAvx512 && pointwise_in_bf16(init, cg);
@@ -303,6 +304,20 @@ class BlockedConvKernel final : public Kernel {
     return blocked_winograd4_tiles(as_2d(*g)) < kMinTiles;
   }
 
+  // Whether the planned output rows of a strided 1x1 are narrower than two of the direct
+  // kernel's 12-position tiles (or not known): those run as pointwise tiles over a copy of
+  // the positions they read. The direct kernel reads wider ones in place, without the copy
+  // (regnet_x_800mf, 2 threads, Zen 4: its 112 -> 56 and 56 -> 28 projections 107 and 94 us
+  // direct, 148 and 142 over the copy; to 14x14 and 7x7, 133 and 136 over the copy against
+  // 215 and 248 in the NCHW GEMM between two reorders).
+  static bool narrow_output(const KernelInit& init, const Shape& w_shape) {
+    constexpr int64_t kMinColumns = 24;
+    if (init.input_shapes.empty() || init.input_shapes[0].rank() < 4) return true;
+    auto g = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2, 2), w_shape.dims().subspan(2),
+                                  false);
+    return !g || g->out[1] < kMinColumns;
+  }
+
   // Whether a direct BlockedConv of `products` multiply-adds per output runs in bfloat16: in
   // bfloat16 sessions on CPUs with AVX512_BF16, from 32 products per output as the NCHW
   // convolutions (a narrow window over few channels stays float32).
@@ -311,9 +326,11 @@ class BlockedConvKernel final : public Kernel {
     return &gemm_backend_for(init.precision) == &gemm_backend_avx512bf16() && products >= kMinDepth;
   }
 
-  // Floats of the direct path's padded input of n images (0 on the other paths).
-  // (In bfloat16, pairs of channels: half as many.)
+  // Floats of the direct path's padded input (in bfloat16, pairs of channels: half as many),
+  // or of a strided pointwise's copy of the positions it reads, for n images (0 on the other
+  // paths).
   int64_t padded_floats(const ConvGeometry2d& g, int64_t c, int64_t n) const {
+    if (kind_ == Kind::Pointwise && subsample_) return n * channel_blocks(c) * g.oh * g.ow * kChannelBlock;
     if (kind_ != Kind::Direct) return 0;
     const int64_t per_position = bf16_ ? kChannelBlock / 2 : kChannelBlock;
     return n * channel_blocks(c) * blocked_padded_rows(g) * blocked_padded_cols(g) * per_position;
@@ -322,17 +339,18 @@ class BlockedConvKernel final : public Kernel {
   void run_images(KernelContext& ctx, const ConvGeometry2d& g, const BlockedConvArgs& a, int64_t n,
                   float* pad_buf) const {
     if (kind_ == Kind::Pointwise && subsample_) {
-      // A strided 1x1 (bfloat16 only): the positions it reads copied together, then the
-      // pointwise tiles over them (the direct kernel's tiles run an output row of 7 as 4 + 1
-      // + 1 + 1 positions, streaming the weights once per tile: resnet50's 1024 -> 2048
-      // stride-2 projection to 7x7 took 1.27 ms there against 0.84 in the NCHW GEMM).
+      // A strided 1x1: the positions it reads copied together, then the pointwise tiles over
+      // them (the direct kernel's tiles run an output row of 7 as 4 + 1 + 1 + 1 positions,
+      // streaming the weights once per tile: resnet50's 1024 -> 2048 stride-2 projection to
+      // 7x7 took 1.27 ms there in bfloat16 against 0.84 in the NCHW GEMM).
       const int64_t units = n * channel_blocks(a.c), plane = g.oh * g.ow * kChannelBlock;
-      float* sub = static_cast<float*>(ctx.scratch(static_cast<size_t>(units * plane) * sizeof(float)));
+      float* sub = pad_buf != nullptr ? pad_buf
+                                      : static_cast<float*>(ctx.scratch(static_cast<size_t>(units * plane) * sizeof(float)));
       split(ctx.pool(), parallel_parts(ctx.pool(), units * plane, units), units,
             [&](int64_t u0, int64_t u1) { blocked_subsample_planes(g, a.x, sub, u0, u1); });
       BlockedConvArgs b = a;
       b.x = sub;
-      run_pointwise(ctx, b, n, g.oh * g.ow, blocked_pointwise_avx512bf16);
+      run_pointwise(ctx, b, n, g.oh * g.ow, bf16_ ? blocked_pointwise_avx512bf16 : isa_->pointwise);
       return;
     }
     if (kind_ == Kind::Pointwise) {

@@ -154,6 +154,16 @@ std::vector<KernelCase> blocked_conv_cases() {
   cases.push_back(blocked_conv({.c = 32, .h = 14, .w = 14, .m = 32, .kernel = 3, .pad = 1, .group = 2,
                                 .act = acts[1]}));
   cases.push_back(blocked_conv({.n = 2, .c = 40, .h = 14, .w = 14, .m = 24, .stride = 2, .bias = false}));
+  // Strided 1x1s: narrow outputs run as pointwise tiles over a copy of the positions read
+  // (odd planes, partial blocks, a residual, an activation, the squeeze-excitation scale,
+  // stride 3), wide ones (26 columns) with the direct kernel reading the input in place.
+  for (const ConvSpec& s : std::initializer_list<ConvSpec>{
+           {.c = 48, .h = 13, .w = 15, .m = 40, .stride = 2, .residual = true, .act = acts[1]},
+           {.n = 2, .c = 32, .h = 7, .w = 7, .m = 64, .stride = 2, .act = acts[3]},
+           {.c = 16, .h = 9, .w = 10, .m = 16, .stride = 3},
+           {.c = 32, .h = 14, .w = 14, .m = 48, .stride = 2, .residual = true, .scale = true},
+           {.c = 24, .h = 50, .w = 52, .m = 40, .stride = 2, .residual = true}})
+    cases.push_back(blocked_conv(s));
   cases.push_back(blocked_conv({.c = 24, .h = 9, .w = 11, .m = 20, .kernel = 3, .pad = 1, .residual = true,
                                 .act = acts[3]}));
   // Dense and grouped convolutions on blocked input (the AVX2 direct kernel): 3x3 at strides 1
