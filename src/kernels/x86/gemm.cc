@@ -80,8 +80,11 @@ void gemm_f32(const GemmArgs& g, ThreadPool* pool, float* workspace) {
   if (g.m <= 0 || g.n <= 0) return;
   const GemmBackend& be = gemm_backend_of(g);
   const int threads = pool ? pool->threads() : 1;
-  // Below ~2 MFLOP (tens of microseconds) waking a worker costs about what it saves.
-  if (threads <= 1 || 2 * g.m * g.n * g.k < (int64_t{1} << 21)) {
+  // Below ~2 MFLOP (tens of microseconds) waking a worker costs about what it saves, unless
+  // the weights stream from beyond L2 (a classifier's [1, k] x [k, 1000]: each core then
+  // streams half of them).
+  constexpr int64_t kStreamedWeights = int64_t{1} << 18;  // B elements (1 MiB of float32)
+  if (threads <= 1 || (2 * g.m * g.n * g.k < (int64_t{1} << 21) && g.n * g.k < kStreamedWeights)) {
     be.range(g, 0, g.m, 0, g.n, workspace);
     return;
   }
