@@ -6,15 +6,15 @@
 //
 // BlockedConv runs pointwise (1x1, unpadded, one group; strided ones over a copy of the
 // positions they read) and depthwise (one channel per group, no dilation) convolutions
-// directly on the blocked tensors, dense 3x3s at
-// unit stride with Winograd F(4x4) (AVX-512; conv_blocked_winograd_avx512.cc), other dense
-// and grouped windows with the direct kernels, and ungrouped
-// undilated ones from a plain input (plain_input = 1: network stems), with weights
-// packed once at creation; anything else (other geometries, a non-constant W, another block
-// size) goes to the reference kernel, which unblocks, convolves and blocks again. In bfloat16
-// sessions on CPUs with AVX512_BF16 the pointwise, direct and stride-2 plain paths run in
-// bfloat16 (pointwise_in_bf16, direct_in_bf16). The layout pass (src/passes/convert_to_blocked_layout.cc) only creates BlockedConv nodes the direct
-// paths take.
+// directly on the blocked tensors, dense 3x3s at unit stride with Winograd F(4x4) (AVX-512;
+// conv_blocked_winograd_avx512.cc), other dense and grouped windows with the direct kernels,
+// and ungrouped undilated ones from a plain input (plain_input = 1: network stems), with
+// weights packed once at creation; anything else (other geometries, a non-constant W,
+// another block size) goes to the reference kernel, which unblocks, convolves and blocks
+// again. In bfloat16 sessions on CPUs with AVX512_BF16 the pointwise, direct and stride-2
+// plain paths run in bfloat16 (pointwise_in_bf16, direct_in_bf16). The layout pass
+// (src/passes/convert_to_blocked_layout.cc) only creates BlockedConv nodes the direct paths
+// take.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -344,8 +344,9 @@ class BlockedConvKernel final : public Kernel {
       // streaming the weights once per tile: resnet50's 1024 -> 2048 stride-2 projection to
       // 7x7 took 1.27 ms there in bfloat16 against 0.84 in the NCHW GEMM).
       const int64_t units = n * channel_blocks(a.c), plane = g.oh * g.ow * kChannelBlock;
-      float* sub = pad_buf != nullptr ? pad_buf
-                                      : static_cast<float*>(ctx.scratch(static_cast<size_t>(units * plane) * sizeof(float)));
+      float* sub = pad_buf != nullptr
+                       ? pad_buf
+                       : static_cast<float*>(ctx.scratch(static_cast<size_t>(units * plane) * sizeof(float)));
       split(ctx.pool(), parallel_parts(ctx.pool(), units * plane, units), units,
             [&](int64_t u0, int64_t u1) { blocked_subsample_planes(g, a.x, sub, u0, u1); });
       BlockedConvArgs b = a;
