@@ -10,6 +10,7 @@
 // must match exactly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -19,6 +20,8 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/aligned_alloc.h"
@@ -166,9 +169,10 @@ Result<Prepared> prepare(const KernelCase& c, uint32_t seed) {
 
 // Runs `def` on the prepared case; inputs listed in `constants` are visible at creation, and
 // with `shapes` so are the input shapes (as a plan gives them).
+// With `tactic`, the kernel is made with that tactic named (KernelInit::tactic).
 Result<std::vector<Tensor>> run_kernel(const KernelDef& def, const KernelCase& c, const Prepared& p,
                                        const std::vector<int>& constants, bool shapes, ThreadPool* pool,
-                                       std::string* guard_error) {
+                                       std::string* guard_error, std::string_view tactic = {}) {
   std::vector<const Tensor*> known(p.inputs.size(), nullptr);
   for (int i : constants)
     if (i < static_cast<int>(known.size())) known[i] = &p.inputs[i];
@@ -176,6 +180,7 @@ Result<std::vector<Tensor>> run_kernel(const KernelDef& def, const KernelCase& c
   if (shapes)
     for (const Tensor& t : p.inputs) input_shapes.push_back(t.shape());
   kernels::KernelInit init{c.attrs, c.opset, p.dtypes, known, input_shapes};
+  init.tactic = tactic;
   IGNIS_ASSIGN_OR_RETURN(auto kernel, kernels::make_kernel(def, init));
   std::vector<std::unique_ptr<GuardedOutput>> outs;
   std::vector<Tensor*> out_ptrs;
@@ -193,6 +198,25 @@ Result<std::vector<Tensor>> run_kernel(const KernelDef& def, const KernelCase& c
   }
   return results;
 }
+
+// The tactics `def` offers for the case with its weights constant and the plan's shapes given
+// (as a plan measuring them would make it).
+std::vector<std::string> tactics_of(const KernelDef& def, const KernelCase& c, const Prepared& p) {
+  if (def.tactics == nullptr) return {};
+  std::vector<const Tensor*> known(p.inputs.size(), nullptr);
+  for (int i : c.weight_inputs)
+    if (i < static_cast<int>(known.size())) known[i] = &p.inputs[i];
+  std::vector<Shape> input_shapes;
+  for (const Tensor& t : p.inputs) input_shapes.push_back(t.shape());
+  const kernels::KernelInit init{c.attrs, c.opset, p.dtypes, known, input_shapes};
+  std::vector<std::string> out;
+  for (std::string_view t : def.tactics(init)) out.emplace_back(t);
+  return out;
+}
+
+// The error scale a named tactic's method adds to a case's own: the Winograd ones sum
+// transformed products that the transforms scale up (tests/kernels/cases/conv_winograd.cc).
+double tactic_error_scale(std::string_view tactic) { return tactic.starts_with("winograd") ? 8.0 : 1.0; }
 
 // Empty when equal within tolerance, else a description of the first bad element.
 std::string compare(const Tensor& got, const Tensor& want, int64_t depth, double error_scale) {
@@ -248,20 +272,26 @@ TEST_P(KernelConsistency, MatchesReference) {
     auto want = run_kernel(*ref, c, *prepared, {}, false, nullptr, &guard_error);
     ASSERT_TRUE(want.has_value()) << where << ": reference failed: " << want.error().to_string();
     // Weights at run time, weights as constants, and weights as constants with the plan's
-    // input shapes (kernels may choose a weight layout by them).
-    for (int known : {0, 1, 2}) {
+    // input shapes (kernels may choose a weight layout by them), by the kernel's rules; then
+    // the last with each tactic the kernel offers there named (as a tuning cache names it).
+    std::vector<std::pair<int, std::string>> modes = {{0, ""}, {1, ""}, {2, ""}};
+    if (!c.weight_inputs.empty())
+      for (std::string& t : tactics_of(def, c, *prepared)) modes.emplace_back(2, std::move(t));
+    for (const auto& [known, tactic] : modes) {
       if (known > 0 && c.weight_inputs.empty()) continue;
       for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
-        const std::string mode = str_cat(known == 0 ? "run-time weights" : "constant weights",
-                                         known == 2 ? " and shapes" : "", p ? ", 2 threads" : ", no pool");
+        const std::string mode =
+            str_cat(known == 0 ? "run-time weights" : "constant weights", known == 2 ? " and shapes" : "",
+                    tactic.empty() ? "" : str_cat(", tactic ", tactic), p ? ", 2 threads" : ", no pool");
         guard_error.clear();
         auto got = run_kernel(def, c, *prepared, known > 0 ? c.weight_inputs : std::vector<int>{}, known == 2, p,
-                              &guard_error);
+                              &guard_error, tactic);
         ASSERT_TRUE(got.has_value()) << where << " [" << mode << "]: " << got.error().to_string();
         EXPECT_TRUE(guard_error.empty()) << where << " [" << mode << "]: " << guard_error;
         ASSERT_EQ(got->size(), want->size()) << where;
         for (size_t o = 0; o < got->size(); ++o) {
-          const std::string diff = compare((*got)[o], (*want)[o], c.depth, c.error_scale);
+          const std::string diff =
+              compare((*got)[o], (*want)[o], c.depth, std::max(c.error_scale, tactic_error_scale(tactic)));
           EXPECT_TRUE(diff.empty()) << where << " [" << mode << "] output " << o << ": " << diff;
         }
         ++checked;

@@ -60,6 +60,11 @@ struct BlockedConvArgs {
   int64_t group = 1;  // the direct kernels only
   // The direct kernels only: x is the input itself, not a padded copy (blocked_direct_in_place).
   bool x_in_place = false;
+  // The AVX-512 direct kernels only: 3-wide windows at column strides 1 and 2 run
+  // input-stationary (each input value broadcast once into the up to three outputs it lies
+  // under), not in the 12-position tile (one broadcast per multiply-add). BlockedConv's
+  // tactics "window" and "tile".
+  bool window_rows = true;
   const GemmEpilogue* act = nullptr;
 };
 void blocked_pointwise_avx512(const BlockedConvArgs& a, int64_t positions, int64_t p0, int64_t p1, int64_t j0,

@@ -168,7 +168,7 @@ template <class M, int S, Activation A>
 void direct_blocks(const DirectRow& r, int64_t b0, int64_t b1, const ActivationParams512& k) {
   for (int64_t block = b0; block < b1;) {
     const bool pair = block % 2 == 0 && block + 1 < b1;
-    if ((S == M::kLanes || S == 2 * M::kLanes) && r.g->kw == 3) {
+    if (r.a->window_rows && (S == M::kLanes || S == 2 * M::kLanes) && r.g->kw == 3) {
       constexpr int kSx = S == 2 * M::kLanes ? 2 : 1;
       if (pair) window_row_w3<M, 2, kSx, A>(r, block, k);
       else window_row_w3<M, 1, kSx, A>(r, block, k);

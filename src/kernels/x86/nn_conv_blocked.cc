@@ -18,10 +18,12 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/aligned_alloc.h"
 #include "core/conv_geometry.h"
+#include "core/cpu_features.h"
 #include "kernels/x86/conv_blocked.h"
 #include "kernels/x86/conv_winograd.h"
 #include "kernels/x86/x86_internal.h"
@@ -110,6 +112,26 @@ class ReorderKernel final : public Kernel {
 
 class BlockedConvKernel final : public Kernel {
  public:
+  // The tactics of the AVX-512 kernel (KernelDef::tactics): "window" and "tile" for a 3-wide
+  // window at column stride 1 or 2 that the direct path runs (dense strided, grouped or a
+  // 3x3 Winograd does not take), where the plan's shapes are given.
+  static std::vector<std::string_view> tactics(const KernelInit& init) {
+    const Tensor* w = init.constants.size() > 1 ? init.constants[1] : nullptr;
+    if (w == nullptr || w->dtype() != DType::F32 || w->rank() != 4 || w->dim(3) != 3 ||
+        init.attrs.get_int("plain_input", 0) == 1 || init.attrs.get_int("block", kChannelBlock) != kChannelBlock ||
+        init.input_shapes.empty() || init.input_shapes[0].rank() < 4)
+      return {};
+    const int64_t group = init.attrs.get_int("group", 1), m = w->dim(0), cg = w->dim(1);
+    if (cg == 1 && group == m) return {};  // depthwise
+    auto g = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2, 2), w->shape().dims().subspan(2),
+                                  false);
+    if (!g || (g->stride[1] != 1 && g->stride[1] != 2) || !blocked_direct_supported(as_2d(*g), cg * group, m, group))
+      return {};
+    const bool has_scale = init.input_dtypes.size() > 4 && init.input_dtypes[4] != DType::Undefined;
+    if (!has_scale && conv_winograd_feasible(as_2d(*g), cg, m, group)) return {};
+    return {"window", "tile"};
+  }
+
   static Result<std::unique_ptr<Kernel>> create(const KernelInit& init, const BlockedKernels& isa) {
     auto k = std::make_unique<BlockedConvKernel>();
     k->isa_ = &isa;
@@ -167,6 +189,7 @@ class BlockedConvKernel final : public Kernel {
                                                   channel_blocks(m) * kChannelBlock, gemm_backend_avx512());
     } else if (blocked_direct_supported(as_2d(*sample_geometry), cg * group, m, group)) {
       k->kind_ = Kind::Direct;
+      k->window_rows_ = window_rows(init, w->shape());
       k->direct_c_ = cg * group;
       k->direct_group_ = group;
       k->bf16_ = &isa == &kAvx512 && !has_scale && direct_in_bf16(init, cg * kh * kw);
@@ -318,6 +341,23 @@ class BlockedConvKernel final : public Kernel {
     return !g || g->out[1] < kMinColumns;
   }
 
+  // Whether the direct path runs 3-wide windows input-stationary (BlockedConvArgs::
+  // window_rows): as a named tactic says, else by the rules. On Ice Lake the window ran
+  // regnet_x_800mf's grouped 3x3s 2-2.8x faster than the tile at every width; on Zen 4 the
+  // tile is ahead where output rows fill two of its 12-position tiles (1 thread, per node,
+  // window / tile: 112 -> 56 815 / 720 us, 28x28 366 / 326 and 300 / 285) and behind on
+  // narrower ones (14x14 185 / 218, 7x7 120 / 224).
+  static bool window_rows(const KernelInit& init, const Shape& w_shape) {
+    if (init.tactic == "window") return true;
+    if (init.tactic == "tile") return false;
+    constexpr int64_t kTileColumns = 24;
+    static const bool zen4 = cpu_features().microarchitecture() == "zen4";
+    if (!zen4 || init.input_shapes.empty() || init.input_shapes[0].rank() < 4) return true;
+    auto g = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2, 2), w_shape.dims().subspan(2),
+                                  false);
+    return !g || g->out[1] < kTileColumns;
+  }
+
   // Whether a direct BlockedConv of `products` multiply-adds per output runs in bfloat16: in
   // bfloat16 sessions on CPUs with AVX512_BF16, from 32 products per output as the NCHW
   // convolutions (a narrow window over few channels stays float32).
@@ -409,6 +449,7 @@ class BlockedConvKernel final : public Kernel {
         });
         b.x = padded;
       }
+      b.window_rows = window_rows_;
       b.c = direct_c_;  // groups within a block run as groups of one
       b.group = direct_group_;
       const int64_t rows = n * g.oh;
@@ -472,7 +513,8 @@ class BlockedConvKernel final : public Kernel {
   const BlockedKernels* isa_ = nullptr;
   Kind kind_ = Kind::None;
   bool bf16_ = false;  // pointwise, direct or plain in bfloat16 (packed_ holds bfloat16 pairs)
-  bool subsample_ = false;  // a strided pointwise (bfloat16): its positions copied together first
+  bool window_rows_ = true;  // the direct path's 3-wide windows input-stationary (window_rows)
+  bool subsample_ = false;  // a strided pointwise: its positions copied together first
   // The direct path's input channels and groups (whole blocks: c rounded up to 16, one group
   // per block, for groups of half a block).
   int64_t direct_c_ = 0, direct_group_ = 1;
@@ -534,7 +576,8 @@ void register_nn_conv_blocked(KernelRegistry& r) {
          .isa = Isa::Avx2, .priority = 10, .id = "x86/unblockchannels_f32_avx2",
          .factory = create_unblock_channels<kAvx2>});
   r.add({.domain = "ai.ignis", .op_type = "BlockedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
-         .isa = Isa::Avx512, .priority = 20, .id = "x86/blockedconv_f32_avx512", .factory = create_blocked_conv<kAvx512>});
+         .isa = Isa::Avx512, .priority = 20, .id = "x86/blockedconv_f32_avx512", .factory = create_blocked_conv<kAvx512>,
+         .tactics = BlockedConvKernel::tactics});
   r.add({.domain = "ai.ignis", .op_type = "BlockedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
          .isa = Isa::Avx2, .priority = 10, .id = "x86/blockedconv_f32_avx2", .factory = create_blocked_conv<kAvx2>});
   r.add({.domain = "ai.ignis", .op_type = "BlockedGlobalAveragePool", .since_opset = 1, .until_opset = 1,
