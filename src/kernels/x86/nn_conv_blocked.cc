@@ -576,8 +576,8 @@ void register_nn_conv_blocked(KernelRegistry& r) {
          .isa = Isa::Avx2, .priority = 10, .id = "x86/unblockchannels_f32_avx2",
          .factory = create_unblock_channels<kAvx2>});
   r.add({.domain = "ai.ignis", .op_type = "BlockedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
-         .isa = Isa::Avx512, .priority = 20, .id = "x86/blockedconv_f32_avx512", .factory = create_blocked_conv<kAvx512>,
-         .tactics = BlockedConvKernel::tactics});
+         .isa = Isa::Avx512, .priority = 20, .id = "x86/blockedconv_f32_avx512",
+         .factory = create_blocked_conv<kAvx512>, .tactics = BlockedConvKernel::tactics});
   r.add({.domain = "ai.ignis", .op_type = "BlockedConv", .since_opset = 1, .until_opset = 1, .types = kF32,
          .isa = Isa::Avx2, .priority = 10, .id = "x86/blockedconv_f32_avx2", .factory = create_blocked_conv<kAvx2>});
   r.add({.domain = "ai.ignis", .op_type = "BlockedGlobalAveragePool", .since_opset = 1, .until_opset = 1,
