@@ -167,19 +167,31 @@ Result<Prepared> prepare(const KernelCase& c, uint32_t seed) {
   return p;
 }
 
-// Runs `def` on the prepared case; inputs listed in `constants` are visible at creation, and
-// with `shapes` so are the input shapes (as a plan gives them).
-// With `tactic`, the kernel is made with that tactic named (KernelInit::tactic).
+// What a kernel is made from: inputs listed in `constants` are visible at creation, and with
+// `shapes` so are the input shapes (as a plan gives them).
+struct CreationInputs {
+  std::vector<const Tensor*> known;
+  std::vector<Shape> shapes;
+
+  CreationInputs(const Prepared& p, const std::vector<int>& constants, bool with_shapes)
+      : known(p.inputs.size(), nullptr) {
+    for (int i : constants)
+      if (i < static_cast<int>(known.size())) known[i] = &p.inputs[i];
+    if (with_shapes)
+      for (const Tensor& t : p.inputs) shapes.push_back(t.shape());
+  }
+  kernels::KernelInit init(const KernelCase& c, const Prepared& p) const {
+    return {c.attrs, c.opset, p.dtypes, known, shapes};
+  }
+};
+
+// Runs `def` on the prepared case, made from CreationInputs(p, constants, shapes) and, with
+// `tactic`, that tactic named (KernelInit::tactic).
 Result<std::vector<Tensor>> run_kernel(const KernelDef& def, const KernelCase& c, const Prepared& p,
                                        const std::vector<int>& constants, bool shapes, ThreadPool* pool,
                                        std::string* guard_error, std::string_view tactic = {}) {
-  std::vector<const Tensor*> known(p.inputs.size(), nullptr);
-  for (int i : constants)
-    if (i < static_cast<int>(known.size())) known[i] = &p.inputs[i];
-  std::vector<Shape> input_shapes;
-  if (shapes)
-    for (const Tensor& t : p.inputs) input_shapes.push_back(t.shape());
-  kernels::KernelInit init{c.attrs, c.opset, p.dtypes, known, input_shapes};
+  const CreationInputs made_from(p, constants, shapes);
+  kernels::KernelInit init = made_from.init(c, p);
   init.tactic = tactic;
   IGNIS_ASSIGN_OR_RETURN(auto kernel, kernels::make_kernel(def, init));
   std::vector<std::unique_ptr<GuardedOutput>> outs;
@@ -203,14 +215,9 @@ Result<std::vector<Tensor>> run_kernel(const KernelDef& def, const KernelCase& c
 // (as a plan measuring them would make it).
 std::vector<std::string> tactics_of(const KernelDef& def, const KernelCase& c, const Prepared& p) {
   if (def.tactics == nullptr) return {};
-  std::vector<const Tensor*> known(p.inputs.size(), nullptr);
-  for (int i : c.weight_inputs)
-    if (i < static_cast<int>(known.size())) known[i] = &p.inputs[i];
-  std::vector<Shape> input_shapes;
-  for (const Tensor& t : p.inputs) input_shapes.push_back(t.shape());
-  const kernels::KernelInit init{c.attrs, c.opset, p.dtypes, known, input_shapes};
+  const CreationInputs made_from(p, c.weight_inputs, true);
   std::vector<std::string> out;
-  for (std::string_view t : def.tactics(init)) out.emplace_back(t);
+  for (std::string_view t : def.tactics(made_from.init(c, p))) out.emplace_back(t);
   return out;
 }
 

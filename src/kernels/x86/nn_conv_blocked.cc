@@ -17,6 +17,7 @@
 // take.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,13 +119,11 @@ class BlockedConvKernel final : public Kernel {
   static std::vector<std::string_view> tactics(const KernelInit& init) {
     const Tensor* w = init.constants.size() > 1 ? init.constants[1] : nullptr;
     if (w == nullptr || w->dtype() != DType::F32 || w->rank() != 4 || w->dim(3) != 3 ||
-        init.attrs.get_int("plain_input", 0) == 1 || init.attrs.get_int("block", kChannelBlock) != kChannelBlock ||
-        init.input_shapes.empty() || init.input_shapes[0].rank() < 4)
+        init.attrs.get_int("plain_input", 0) == 1 || init.attrs.get_int("block", kChannelBlock) != kChannelBlock)
       return {};
     const int64_t group = init.attrs.get_int("group", 1), m = w->dim(0), cg = w->dim(1);
     if (cg == 1 && group == m) return {};  // depthwise
-    auto g = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2, 2), w->shape().dims().subspan(2),
-                                  false);
+    const auto g = planned_geometry(init, w->shape());
     if (!g || (g->stride[1] != 1 && g->stride[1] != 2) || !blocked_direct_supported(as_2d(*g), cg * group, m, group))
       return {};
     const bool has_scale = init.input_dtypes.size() > 4 && init.input_dtypes[4] != DType::Undefined;
@@ -219,11 +218,8 @@ class BlockedConvKernel final : public Kernel {
     k->bias_ = aligned_floats(padded, k->bias_buf_);
     std::fill_n(k->bias_, padded, 0.0f);
     if (b != nullptr) std::copy_n(b->data_as<float>(), m, k->bias_);
-    if (init.input_shapes.size() > 1 && init.input_shapes[0].rank() >= 4 && init.input_shapes[1].rank() == 4) {
-      auto wg = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2, 2),
-                                     init.input_shapes[1].dims().subspan(2), false);
-      if (wg) k->plan_geometry_ = *wg;
-    }
+    if (init.input_shapes.size() > 1 && init.input_shapes[1].rank() == 4)
+      if (const auto wg = planned_geometry(init, init.input_shapes[1])) k->plan_geometry_ = *wg;
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -313,6 +309,19 @@ class BlockedConvKernel final : public Kernel {
     return true;
   }
 
+  // Output columns that fill two of the direct kernel's 12-position tiles.
+  static constexpr int64_t kTileColumns = 24;
+
+  // The geometry in the plan's shapes (blocked X [N, C / 16, H, W, 16] at input 0) for
+  // weights of `w_shape`; nullopt when they are not given or do not make one.
+  static std::optional<WindowGeometry> planned_geometry(const KernelInit& init, const Shape& w_shape) {
+    if (init.input_shapes.empty() || init.input_shapes[0].rank() < 4) return std::nullopt;
+    auto g = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2, 2), w_shape.dims().subspan(2),
+                                  false);
+    if (!g) return std::nullopt;
+    return *g;
+  }
+
   // Whether the planned output of a Winograd-feasible 3x3 has fewer 4x4 tiles than pay for
   // the float32 Winograd in a bfloat16 session, where the direct kernel runs in bfloat16
   // instead. resnet50 in bf16, 2 threads, Zen 4, per-layer minima: at 14x14 (16 tiles, 256
@@ -320,9 +329,7 @@ class BlockedConvKernel final : public Kernel {
   // Winograd 375-410, direct 545-562; at 56x56 about level. Unknown shapes take Winograd.
   static bool few_winograd_tiles(const KernelInit& init, const Shape& w_shape) {
     constexpr int64_t kMinTiles = 36;
-    if (init.input_shapes.empty() || init.input_shapes[0].rank() < 4) return false;
-    auto g = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2, 2), w_shape.dims().subspan(2),
-                                  false);
+    const auto g = planned_geometry(init, w_shape);
     if (!g || g->out[0] <= 0 || g->out[1] <= 0) return false;
     return blocked_winograd4_tiles(as_2d(*g)) < kMinTiles;
   }
@@ -334,11 +341,8 @@ class BlockedConvKernel final : public Kernel {
   // direct, 148 and 142 over the copy; to 14x14 and 7x7, 133 and 136 over the copy against
   // 215 and 248 in the NCHW GEMM between two reorders).
   static bool narrow_output(const KernelInit& init, const Shape& w_shape) {
-    constexpr int64_t kMinColumns = 24;
-    if (init.input_shapes.empty() || init.input_shapes[0].rank() < 4) return true;
-    auto g = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2, 2), w_shape.dims().subspan(2),
-                                  false);
-    return !g || g->out[1] < kMinColumns;
+    const auto g = planned_geometry(init, w_shape);
+    return !g || g->out[1] < kTileColumns;
   }
 
   // Whether the direct path runs 3-wide windows input-stationary (BlockedConvArgs::
@@ -350,11 +354,9 @@ class BlockedConvKernel final : public Kernel {
   static bool window_rows(const KernelInit& init, const Shape& w_shape) {
     if (init.tactic == "window") return true;
     if (init.tactic == "tile") return false;
-    constexpr int64_t kTileColumns = 24;
     static const bool zen4 = cpu_features().microarchitecture() == "zen4";
-    if (!zen4 || init.input_shapes.empty() || init.input_shapes[0].rank() < 4) return true;
-    auto g = make_window_geometry(init.attrs, init.input_shapes[0].dims().subspan(2, 2), w_shape.dims().subspan(2),
-                                  false);
+    if (!zen4) return true;
+    const auto g = planned_geometry(init, w_shape);
     return !g || g->out[1] < kTileColumns;
   }
 
